@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Runs every test of the project on a fresh machine: Go vet, the Go tests
+# (with the race detector) including the conformance suite against every
+# backend, and the Python suites against a running daemon. It starts a
+# throwaway PostgreSQL itself unless COORDINATE_TEST_POSTGRES names one.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# A throwaway PostgreSQL server for the postgres backend's tests.
+if [ -z "${COORDINATE_TEST_POSTGRES:-}" ]; then
+  pgdir=$(mktemp -d)
+  trap 'scripts/postgres.sh stop "$pgdir" || true; rm -rf "$pgdir"' EXIT
+  COORDINATE_TEST_POSTGRES=$(scripts/postgres.sh start "$pgdir")
+  export COORDINATE_TEST_POSTGRES
+fi
+echo "== PostgreSQL for tests: $COORDINATE_TEST_POSTGRES"
+
+echo "== gofmt"
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+if [ -n "$unformatted" ]; then echo "gofmt would change: $unformatted"; exit 1; fi
+echo "== go vet"
+go vet ./...
+echo "== go test -race"
+go test -race -count=1 ./...
+echo "== python suites"
+scripts/pythontest.sh
