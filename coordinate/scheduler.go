@@ -1,0 +1,194 @@
+package coordinate
+
+import "slices"
+
+// SpecCandidate is what the scheduler knows about one spec.
+type SpecCandidate struct {
+	Name    string
+	Meta    *WorkSpecMeta
+	Pending int // PENDING units now
+	// Available counts units that could be handed out now (AVAILABLE, not
+	// delayed, not blocked); only > 0 matters.
+	Available int
+	// BestPriority is the priority of the best such unit (ignored when
+	// Available == 0).
+	BestPriority float64
+	// ContinuousReady: Meta.Continuous && no AVAILABLE and no PENDING unit
+	// && now >= NextContinuous.
+	ContinuousReady bool
+}
+
+// SchedulerOptions are daemon-wide scheduler switches.
+type SchedulerOptions struct {
+	// EnforceMinGB skips specs whose min_gb exceeds the worker's
+	// available_gb (DECISIONS §3; off by default).
+	EnforceMinGB bool
+}
+
+// ChooseWorkSpec is the scheduler of DECISIONS §1 as a pure, deterministic
+// function. Filters: name filter req.WorkSpecs, runtime filter req.Runtimes
+// (empty = only ""), paused, weight <= 0, max_running reached, min_gb >
+// req.AvailableGB when enforced and AvailableGB > 0, no work and not
+// ContinuousReady. Then, in order: highest spec Priority; specs with real
+// units beat continuous-only ones; highest BestPriority; the then_preempts
+// simple form (prefer a spec that is the `then` successor of another
+// remaining candidate whose ThenPreempts is true, repeated so the most
+// downstream spec of a chain wins); lowest (1+Pending)/Weight; name bytes.
+// It returns the index into cands, or ok=false if no spec qualifies.
+func ChooseWorkSpec(cands []SpecCandidate, req WorkRequest, opts SchedulerOptions) (int, bool) {
+	remaining := make([]int, 0, len(cands))
+	for i := range cands {
+		if eligible(&cands[i], req, opts) {
+			remaining = append(remaining, i)
+		}
+	}
+	if len(remaining) == 0 {
+		return 0, false
+	}
+
+	remaining = keepBest(remaining, func(a, b int) int {
+		return cmpInt(cands[a].Meta.Priority, cands[b].Meta.Priority)
+	})
+	remaining = keepBest(remaining, func(a, b int) int {
+		return cmpBool(cands[a].Available > 0, cands[b].Available > 0)
+	})
+	if cands[remaining[0]].Available > 0 {
+		remaining = keepBest(remaining, func(a, b int) int {
+			return cmpFloat(cands[a].BestPriority, cands[b].BestPriority)
+		})
+	}
+	remaining = preferSuccessors(cands, remaining)
+
+	best := remaining[0]
+	for _, i := range remaining[1:] {
+		if lessLoaded(&cands[i], &cands[best]) {
+			best = i
+		}
+	}
+	return best, true
+}
+
+// eligible applies the filters of SEMANTICS §8.1 plus the runtime,
+// weight and min_gb rules.
+func eligible(c *SpecCandidate, req WorkRequest, opts SchedulerOptions) bool {
+	m := c.Meta
+	if m == nil || m.Paused || m.Weight <= 0 {
+		return false
+	}
+	if len(req.WorkSpecs) > 0 && !slices.Contains(req.WorkSpecs, c.Name) {
+		return false
+	}
+	if len(req.Runtimes) == 0 {
+		if m.Runtime != "" {
+			return false
+		}
+	} else if !slices.Contains(req.Runtimes, m.Runtime) {
+		return false
+	}
+	if m.MaxRunning > 0 && c.Pending >= m.MaxRunning {
+		return false
+	}
+	if opts.EnforceMinGB && req.AvailableGB > 0 && m.MinGB > req.AvailableGB {
+		return false
+	}
+	return c.Available > 0 || c.ContinuousReady
+}
+
+// keepBest keeps the indices that compare highest under cmp.
+func keepBest(idx []int, cmp func(a, b int) int) []int {
+	best := idx[0]
+	for _, i := range idx[1:] {
+		if cmp(i, best) > 0 {
+			best = i
+		}
+	}
+	out := idx[:0]
+	for _, i := range idx {
+		if cmp(i, best) == 0 {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// preferSuccessors implements the simple then_preempts rule: while some
+// remaining candidates are the `then` successor of another remaining
+// candidate that lets its successor preempt it, keep only those. Repeating
+// makes the most downstream spec of a chain win; a cycle stops the loop.
+func preferSuccessors(cands []SpecCandidate, idx []int) []int {
+	for len(idx) > 1 {
+		preempting := make(map[string]bool)
+		for _, i := range idx {
+			m := cands[i].Meta
+			if m.ThenPreempts && m.Then != "" && m.Then != cands[i].Name {
+				preempting[m.Then] = true
+			}
+		}
+		next := make([]int, 0, len(idx))
+		for _, i := range idx {
+			if preempting[cands[i].Name] {
+				next = append(next, i)
+			}
+		}
+		if len(next) == 0 || len(next) == len(idx) {
+			return idx
+		}
+		idx = next
+	}
+	return idx
+}
+
+// lessLoaded reports whether a has a lower (1+pending)/weight than b, ties
+// broken by name bytes. Weights are positive here (eligible).
+func lessLoaded(a, b *SpecCandidate) bool {
+	l := int64(1+a.Pending) * int64(b.Meta.Weight)
+	r := int64(1+b.Pending) * int64(a.Meta.Weight)
+	if l != r {
+		return l < r
+	}
+	return a.Name < b.Name
+}
+
+// WorkCount is how many units one get_work may take from the chosen spec:
+// min(maxJobs (< 1 -> 1), MaxGetwork if > 0, MaxRunning-pending if
+// MaxRunning > 0), never negative.
+func WorkCount(meta *WorkSpecMeta, pending, maxJobs int) int {
+	n := max(1, maxJobs)
+	if meta.MaxGetwork > 0 {
+		n = min(n, meta.MaxGetwork)
+	}
+	if meta.MaxRunning > 0 {
+		n = min(n, meta.MaxRunning-pending)
+	}
+	return max(0, n)
+}
+
+func cmpInt(a, b int) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
+}

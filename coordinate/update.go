@@ -1,0 +1,134 @@
+package coordinate
+
+import (
+	"fmt"
+	"time"
+)
+
+// UnitState is the part of a unit the update_work_unit state machine reads
+// and writes.
+type UnitState struct {
+	// Status is AVAILABLE, PENDING, FINISHED or FAILED (never an expired
+	// lease: callers expire leases first). A BLOCKED unit is treated as
+	// AVAILABLE by ApplyUpdate; callers decide whether it stays blocked.
+	Status     Status
+	Data       Data
+	Expiration time.Time // legacy lease_time field
+	Worker     *Name
+}
+
+// UpdateEffect tells the caller what an update did beyond the new state.
+type UpdateEffect struct {
+	Chain     bool // the unit became FINISHED from a non-FINISHED status: run chaining
+	Completed bool // the unit became FINISHED or FAILED (drop it from workers' outstanding sets)
+	Released  bool // the unit became AVAILABLE from PENDING or completed (lease and worker cleared)
+	Leased    bool // the unit became PENDING or its lease changed
+}
+
+// ApplyUpdate is the update_work_unit transition table of SEMANTICS §5.3.
+// It is pure: now is the only time it uses.
+//
+//   - Neither status nor lease time: ErrNothingToDo, nothing changes.
+//   - Data, when given, always replaces the unit's data.
+//   - A lease time above 86400 s becomes 300 s (ClampRenewLease); a lease
+//     that would leave a unit PENDING with expiry <= now releases it to
+//     AVAILABLE at once instead.
+//   - AVAILABLE: lease only sets Expiration; 1 no-op; 3 leases for the given
+//     time or 300 s; 4 finishes (chain); 5 fails.
+//   - PENDING: lease only renews; 1 releases; 3 renews when a lease is
+//     given and records upd.Worker when given; 4 finishes; 5 fails.
+//   - FINISHED: lease only overwrites Expiration (legacy quirk); 1 re-queues;
+//     3 leases; 4 no-op; 5 ignored ("finish wins").
+//   - FAILED: as FINISHED, except 4 finishes (and chains) and 5 is a no-op.
+//
+// Finishing or failing sets Expiration to now (the completion time) and
+// keeps the worker.
+func ApplyUpdate(st UnitState, upd WorkUnitUpdate, now time.Time) (UnitState, UpdateEffect, error) {
+	if upd.Status == 0 && upd.LeaseTime == nil {
+		return st, UpdateEffect{}, ErrNothingToDo
+	}
+	if upd.Status != 0 && (!upd.Status.Valid() || upd.Status == StatusBlocked) {
+		return st, UpdateEffect{}, fmt.Errorf("%w: cannot set status %d", ErrInvalidWorkUnit, int(upd.Status))
+	}
+	var lease time.Duration
+	if upd.LeaseTime != nil {
+		lease = ClampRenewLease(upd.LeaseTime.Seconds())
+	}
+	if upd.Data != nil {
+		st.Data = upd.Data
+	}
+	cur := st.Status
+	if cur == StatusBlocked {
+		cur = StatusAvailable
+	}
+	var eff UpdateEffect
+
+	release := func() {
+		if st.Status != StatusAvailable && st.Status != StatusBlocked {
+			eff.Released = true
+		}
+		if cur != StatusAvailable {
+			st.Status = StatusAvailable
+		}
+		st.Expiration = time.Time{}
+		st.Worker = nil
+	}
+	// leaseFor makes the unit PENDING until now+d, or releases it when
+	// that is not in the future.
+	leaseFor := func(d time.Duration) {
+		if d <= 0 {
+			release()
+			return
+		}
+		st.Status = StatusPending
+		st.Expiration = now.Add(d)
+		eff.Leased = true
+	}
+	complete := func(to Status) {
+		eff.Chain = to == StatusFinished && cur != StatusFinished
+		eff.Completed = true
+		st.Status = to
+		st.Expiration = now
+	}
+
+	switch upd.Status {
+	case 0: // lease time only
+		if cur == StatusPending {
+			leaseFor(lease)
+		} else {
+			st.Expiration = now.Add(lease)
+		}
+	case StatusAvailable:
+		if cur != StatusAvailable {
+			release()
+		}
+	case StatusPending:
+		switch {
+		case cur != StatusPending:
+			st.Worker = nil
+			if upd.LeaseTime == nil {
+				leaseFor(DefaultLease)
+			} else {
+				leaseFor(lease)
+			}
+		default:
+			if upd.LeaseTime != nil {
+				leaseFor(lease)
+			}
+			if st.Status == StatusPending && upd.Worker != nil {
+				w := *upd.Worker
+				st.Worker = &w
+				eff.Leased = true
+			}
+		}
+	case StatusFinished:
+		if cur != StatusFinished {
+			complete(StatusFinished)
+		}
+	case StatusFailed:
+		if cur != StatusFinished && cur != StatusFailed {
+			complete(StatusFailed)
+		}
+	}
+	return st, eff, nil
+}
