@@ -1,0 +1,17 @@
+// Package cborrpc is the wire layer of coordinated: the CBOR-RPC framing of
+// the legacy Python coordinate daemon (PROTOCOL.md §1–§5), a TCP server that
+// reads requests from each connection strictly in order and hands them to a
+// Handler, and a small synchronous/pipelining client used by tests and the
+// load generator.
+//
+// Requests arrive as a stream of concatenated CBOR items: normally a tag-24
+// byte string wrapping the request map, but bare maps, batches (arrays of
+// requests) and a closing null are accepted too (DECISIONS §6). Each request
+// is read into its own freshly allocated buffer; the raw CBOR slices in a
+// Request alias that buffer and stay valid for as long as the handler keeps
+// them, so handlers may store them without copying.
+//
+// Responses are maps with byte-string keys wrapped in tag 24 + byte string.
+// Results are encoded deterministically (sorted map keys, minimal integer
+// heads, float64 for every float, definite lengths); Tuple becomes tag 128.
+package cborrpc

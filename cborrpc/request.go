@@ -1,0 +1,171 @@
+package cborrpc
+
+import (
+	"fmt"
+
+	"github.com/fxamacker/cbor/v2"
+)
+
+// call is one parsed request ready to run: either a request (with reqErr
+// set when the envelope itself is unusable and the handler must not run)
+// or a batch of calls.
+type call struct {
+	req    Request
+	reqErr string
+	batch  []call // non-nil for a batch (may be empty)
+}
+
+// parseTop parses one top-level item (tag-24 envelope already removed).
+// closeConn is true for a top-level null or undefined: close without reply.
+func parseTop(item []byte) (c call, closeConn bool, err error) {
+	n, err := skipItem(item, 0)
+	if err != nil {
+		return call{}, false, err
+	}
+	if n != len(item) {
+		return call{}, false, malformed("%d bytes after the request item", len(item)-n)
+	}
+	if item[0] == 0xF6 || item[0] == 0xF7 {
+		return call{}, true, nil
+	}
+	c, err = parseCall(item, 0)
+	return c, false, err
+}
+
+// parseCall parses a validated item that must be a request map, a tag-24
+// wrapped request, or a batch array of those.
+func parseCall(item []byte, depth int) (call, error) {
+	if depth > MaxNestingDepth {
+		return call{}, malformed("batch nested deeper than %d levels", MaxNestingDepth)
+	}
+	h, err := readHead(item)
+	if err != nil {
+		return call{}, err
+	}
+	switch h.major {
+	case majorTag:
+		if h.arg != 24 {
+			return call{}, malformed("tag %d where a request was expected", h.arg)
+		}
+		inner, err := unwrapTag24(item)
+		if err != nil {
+			return call{}, err
+		}
+		n, err := skipItem(inner, 0)
+		if err != nil {
+			return call{}, err
+		}
+		if n != len(inner) {
+			return call{}, malformed("%d bytes after a tag-24 wrapped request", len(inner)-n)
+		}
+		return parseCall(inner, depth+1)
+	case majorArray:
+		elems, err := containerItems(item, h, 1)
+		if err != nil {
+			return call{}, err
+		}
+		batch := make([]call, len(elems))
+		for i, e := range elems {
+			if batch[i], err = parseCall(e, depth+1); err != nil {
+				return call{}, err
+			}
+		}
+		return call{batch: batch}, nil
+	case majorMap:
+		return parseRequest(item, h)
+	}
+	return call{}, malformed("top-level item of major type %d is not a request", h.major)
+}
+
+// parseRequest reads the envelope of a validated request map (PROTOCOL
+// §3.1). Keys may be byte or text strings; other keys are ignored.
+func parseRequest(item []byte, h head) (call, error) {
+	kv, err := containerItems(item, h, 2)
+	if err != nil {
+		return call{}, err
+	}
+	var c call
+	var method, params []byte
+	for i := 0; i < len(kv); i += 2 {
+		key, ok := stringValue(kv[i])
+		if !ok {
+			continue
+		}
+		switch key {
+		case "id":
+			c.req.ID = cbor.RawMessage(kv[i+1])
+		case "method":
+			method = kv[i+1]
+		case "params":
+			params = kv[i+1]
+		}
+	}
+	if method == nil {
+		c.reqErr = "KeyError('method',)\nrequest has no method\n"
+		return c, nil
+	}
+	name, ok := stringValue(method)
+	if !ok {
+		c.reqErr = "TypeError('method name must be a string',)\n"
+		return c, nil
+	}
+	c.req.Method = name
+	if params != nil {
+		c.reqErr = parseParams(&c.req, params)
+	}
+	return c, nil
+}
+
+// parseParams fills Params (array, or tuple) or NamedParams (map) and
+// returns an error message for anything else.
+func parseParams(req *Request, params []byte) string {
+	h, err := readHead(params)
+	if err != nil {
+		return dontUnderstand(params)
+	}
+	if h.major == majorTag && h.arg == TagTuple {
+		inner := params[h.size:]
+		if h, err = readHead(inner); err != nil || h.major != majorArray {
+			return dontUnderstand(params)
+		}
+		params = inner
+	}
+	switch h.major {
+	case majorArray:
+		items, err := containerItems(params, h, 1)
+		if err != nil {
+			return dontUnderstand(params)
+		}
+		req.Params = make([]cbor.RawMessage, len(items))
+		for i, it := range items {
+			req.Params[i] = it
+		}
+		return ""
+	case majorMap:
+		kv, err := containerItems(params, h, 2)
+		if err != nil {
+			return dontUnderstand(params)
+		}
+		req.NamedParams = make(map[string]cbor.RawMessage, len(kv)/2)
+		for i := 0; i < len(kv); i += 2 {
+			key, ok := stringValue(kv[i])
+			if !ok {
+				return dontUnderstand(params)
+			}
+			req.NamedParams[key] = kv[i+1]
+		}
+		return ""
+	}
+	return dontUnderstand(params)
+}
+
+func dontUnderstand(params []byte) string {
+	diag, err := cbor.Diagnose(params)
+	if err != nil {
+		diag = fmt.Sprintf("% x", params)
+	}
+	if len(diag) > 200 {
+		diag = diag[:200] + "..."
+	}
+	return "don't understand params: " + diag
+}

@@ -1,0 +1,331 @@
+package cborrpc
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"runtime/debug"
+	"sync"
+	"time"
+)
+
+// ServerOptions configures a Server.
+type ServerOptions struct {
+	// MaxRequestSize is the largest request item accepted, in bytes; a
+	// larger one closes its connection (DECISIONS §7). 0 means
+	// DefaultMaxRequestSize.
+	MaxRequestSize int64
+	// Logger receives connection errors; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Server serves CBOR-RPC connections: one goroutine per connection,
+// requests of a connection handled strictly in order.
+type Server struct {
+	handler Handler
+	limit   int64
+	log     *slog.Logger
+
+	// handlerCtx is passed to every Handle call; it is cancelled only when
+	// Shutdown gives up waiting.
+	handlerCtx    context.Context
+	cancelHandler context.CancelFunc
+
+	mu        sync.Mutex
+	shutdown  bool
+	listeners map[net.Listener]struct{}
+	conns     map[*serverConn]struct{}
+	active    sync.WaitGroup
+}
+
+// NewServer returns a server that passes requests to h.
+func NewServer(h Handler, opts ServerOptions) *Server {
+	limit := opts.MaxRequestSize
+	if limit <= 0 {
+		limit = DefaultMaxRequestSize
+	}
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Server{
+		handler:       h,
+		limit:         limit,
+		log:           logger,
+		handlerCtx:    ctx,
+		cancelHandler: cancel,
+		listeners:     make(map[net.Listener]struct{}),
+		conns:         make(map[*serverConn]struct{}),
+	}
+}
+
+// ErrServerClosed is returned by Serve when it is called after Shutdown.
+var ErrServerClosed = errors.New("cborrpc: server closed")
+
+// Serve accepts connections on ln until Shutdown (then it returns nil) or
+// until Accept fails for good (then it returns that error). It closes ln.
+func (s *Server) Serve(ln net.Listener) error {
+	s.mu.Lock()
+	if s.shutdown {
+		s.mu.Unlock()
+		ln.Close()
+		return ErrServerClosed
+	}
+	s.listeners[ln] = struct{}{}
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.listeners, ln)
+		s.mu.Unlock()
+		ln.Close()
+	}()
+
+	var backoff time.Duration
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			if s.isShutdown() {
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() || isTemporaryAccept(err) {
+				// Out of file descriptors and the like: wait and retry
+				// instead of killing the daemon.
+				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+				s.log.Warn("cborrpc: accept failed; retrying", "error", err, "retry_in", backoff)
+				time.Sleep(backoff)
+				continue
+			}
+			return fmt.Errorf("cborrpc: accept: %w", err)
+		}
+		backoff = 0
+		c := s.track(nc)
+		if c == nil {
+			nc.Close()
+			continue
+		}
+		go c.serve()
+	}
+}
+
+// isTemporaryAccept reports accept errors worth retrying (EMFILE etc.).
+func isTemporaryAccept(err error) bool {
+	var se *os.SyscallError
+	return errors.As(err, &se) && !errors.Is(err, net.ErrClosed)
+}
+
+func (s *Server) isShutdown() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.shutdown
+}
+
+// track registers a new connection, or returns nil during shutdown.
+func (s *Server) track(nc net.Conn) *serverConn {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.shutdown {
+		return nil
+	}
+	c := newServerConn(s, nc)
+	s.conns[c] = struct{}{}
+	s.active.Add(1)
+	return c
+}
+
+func (s *Server) untrack(c *serverConn) {
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
+	s.active.Done()
+}
+
+// Shutdown stops accepting connections, lets every request already read
+// (and any already buffered behind it) finish and be answered, then closes
+// every connection. It returns nil when all connections are closed, or
+// ctx.Err() if ctx ends first, in which case the remaining connections are
+// closed forcibly and handlers' contexts are cancelled.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	s.shutdown = true
+	for ln := range s.listeners {
+		ln.Close()
+	}
+	for c := range s.conns {
+		c.stopReading()
+	}
+	s.mu.Unlock()
+
+	done := make(chan struct{})
+	go func() {
+		s.active.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		s.cancelHandler()
+		return nil
+	case <-ctx.Done():
+		s.cancelHandler()
+		s.mu.Lock()
+		for c := range s.conns {
+			c.nc.Close()
+		}
+		s.mu.Unlock()
+		return ctx.Err()
+	}
+}
+
+// serverConn is one client connection.
+type serverConn struct {
+	srv    *Server
+	nc     net.Conn
+	remote string
+	br     *bufio.Reader
+	bw     *bufio.Writer
+	frames frameReader
+	out    []byte // scratch for one response frame's payload, reused
+}
+
+const connBufferSize = 16 << 10
+
+func newServerConn(s *Server, nc net.Conn) *serverConn {
+	br := bufio.NewReaderSize(nc, connBufferSize)
+	return &serverConn{
+		srv:    s,
+		nc:     nc,
+		remote: nc.RemoteAddr().String(),
+		br:     br,
+		bw:     bufio.NewWriterSize(nc, connBufferSize),
+		frames: frameReader{r: br, limit: s.limit},
+	}
+}
+
+// stopReading makes the connection's next blocking read return at once;
+// bytes already buffered are still processed. Called with srv.mu held.
+func (c *serverConn) stopReading() {
+	c.nc.SetReadDeadline(time.Now())
+}
+
+func (c *serverConn) serve() {
+	defer c.srv.untrack(c)
+	defer c.nc.Close()
+	for {
+		item, err := c.frames.next()
+		if err != nil {
+			c.readFailed(err)
+			c.bw.Flush()
+			return
+		}
+		call, closeConn, err := parseTop(item)
+		if err != nil {
+			c.readFailed(err)
+			c.bw.Flush()
+			return
+		}
+		if closeConn {
+			c.bw.Flush()
+			return
+		}
+		if err := c.answer(&call); err != nil {
+			c.srv.log.Info("cborrpc: closing connection: write failed", "remote", c.remote, "error", err)
+			return
+		}
+		// Pipelined requests already buffered are answered together:
+		// flush only once the reader has nothing left.
+		if c.br.Buffered() == 0 {
+			if err := c.bw.Flush(); err != nil {
+				c.srv.log.Info("cborrpc: closing connection: write failed", "remote", c.remote, "error", err)
+				return
+			}
+		}
+	}
+}
+
+// readFailed logs why reading a request ended, unless it ended cleanly.
+func (c *serverConn) readFailed(err error) {
+	switch {
+	case errors.Is(err, io.EOF):
+		return
+	case errors.Is(err, os.ErrDeadlineExceeded) && c.srv.isShutdown():
+		return
+	case errors.Is(err, net.ErrClosed):
+		return
+	}
+	var over *oversizeError
+	var bad *malformedError
+	reason := "read failed"
+	switch {
+	case errors.As(err, &over):
+		reason = "request too large"
+	case errors.As(err, &bad), errors.Is(err, errTruncated):
+		reason = "malformed request"
+	}
+	c.srv.log.Warn("cborrpc: closing connection: "+reason, "remote", c.remote, "error", err.Error())
+}
+
+// answer runs one call and writes its response frame to the buffer.
+func (c *serverConn) answer(cl *call) error {
+	payload, err := c.appendCall(c.out[:0], cl)
+	if err != nil {
+		return err
+	}
+	c.out = payload
+	if cap(c.out) > 1<<20 {
+		c.out = nil // do not pin a huge buffer to an idle connection
+	}
+	var hdr [11]byte
+	h := appendHead(append(hdr[:0], 0xD8, 24), majorBytes, uint64(len(payload)))
+	if _, err := c.bw.Write(h); err != nil {
+		return err
+	}
+	_, err = c.bw.Write(payload)
+	return err
+}
+
+// appendCall runs a request (or a batch, recursively, in order) and
+// appends its response (or the array of responses).
+func (c *serverConn) appendCall(dst []byte, cl *call) ([]byte, error) {
+	if cl.batch != nil {
+		dst = appendHead(dst, majorArray, uint64(len(cl.batch)))
+		var err error
+		for i := range cl.batch {
+			if dst, err = c.appendCall(dst, &cl.batch[i]); err != nil {
+				return nil, err
+			}
+		}
+		return dst, nil
+	}
+	if cl.reqErr != "" {
+		return appendError(dst, cl.req.ID, cl.reqErr), nil
+	}
+	result, err := c.invoke(&cl.req)
+	if err != nil {
+		return appendError(dst, cl.req.ID, err.Error()), nil
+	}
+	mark := len(dst)
+	out, encErr := appendResult(dst, cl.req.ID, result)
+	if encErr != nil {
+		c.srv.log.Error("cborrpc: cannot encode result", "remote", c.remote, "method", cl.req.Method, "error", encErr)
+		return appendError(dst[:mark], cl.req.ID, "EncodeError('cannot encode result',)\n"+encErr.Error()), nil
+	}
+	return out, nil
+}
+
+// invoke calls the handler, turning a panic into an error.
+func (c *serverConn) invoke(req *Request) (result any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			c.srv.log.Error("cborrpc: handler panicked", "remote", c.remote, "method", req.Method,
+				"panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			result, err = nil, fmt.Errorf("InternalError('%s',)\nhandler panicked: %v", req.Method, p)
+		}
+	}()
+	return c.srv.handler.Handle(c.srv.handlerCtx, req)
+}
