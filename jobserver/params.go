@@ -1,0 +1,325 @@
+package jobserver
+
+import (
+	"fmt"
+	"math"
+	"math/big"
+
+	"github.com/fxamacker/cbor/v2"
+
+	"coordinated/cborrpc"
+	"coordinated/coordinate"
+)
+
+// tagTuple is the CBOR tag the Python clients put on tuples.
+const tagTuple = 128
+
+// decMode decodes request parameters: byte-string map keys are allowed (the
+// Python clients send option keys as byte strings), everything else keeps
+// fxamacker's safe defaults (nesting and size limits).
+var decMode = mustDecMode()
+
+func mustDecMode() cbor.DecMode {
+	dm, err := cbor.DecOptions{MapKeyByteString: cbor.MapKeyByteStringAllowed}.DecMode()
+	if err != nil {
+		panic(err)
+	}
+	return dm
+}
+
+// signature describes one method's parameters for binding: their names (for
+// keyword calls and messages) and how many are required.
+type signature struct {
+	method   string
+	names    []string
+	required int
+}
+
+// bind returns the request's parameters in positional order, nil for an
+// omitted optional one. Missing required parameters and extra parameters are
+// RPC errors, as Python's call semantics made them.
+func (s signature) bind(req *cborrpc.Request) ([]cbor.RawMessage, error) {
+	if req.NamedParams != nil && len(req.Params) == 0 {
+		out := make([]cbor.RawMessage, len(s.names))
+		used := 0
+		for i, n := range s.names {
+			if v, ok := req.NamedParams[n]; ok {
+				out[i] = v
+				used++
+			} else if i < s.required {
+				return nil, typeError("%s() missing required argument '%s'", s.method, n)
+			}
+		}
+		if used != len(req.NamedParams) {
+			for k := range req.NamedParams {
+				if !s.has(k) {
+					return nil, typeError("%s() got an unexpected keyword argument '%s'", s.method, k)
+				}
+			}
+		}
+		return out, nil
+	}
+	n := len(req.Params)
+	if n < s.required || n > len(s.names) {
+		if s.required == len(s.names) {
+			return nil, typeError("%s() takes exactly %d arguments (%d given)", s.method, len(s.names), n)
+		}
+		return nil, typeError("%s() takes %d to %d arguments (%d given)", s.method, s.required, len(s.names), n)
+	}
+	out := make([]cbor.RawMessage, len(s.names))
+	copy(out, req.Params)
+	return out, nil
+}
+
+func (s signature) has(name string) bool {
+	for _, n := range s.names {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+// isNull reports whether raw is absent, CBOR null or CBOR undefined.
+func isNull(raw cbor.RawMessage) bool {
+	return len(raw) == 0 || (len(raw) == 1 && (raw[0] == 0xf6 || raw[0] == 0xf7))
+}
+
+// majorType is the CBOR major type of raw's first item.
+func majorType(raw cbor.RawMessage) byte {
+	if len(raw) == 0 {
+		return 0xff
+	}
+	return raw[0] >> 5
+}
+
+// decodeName decodes a byte or text string, keeping its kind.
+func decodeName(raw cbor.RawMessage, what string) (coordinate.Name, error) {
+	switch majorType(raw) {
+	case 2:
+		var b []byte
+		if err := decMode.Unmarshal(raw, &b); err != nil {
+			return coordinate.Name{}, typeError("%s: %v", what, err)
+		}
+		return coordinate.Name{Bytes: string(b)}, nil
+	case 3:
+		var s string
+		if err := decMode.Unmarshal(raw, &s); err != nil {
+			return coordinate.Name{}, typeError("%s: %v", what, err)
+		}
+		return coordinate.Name{Bytes: s, Text: true}, nil
+	}
+	return coordinate.Name{}, typeError("%s must be a string", what)
+}
+
+// decodeOptionalName is decodeName where null means "none".
+func decodeOptionalName(raw cbor.RawMessage, what string) (*coordinate.Name, error) {
+	if isNull(raw) {
+		return nil, nil
+	}
+	n, err := decodeName(raw, what)
+	if err != nil {
+		return nil, err
+	}
+	return &n, nil
+}
+
+// decodeList decodes an array or a tag-128 tuple into its raw elements.
+func decodeList(raw cbor.RawMessage, what string) ([]cbor.RawMessage, error) {
+	if majorType(raw) == 6 {
+		var tag cbor.RawTag
+		if err := decMode.Unmarshal(raw, &tag); err != nil {
+			return nil, typeError("%s: %v", what, err)
+		}
+		if tag.Number != tagTuple {
+			return nil, typeError("%s must be a list or tuple, not tag %d", what, tag.Number)
+		}
+		raw = tag.Content
+	}
+	if majorType(raw) != 4 {
+		return nil, typeError("%s must be a list or tuple", what)
+	}
+	var items []cbor.RawMessage
+	if err := decMode.Unmarshal(raw, &items); err != nil {
+		return nil, typeError("%s: %v", what, err)
+	}
+	return items, nil
+}
+
+// decodeNames decodes a list or tuple of strings.
+func decodeNames(raw cbor.RawMessage, what string) ([]coordinate.Name, error) {
+	items, err := decodeList(raw, what)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]coordinate.Name, len(items))
+	for i, it := range items {
+		if names[i], err = decodeName(it, fmt.Sprintf("%s[%d]", what, i)); err != nil {
+			return nil, err
+		}
+	}
+	return names, nil
+}
+
+// nameBytes returns the identity bytes of names.
+func nameBytes(names []coordinate.Name) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = n.Bytes
+	}
+	return out
+}
+
+// options is a decoded option map: keys (byte or text strings) mapped to
+// their raw values.
+type options map[string]cbor.RawMessage
+
+// decodeOptions decodes an option map. Null is taken as an empty map.
+func decodeOptions(raw cbor.RawMessage, what string) (options, error) {
+	if isNull(raw) {
+		return options{}, nil
+	}
+	if majorType(raw) != 5 {
+		return nil, typeError("%s must be a dict", what)
+	}
+	var m map[any]cbor.RawMessage
+	if err := decMode.Unmarshal(raw, &m); err != nil {
+		return nil, typeError("%s: %v", what, err)
+	}
+	out := make(options, len(m))
+	for k, v := range m {
+		switch ks := k.(type) {
+		case string:
+			out[ks] = v
+		case cbor.ByteString:
+			out[string(ks)] = v
+		default:
+			// Python looked options up by string name; other keys were
+			// simply never read.
+		}
+	}
+	return out, nil
+}
+
+// present reports whether the option is given and not null (Python's
+// `options.get(k) is not None`).
+func (o options) present(key string) bool {
+	return !isNull(o[key])
+}
+
+// decodeNumber decodes an integer or a float as float64.
+func decodeNumber(raw cbor.RawMessage, what string) (float64, error) {
+	var v any
+	if err := decMode.Unmarshal(raw, &v); err != nil {
+		return 0, typeError("%s: %v", what, err)
+	}
+	switch x := v.(type) {
+	case uint64:
+		return float64(x), nil
+	case int64:
+		return float64(x), nil
+	case float64:
+		return x, nil
+	case big.Int:
+		f, _ := new(big.Float).SetInt(&x).Float64()
+		return f, nil
+	case bool:
+		// Python bools are ints.
+		if x {
+			return 1, nil
+		}
+		return 0, nil
+	}
+	return 0, typeError("%s must be a number", what)
+}
+
+// decodeInt decodes an integer; an integral float is accepted too.
+func decodeInt(raw cbor.RawMessage, what string) (int64, error) {
+	var v any
+	if err := decMode.Unmarshal(raw, &v); err != nil {
+		return 0, typeError("%s: %v", what, err)
+	}
+	switch x := v.(type) {
+	case uint64:
+		if x > math.MaxInt64 {
+			return 0, valueError("%s is too large", what)
+		}
+		return int64(x), nil
+	case int64:
+		return x, nil
+	case float64:
+		if x == math.Trunc(x) && math.Abs(x) < 1<<62 {
+			return int64(x), nil
+		}
+		return 0, typeError("%s must be an integer", what)
+	case bool:
+		if x {
+			return 1, nil
+		}
+		return 0, nil
+	}
+	return 0, typeError("%s must be an integer", what)
+}
+
+// decodeTruth evaluates a value the way Python's truth test would for the
+// types clients send where a bool is expected: bools, null, numbers,
+// strings and containers (non-empty is true).
+func decodeTruth(raw cbor.RawMessage, what string) (bool, error) {
+	if isNull(raw) {
+		return false, nil
+	}
+	var v any
+	if err := decMode.Unmarshal(raw, &v); err != nil {
+		return false, typeError("%s: %v", what, err)
+	}
+	switch x := v.(type) {
+	case bool:
+		return x, nil
+	case uint64:
+		return x != 0, nil
+	case int64:
+		return x != 0, nil
+	case float64:
+		return x != 0, nil
+	case []byte:
+		return len(x) > 0, nil
+	case string:
+		return len(x) > 0, nil
+	case []any:
+		return len(x) > 0, nil
+	case map[any]any:
+		return len(x) > 0, nil
+	case cbor.Tag:
+		if items, ok := x.Content.([]any); ok && x.Number == tagTuple {
+			return len(items) > 0, nil
+		}
+		return true, nil
+	}
+	return true, nil
+}
+
+// decodeStatuses decodes a status code or a list/tuple of them (the
+// `state` option).
+func decodeStatuses(raw cbor.RawMessage, what string) ([]coordinate.Status, error) {
+	mt := majorType(raw)
+	if mt == 4 || mt == 6 {
+		items, err := decodeList(raw, what)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]coordinate.Status, 0, len(items))
+		for i, it := range items {
+			n, err := decodeInt(it, fmt.Sprintf("%s[%d]", what, i))
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, coordinate.Status(n))
+		}
+		return out, nil
+	}
+	n, err := decodeInt(raw, what)
+	if err != nil {
+		return nil, err
+	}
+	return []coordinate.Status{coordinate.Status(n)}, nil
+}

@@ -1,0 +1,109 @@
+package jobserver
+
+import (
+	"context"
+	"errors"
+
+	"github.com/fxamacker/cbor/v2"
+
+	"coordinated/cborrpc"
+	"coordinated/coordinate"
+)
+
+// getWork: get_work(worker_id, options) -> work (§8.16). With max_jobs
+// exactly 1 (the default) the work is one (spec, key, data) tuple, or
+// (null, null, null) when there is none; any other max_jobs gets a list of
+// such tuples, possibly empty. The client relies on that shape.
+func (js *JobServer) getWork(ctx context.Context, p []cbor.RawMessage) (any, error) {
+	worker, err := decodeName(p[0], "worker_id")
+	if err != nil {
+		return nil, err
+	}
+	opts, err := decodeOptions(p[1], "options")
+	if err != nil {
+		return nil, err
+	}
+	req := coordinate.WorkRequest{Worker: worker, MaxJobs: 1}
+	leaseSeconds := 0.0 // invalid: the clamp turns it into the default
+	if opts.present("lease_time") {
+		if leaseSeconds, err = decodeNumber(opts["lease_time"], "lease_time"); err != nil {
+			return nil, err
+		}
+	}
+	req.LeaseTime = coordinate.ClampGetWorkLease(leaseSeconds)
+	if opts.present("max_jobs") {
+		n, err := decodeInt(opts["max_jobs"], "max_jobs")
+		if err != nil {
+			return nil, err
+		}
+		req.MaxJobs = int(max(-1, min(n, maxUnitLimit)))
+	}
+	single := req.MaxJobs == 1
+	if req.MaxJobs < 1 {
+		req.MaxJobs = 1
+	}
+	if opts.present("work_spec_names") {
+		names, err := decodeNames(opts["work_spec_names"], "work_spec_names")
+		if err != nil {
+			return nil, err
+		}
+		req.WorkSpecs = nameBytes(names)
+	}
+	if opts.present("available_gb") {
+		if req.AvailableGB, err = decodeNumber(opts["available_gb"], "available_gb"); err != nil {
+			return nil, err
+		}
+	}
+	attempts, err := js.ns.GetWork(ctx, req)
+	if err != nil {
+		return nil, backendError("get_work", err)
+	}
+	if single {
+		if len(attempts) == 0 {
+			return pair(cborrpc.Tuple{nil, nil, nil}, nil), nil
+		}
+		return pair(workTuple(&attempts[0]), nil), nil
+	}
+	out := make([]any, len(attempts))
+	for i := range attempts {
+		out[i] = workTuple(&attempts[i])
+	}
+	return pair(out, nil), nil
+}
+
+// workTuple is one leased unit as get_work reports it.
+func workTuple(a *coordinate.Attempt) cborrpc.Tuple {
+	return cborrpc.Tuple{nameValue(a.Spec), nameValue(a.Key), rawData(a.Data)}
+}
+
+// getChildWorkUnits: get_child_work_units(worker_id) -> ({child_id:
+// [unit map...]}, null) (§8.17). Units stay listed after their lease
+// lapsed, with the current holder (or null) and expiry, so the parent can
+// kill a stuck child.
+func (js *JobServer) getChildWorkUnits(ctx context.Context, p []cbor.RawMessage) (any, error) {
+	parent, err := decodeName(p[0], "worker_id")
+	if err != nil {
+		return nil, err
+	}
+	children, err := js.ns.ChildWorkUnits(ctx, parent.Bytes)
+	if errors.Is(err, coordinate.ErrNoSuchWorker) {
+		return pair(map[any]any{}, nil), nil
+	} else if err != nil {
+		return nil, backendError("get_child_work_units", err)
+	}
+	out := make(map[any]any, len(children))
+	for _, c := range children {
+		units := make([]any, len(c.Units))
+		for i, u := range c.Units {
+			units[i] = map[cbor.ByteString]any{
+				"work_spec_name": nameValue(u.Spec),
+				"work_unit_key":  nameValue(u.Key),
+				"work_unit_data": rawData(u.Data),
+				"worker_id":      optionalNameValue(u.Worker),
+				"expires":        seconds(u.Expires),
+			}
+		}
+		out[nameKey(c.Worker)] = units
+	}
+	return pair(out, nil), nil
+}

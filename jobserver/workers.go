@@ -1,0 +1,159 @@
+package jobserver
+
+import (
+	"context"
+	"errors"
+
+	"github.com/fxamacker/cbor/v2"
+
+	"coordinated/coordinate"
+)
+
+// workerHeartbeat: worker_heartbeat(worker_id, mode, expire_seconds, data,
+// parent) -> (true, warning or null) (§8.18).
+func (js *JobServer) workerHeartbeat(ctx context.Context, p []cbor.RawMessage) (any, error) {
+	id, err := decodeName(p[0], "worker_id")
+	if err != nil {
+		return nil, err
+	}
+	expireSeconds, err := decodeNumber(p[2], "expire_seconds")
+	if err != nil {
+		return nil, err
+	}
+	parent, err := decodeOptionalName(p[4], "parent")
+	if err != nil {
+		return nil, err
+	}
+	expire, warning := coordinate.ClampWorkerExpire(expireSeconds)
+	hb := coordinate.Heartbeat{
+		Worker: id,
+		Mode:   dataOrNull(p[1]),
+		Data:   dataOrNull(p[3]),
+		Parent: parent,
+		Expire: expire,
+	}
+	if err := js.ns.WorkerHeartbeat(ctx, hb); err != nil {
+		return nil, backendError("worker_heartbeat", err)
+	}
+	if warning != "" {
+		return pair(true, message(warning)), nil
+	}
+	return okPair(), nil
+}
+
+// dataOrNull stores a parameter verbatim, null when it was omitted.
+func dataOrNull(raw cbor.RawMessage) coordinate.Data {
+	if len(raw) == 0 {
+		return coordinate.Null
+	}
+	return coordinate.Data(raw)
+}
+
+// workerUnregister: worker_unregister(worker_id) -> (ok, msg) (§8.19).
+func (js *JobServer) workerUnregister(ctx context.Context, p []cbor.RawMessage) (any, error) {
+	id, err := decodeName(p[0], "worker_id")
+	if err != nil {
+		return nil, err
+	}
+	err = js.ns.UnregisterWorker(ctx, id.Bytes)
+	if errors.Is(err, coordinate.ErrNoSuchWorker) {
+		return pair(false, message("no worker "+pyReprName(id))), nil
+	} else if err != nil {
+		return nil, backendError("worker_unregister", err)
+	}
+	return okPair(), nil
+}
+
+// listWorkerModes: list_worker_modes() -> ({worker_id: mode}, null) over
+// live workers (§8.20). Modes are echoed as stored.
+func (js *JobServer) listWorkerModes(ctx context.Context, _ []cbor.RawMessage) (any, error) {
+	workers, err := js.ns.Workers(ctx)
+	if err != nil {
+		return nil, backendError("list_worker_modes", err)
+	}
+	pairs := make([]rawPair, len(workers))
+	for i, w := range workers {
+		pairs[i] = rawPair{key: encodeName(w.ID), value: cbor.RawMessage(dataOrNull(cbor.RawMessage(w.Mode)))}
+	}
+	return pair(joinMap(pairs), nil), nil
+}
+
+// getWorkerInfo: get_worker_info(worker_id) -> (data, null), or (null,
+// null) for an unknown or expired worker (§8.21). When the data is a map,
+// a copy gets `age_seconds` (seconds since the last heartbeat), which the
+// Python daemon documented but forgot to add.
+func (js *JobServer) getWorkerInfo(ctx context.Context, p []cbor.RawMessage) (any, error) {
+	id, err := decodeName(p[0], "worker_id")
+	if err != nil {
+		return nil, err
+	}
+	w, err := js.ns.Worker(ctx, id.Bytes)
+	if errors.Is(err, coordinate.ErrNoSuchWorker) {
+		return pair(nil, nil), nil
+	} else if err != nil {
+		return nil, backendError("get_worker_info", err)
+	}
+	pairs, err := splitMap(w.Data)
+	if err != nil {
+		return pair(rawData(w.Data), nil), nil
+	}
+	kept := pairs[:0]
+	for _, pr := range pairs {
+		if k, ok := stringKey(pr.key); ok && k == "age_seconds" {
+			continue
+		}
+		kept = append(kept, pr)
+	}
+	age := js.clock.Now().Sub(w.LastHeard).Seconds()
+	kept = append(kept, rawPair{key: encodeBytes("age_seconds"), value: encodeFloat(age)})
+	return pair(joinMap(kept), nil), nil
+}
+
+// modeCounts: mode_counts() -> ({mode: count}, null) over live workers
+// (§8.22); a null mode is a null key.
+func (js *JobServer) modeCounts(ctx context.Context, _ []cbor.RawMessage) (any, error) {
+	workers, err := js.ns.Workers(ctx)
+	if err != nil {
+		return nil, backendError("mode_counts", err)
+	}
+	index := make(map[string]int) // encoded mode -> position in pairs
+	var modes []string
+	var counts []int
+	for _, w := range workers {
+		m := string(dataOrNull(cbor.RawMessage(w.Mode)))
+		i, ok := index[m]
+		if !ok {
+			i = len(modes)
+			index[m] = i
+			modes = append(modes, m)
+			counts = append(counts, 0)
+		}
+		counts[i]++
+	}
+	pairs := make([]rawPair, len(modes))
+	for i, m := range modes {
+		pairs[i] = rawPair{key: cbor.RawMessage(m), value: appendHead(nil, 0, uint64(counts[i]))}
+	}
+	return pair(joinMap(pairs), nil), nil
+}
+
+// workerStats: worker_stats() -> {num_workers, num_children,
+// num_expirable}, a plain map (§8.23): live workers, live workers with a
+// parent, live workers.
+func (js *JobServer) workerStats(ctx context.Context, _ []cbor.RawMessage) (any, error) {
+	workers, err := js.ns.Workers(ctx)
+	if err != nil {
+		return nil, backendError("worker_stats", err)
+	}
+	children := 0
+	for _, w := range workers {
+		if w.Parent != nil {
+			children++
+		}
+	}
+	return map[cbor.ByteString]any{
+		"num_workers":   len(workers),
+		"num_children":  children,
+		"num_expirable": len(workers),
+	}, nil
+}

@@ -1,0 +1,303 @@
+package jobserver
+
+import (
+	"context"
+	"errors"
+	"math"
+	"time"
+
+	"github.com/fxamacker/cbor/v2"
+
+	"coordinated/coordinate"
+)
+
+// noSuchWorkSpec is the in-band message most methods use for an unknown
+// spec: "no such work_spec 'NAME'" with the Python repr of the name.
+func noSuchWorkSpec(name coordinate.Name) []byte {
+	return message("no such work_spec " + pyReprName(name))
+}
+
+// noSuchWorkSpecPlain is the variant control_work_spec and
+// get_work_spec_meta used: "no such work spec NAME", unquoted.
+func noSuchWorkSpecPlain(name coordinate.Name) []byte {
+	return message("no such work spec " + name.Bytes)
+}
+
+// setWorkSpec: set_work_spec(work_spec) -> (true, null) (PROTOCOL §8.1).
+func (js *JobServer) setWorkSpec(ctx context.Context, p []cbor.RawMessage) (any, error) {
+	def := p[0]
+	if majorType(def) != 5 {
+		return nil, typeError("work_spec must be a dict")
+	}
+	nameRaw := lookupKey(def, "name")
+	if nameRaw == nil {
+		return nil, &pyError{kind: "KeyError", detail: "name"}
+	}
+	if mt := majorType(nameRaw); mt != 2 && mt != 3 {
+		return nil, typeError("work spec 'name' must be a string")
+	}
+	if _, err := js.ns.SetWorkSpec(ctx, coordinate.Data(def)); err != nil {
+		if errors.Is(err, coordinate.ErrInvalidWorkSpec) {
+			return nil, valueError("%v", err)
+		}
+		return nil, backendError("set_work_spec", err)
+	}
+	return okPair(), nil
+}
+
+// getWorkSpec: get_work_spec(name) -> definition or null (§8.2).
+func (js *JobServer) getWorkSpec(ctx context.Context, p []cbor.RawMessage) (any, error) {
+	name, err := decodeName(p[0], "work_spec_name")
+	if err != nil {
+		return nil, err
+	}
+	spec, err := js.ns.WorkSpec(ctx, name.Bytes)
+	if errors.Is(err, coordinate.ErrNoSuchWorkSpec) {
+		return nil, nil
+	} else if err != nil {
+		return nil, backendError("get_work_spec", err)
+	}
+	return byteifyDefinition(spec.Definition), nil
+}
+
+// byteifyDefinition returns a stored definition with text values of
+// `module` and `run_function` turned into byte strings: the Python 2 worker
+// passes them to __import__, which rejects unicode (PROTOCOL §5.3). The
+// stored bytes are returned untouched when no change is needed.
+func byteifyDefinition(def coordinate.Data) cbor.RawMessage {
+	pairs, err := splitMap(def)
+	if err != nil {
+		return cbor.RawMessage(def)
+	}
+	changed := false
+	for i, pr := range pairs {
+		if majorType(pr.value) != 3 {
+			continue
+		}
+		k, ok := stringKey(pr.key)
+		if !ok || (k != "module" && k != "run_function") {
+			continue
+		}
+		var s string
+		if decMode.Unmarshal(pr.value, &s) != nil {
+			continue
+		}
+		pairs[i].value = encodeBytes(s)
+		changed = true
+	}
+	if !changed {
+		return cbor.RawMessage(def)
+	}
+	return joinMap(pairs)
+}
+
+// listWorkSpecs: list_work_specs(options) -> ([definition...], next) (§8.3).
+func (js *JobServer) listWorkSpecs(ctx context.Context, p []cbor.RawMessage) (any, error) {
+	opts, err := decodeOptions(p[0], "options")
+	if err != nil {
+		return nil, err
+	}
+	var start string
+	if opts.present("start") {
+		n, err := decodeName(opts["start"], "start")
+		if err != nil {
+			return nil, err
+		}
+		start = n.Bytes
+	}
+	limit := 0
+	if opts.present("limit") {
+		l, err := decodeInt(opts["limit"], "limit")
+		if err != nil {
+			return nil, err
+		}
+		if l <= 0 {
+			// Python sliced [:limit]; a non-positive limit lists nothing
+			// useful, so list one page of nothing and point at the start.
+			return pair([]any{}, nil), nil
+		}
+		limit = int(min(l, math.MaxInt32))
+	}
+	specs, next, err := js.ns.ListWorkSpecs(ctx, start, limit)
+	if err != nil {
+		return nil, backendError("list_work_specs", err)
+	}
+	defs := make([]any, len(specs))
+	for i, s := range specs {
+		defs[i] = byteifyDefinition(s.Definition)
+	}
+	return pair(defs, optionalNameValue(next)), nil
+}
+
+// controlWorkSpec: control_work_spec(name, options) -> (ok, msg) (§8.4).
+func (js *JobServer) controlWorkSpec(ctx context.Context, p []cbor.RawMessage) (any, error) {
+	name, err := decodeName(p[0], "work_spec_name")
+	if err != nil {
+		return nil, err
+	}
+	opts, err := decodeOptions(p[1], "options")
+	if err != nil {
+		return nil, err
+	}
+	var ctl coordinate.WorkSpecControl
+	if opts.present("status") {
+		s, err := decodeInt(opts["status"], "status")
+		if err != nil {
+			return nil, err
+		}
+		var paused bool
+		switch s {
+		case 1:
+		case 2:
+			paused = true
+		default:
+			return nil, valueError("status must be 1 (runnable) or 2 (paused), not %d", s)
+		}
+		ctl.Paused = &paused
+	}
+	if _, ok := opts["continuous"]; ok {
+		c, err := decodeTruth(opts["continuous"], "continuous")
+		if err != nil {
+			return nil, err
+		}
+		ctl.Continuous = &c
+	}
+	if raw, ok := opts["interval"]; ok {
+		var d time.Duration
+		if !isNull(raw) {
+			sec, err := decodeNumber(raw, "interval")
+			if err != nil {
+				return nil, err
+			}
+			d = secondsDuration(sec)
+		}
+		ctl.Interval = &d
+	}
+	if raw, ok := opts["max_running"]; ok {
+		var n int
+		if !isNull(raw) {
+			v, err := decodeInt(raw, "max_running")
+			if err != nil {
+				return nil, err
+			}
+			n = int(max(0, min(v, math.MaxInt32)))
+		}
+		ctl.MaxRunning = &n
+	}
+	if opts.present("weight") {
+		w, err := decodeNumber(opts["weight"], "weight")
+		if err != nil {
+			return nil, err
+		}
+		n := int(max(math.MinInt32, min(w, math.MaxInt32)))
+		ctl.Weight = &n
+	}
+	err = js.ns.ControlWorkSpec(ctx, name.Bytes, ctl)
+	switch {
+	case err == nil:
+		return okPair(), nil
+	case errors.Is(err, coordinate.ErrNoSuchWorkSpec):
+		return pair(false, noSuchWorkSpecPlain(name)), nil
+	case errors.Is(err, coordinate.ErrCannotBeContinuous):
+		return pair(false, message("cannot make non-continuous work spec "+name.Bytes+" continuous")), nil
+	case errors.Is(err, coordinate.ErrInvalidWorkSpec):
+		return nil, valueError("%v", err)
+	}
+	return nil, backendError("control_work_spec", err)
+}
+
+// secondsDuration converts float seconds to a Duration, saturating.
+func secondsDuration(sec float64) time.Duration {
+	switch {
+	case math.IsNaN(sec):
+		return 0
+	case sec >= math.MaxInt64/float64(time.Second):
+		return math.MaxInt64
+	case sec <= math.MinInt64/float64(time.Second):
+		return math.MinInt64
+	}
+	return time.Duration(sec * float64(time.Second))
+}
+
+// getWorkSpecMeta: get_work_spec_meta(name) -> ({status, continuous,
+// interval, max_running, weight}, null) (§8.5).
+func (js *JobServer) getWorkSpecMeta(ctx context.Context, p []cbor.RawMessage) (any, error) {
+	name, err := decodeName(p[0], "work_spec_name")
+	if err != nil {
+		return nil, err
+	}
+	spec, err := js.ns.WorkSpec(ctx, name.Bytes)
+	if errors.Is(err, coordinate.ErrNoSuchWorkSpec) {
+		return pair(nil, noSuchWorkSpecPlain(name)), nil
+	} else if err != nil {
+		return nil, backendError("get_work_spec_meta", err)
+	}
+	m := spec.Meta
+	status := 1
+	if m.Paused {
+		status = 2
+	}
+	var interval, maxRunning any
+	if m.Interval != 0 {
+		interval = m.Interval.Seconds()
+	}
+	if m.MaxRunning > 0 {
+		maxRunning = m.MaxRunning
+	}
+	return pair(map[cbor.ByteString]any{
+		"status":      status,
+		"continuous":  m.Continuous,
+		"interval":    interval,
+		"max_running": maxRunning,
+		"weight":      m.Weight,
+	}, nil), nil
+}
+
+// clear: clear() -> number of specs deleted (not a pair) (§8.6).
+func (js *JobServer) clear(ctx context.Context, _ []cbor.RawMessage) (any, error) {
+	n, err := js.ns.Clear(ctx)
+	if err != nil {
+		return nil, backendError("clear", err)
+	}
+	return n, nil
+}
+
+// delWorkSpec: del_work_spec(name) -> (ok, msg) (§8.7).
+func (js *JobServer) delWorkSpec(ctx context.Context, p []cbor.RawMessage) (any, error) {
+	name, err := decodeName(p[0], "work_spec_name")
+	if err != nil {
+		return nil, err
+	}
+	err = js.ns.DeleteWorkSpec(ctx, name.Bytes)
+	if errors.Is(err, coordinate.ErrNoSuchWorkSpec) {
+		return pair(false, noSuchWorkSpec(name)), nil
+	} else if err != nil {
+		return nil, backendError("del_work_spec", err)
+	}
+	return okPair(), nil
+}
+
+// archive: archive([options]) -> null (§8.8). Applies the configured
+// retention policy, if any, to the listed specs (all when none listed).
+func (js *JobServer) archive(ctx context.Context, p []cbor.RawMessage) (any, error) {
+	opts, err := decodeOptions(p[0], "options")
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	if opts.present("work_spec_names") {
+		ns, err := decodeNames(opts["work_spec_names"], "work_spec_names")
+		if err != nil {
+			return nil, err
+		}
+		names = nameBytes(ns) // empty: every spec, like an absent option
+	}
+	if js.retention == nil {
+		return nil, nil
+	}
+	err = js.ns.Archive(ctx, names, *js.retention)
+	if err != nil && !errors.Is(err, coordinate.ErrNoSuchWorkSpec) {
+		return nil, backendError("archive", err)
+	}
+	return nil, nil
+}

@@ -1,0 +1,400 @@
+package jobserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/fxamacker/cbor/v2"
+
+	"coordinated/cborrpc"
+	"coordinated/coordinate"
+)
+
+// get_work_units listing limits (PROTOCOL §8.11).
+const (
+	defaultUnitLimit = 1000
+	maxUnitLimit     = 10000
+)
+
+// noSuchWorkUnit is update_work_unit's in-band message for an unknown key.
+func noSuchWorkUnit(key coordinate.Name) []byte {
+	return message("no such work unit key=" + pyReprName(key))
+}
+
+// addWorkUnits: add_work_units(name, [(key, data[, meta[, priority]])...])
+// -> (ok, msg) (§8.9). Every item is validated before anything is added.
+func (js *JobServer) addWorkUnits(ctx context.Context, p []cbor.RawMessage) (any, error) {
+	name, err := decodeName(p[0], "work_spec_name")
+	if err != nil {
+		return nil, err
+	}
+	items, err := decodeList(p[1], "work_unit_key_vals")
+	if err != nil {
+		return nil, err
+	}
+	units := make([]coordinate.WorkUnitInput, len(items))
+	for i, raw := range items {
+		if err := decodeUnitItem(raw, i, &units[i]); err != nil {
+			return nil, err
+		}
+	}
+	err = js.ns.AddWorkUnits(ctx, name.Bytes, units)
+	switch {
+	case err == nil:
+		return okPair(), nil
+	case errors.Is(err, coordinate.ErrNoSuchWorkSpec):
+		return pair(false, noSuchWorkSpec(name)), nil
+	case errors.Is(err, coordinate.ErrInvalidWorkUnit), errors.Is(err, coordinate.ErrCycle):
+		return nil, valueError("%v", err)
+	}
+	return nil, backendError("add_work_units", err)
+}
+
+// decodeUnitItem decodes one add_work_units item: a list or tuple of key,
+// data, optional meta map and optional priority overriding meta's.
+func decodeUnitItem(raw cbor.RawMessage, i int, in *coordinate.WorkUnitInput) error {
+	what := fmt.Sprintf("work unit %d", i)
+	elems, err := decodeList(raw, what)
+	if err != nil {
+		return &pyError{kind: "AssertionError", detail: what + " must be a list or tuple"}
+	}
+	if len(elems) < 2 || len(elems) > 4 {
+		return &pyError{kind: "AssertionError", detail: fmt.Sprintf("%s must have 2 to 4 elements, not %d", what, len(elems))}
+	}
+	if in.Key, err = decodeName(elems[0], what+" key"); err != nil {
+		return &pyError{kind: "AssertionError", detail: what + " key must be a string"}
+	}
+	in.Data = coordinate.Data(elems[1])
+	if len(elems) >= 3 {
+		if err := coordinate.ParseUnitMeta(coordinate.Data(elems[2]), in); err != nil {
+			return valueError("%s: %v", what, err)
+		}
+	}
+	if len(elems) == 4 && !isNull(elems[3]) {
+		prio, err := decodeNumber(elems[3], what+" priority")
+		if err != nil {
+			return err
+		}
+		in.Priority = &prio
+	}
+	return nil
+}
+
+// countWorkUnits: count_work_units(name) -> ({status: count}, null) (§8.10).
+func (js *JobServer) countWorkUnits(ctx context.Context, p []cbor.RawMessage) (any, error) {
+	name, err := decodeName(p[0], "work_spec_name")
+	if err != nil {
+		return nil, err
+	}
+	counts, err := js.ns.CountWorkUnits(ctx, name.Bytes)
+	if errors.Is(err, coordinate.ErrNoSuchWorkSpec) {
+		return pair(false, noSuchWorkSpec(name)), nil
+	} else if err != nil {
+		return nil, backendError("count_work_units", err)
+	}
+	out := make(map[int]int, len(counts))
+	for s, n := range counts {
+		if n > 0 {
+			out[int(s)] = n
+		}
+	}
+	return pair(out, nil), nil
+}
+
+// getWorkUnits: get_work_units(name, options) -> ([(key, data)...], null)
+// (§8.11). The pairs are tuples: the Python tests compare them with ==.
+func (js *JobServer) getWorkUnits(ctx context.Context, p []cbor.RawMessage) (any, error) {
+	name, err := decodeName(p[0], "work_spec_name")
+	if err != nil {
+		return nil, err
+	}
+	opts, err := decodeOptions(p[1], "options")
+	if err != nil {
+		return nil, err
+	}
+	var keys []coordinate.Name
+	if opts.present("work_unit_keys") {
+		if keys, err = decodeNames(opts["work_unit_keys"], "work_unit_keys"); err != nil {
+			return nil, err
+		}
+	}
+	if len(keys) > 0 {
+		units, err := js.ns.GetWorkUnits(ctx, name.Bytes, nameBytes(keys))
+		if errors.Is(err, coordinate.ErrNoSuchWorkSpec) {
+			return pair(nil, noSuchWorkSpec(name)), nil
+		} else if err != nil {
+			return nil, backendError("get_work_units", err)
+		}
+		out := make([]any, len(keys))
+		for i, k := range keys {
+			if i < len(units) && units[i] != nil {
+				out[i] = cborrpc.Tuple{nameValue(units[i].Key), rawData(units[i].Data)}
+			} else {
+				out[i] = cborrpc.Tuple{nameValue(k), nil}
+			}
+		}
+		return pair(out, nil), nil
+	}
+
+	var q coordinate.WorkUnitQuery
+	if opts.present("state") {
+		if q.Statuses, err = decodeStatuses(opts["state"], "state"); err != nil {
+			return nil, err
+		}
+	}
+	if opts.present("start") {
+		start, err := decodeName(opts["start"], "start")
+		if err != nil {
+			return nil, err
+		}
+		q.Start = start.Bytes
+	}
+	q.Limit = defaultUnitLimit
+	if opts.present("limit") {
+		l, err := decodeInt(opts["limit"], "limit")
+		if err != nil {
+			return nil, err
+		}
+		q.Limit = int(min(l, maxUnitLimit))
+	}
+	if q.Limit <= 0 {
+		// Python sliced [:limit]: nothing. Still report an unknown spec.
+		if _, err := js.ns.WorkSpec(ctx, name.Bytes); errors.Is(err, coordinate.ErrNoSuchWorkSpec) {
+			return pair(nil, noSuchWorkSpec(name)), nil
+		} else if err != nil {
+			return nil, backendError("get_work_units", err)
+		}
+		return pair([]any{}, nil), nil
+	}
+	if opts.present("state") && len(q.Statuses) == 0 {
+		// An empty state list matches nothing (the backend would read it
+		// as "any state").
+		if _, err := js.ns.WorkSpec(ctx, name.Bytes); errors.Is(err, coordinate.ErrNoSuchWorkSpec) {
+			return pair(nil, noSuchWorkSpec(name)), nil
+		} else if err != nil {
+			return nil, backendError("get_work_units", err)
+		}
+		return pair([]any{}, nil), nil
+	}
+	units, err := js.ns.ListWorkUnits(ctx, name.Bytes, q)
+	if errors.Is(err, coordinate.ErrNoSuchWorkSpec) {
+		return pair(nil, noSuchWorkSpec(name)), nil
+	} else if err != nil {
+		return nil, backendError("get_work_units", err)
+	}
+	out := make([]any, len(units))
+	for i, u := range units {
+		out[i] = cborrpc.Tuple{nameValue(u.Key), rawData(u.Data)}
+	}
+	return pair(out, nil), nil
+}
+
+// prioritizeWorkUnits: prioritize_work_units(name, {work_unit_keys,
+// priority, adjustment}) -> (ok, msg) (§8.12).
+func (js *JobServer) prioritizeWorkUnits(ctx context.Context, p []cbor.RawMessage) (any, error) {
+	name, err := decodeName(p[0], "work_spec_name")
+	if err != nil {
+		return nil, err
+	}
+	opts, err := decodeOptions(p[1], "options")
+	if err != nil {
+		return nil, err
+	}
+	if !opts.present("work_unit_keys") {
+		return pair(false, message("missing work_unit_keys")), nil
+	}
+	keys, err := decodeNames(opts["work_unit_keys"], "work_unit_keys")
+	if err != nil {
+		return nil, err
+	}
+	var priority *float64
+	var adjustment float64
+	if opts.present("priority") {
+		v, err := decodeNumber(opts["priority"], "priority")
+		if err != nil {
+			return nil, err
+		}
+		priority = &v
+	} else if opts.present("adjustment") {
+		if adjustment, err = decodeNumber(opts["adjustment"], "adjustment"); err != nil {
+			return nil, err
+		}
+	}
+	// With neither option this changes nothing but still reports an
+	// unknown spec.
+	err = js.ns.PrioritizeWorkUnits(ctx, name.Bytes, nameBytes(keys), priority, adjustment)
+	if errors.Is(err, coordinate.ErrNoSuchWorkSpec) {
+		return pair(false, noSuchWorkSpec(name)), nil
+	} else if err != nil {
+		return nil, backendError("prioritize_work_units", err)
+	}
+	return okPair(), nil
+}
+
+// delWorkUnits: del_work_units(name, options) -> (count, msg) (§8.13).
+// Options are evaluated in order: all, work_unit_keys (optionally with
+// state), state; with none of them nothing is deleted.
+func (js *JobServer) delWorkUnits(ctx context.Context, p []cbor.RawMessage) (any, error) {
+	name, err := decodeName(p[0], "work_spec_name")
+	if err != nil {
+		return nil, err
+	}
+	opts, err := decodeOptions(p[1], "options")
+	if err != nil {
+		return nil, err
+	}
+	var q coordinate.DeleteQuery
+	if _, ok := opts["all"]; ok {
+		if q.All, err = decodeTruth(opts["all"], "all"); err != nil {
+			return nil, err
+		}
+	}
+	usable := q.All
+	if !q.All {
+		if opts.present("state") {
+			if q.Statuses, err = decodeStatuses(opts["state"], "state"); err != nil {
+				return nil, err
+			}
+		}
+		if opts.present("work_unit_keys") {
+			keys, err := decodeNames(opts["work_unit_keys"], "work_unit_keys")
+			if err != nil {
+				return nil, err
+			}
+			q.Keys = make([]string, 0, len(keys))
+			q.Keys = append(q.Keys, nameBytes(keys)...)
+			usable = true
+		} else if opts.present("state") {
+			usable = len(q.Statuses) > 0
+		}
+	}
+	if !usable {
+		q = coordinate.DeleteQuery{} // deletes nothing; only checks the spec
+	}
+	n, err := js.ns.DeleteWorkUnits(ctx, name.Bytes, q)
+	if errors.Is(err, coordinate.ErrNoSuchWorkSpec) {
+		return pair(0, noSuchWorkSpec(name)), nil
+	} else if err != nil {
+		return nil, backendError("del_work_units", err)
+	}
+	if !usable {
+		return pair(0, message("no usable options to del_work_units")), nil
+	}
+	return pair(n, nil), nil
+}
+
+// getWorkUnitStatus: get_work_unit_status(name, keys) -> ([status map or
+// null...], null) (§8.14).
+func (js *JobServer) getWorkUnitStatus(ctx context.Context, p []cbor.RawMessage) (any, error) {
+	name, err := decodeName(p[0], "work_spec_name")
+	if err != nil {
+		return nil, err
+	}
+	keys, err := decodeNames(p[1], "work_unit_keys")
+	if err != nil {
+		return nil, err
+	}
+	units, err := js.ns.GetWorkUnits(ctx, name.Bytes, nameBytes(keys))
+	if errors.Is(err, coordinate.ErrNoSuchWorkSpec) {
+		return pair(nil, noSuchWorkSpec(name)), nil
+	} else if err != nil {
+		return nil, backendError("get_work_unit_status", err)
+	}
+	out := make([]any, len(keys))
+	for i := range keys {
+		if i < len(units) && units[i] != nil {
+			out[i] = unitStatus(units[i])
+		}
+	}
+	return pair(out, nil), nil
+}
+
+// unitStatus is one get_work_unit_status entry: status and expiration
+// always, worker_id when the unit has a (last) holder, traceback when its
+// data map has one, and depends_on for a unit waiting on dependencies
+// (DECISIONS 9).
+func unitStatus(u *coordinate.WorkUnit) map[cbor.ByteString]any {
+	m := map[cbor.ByteString]any{
+		"status":     int(u.Status),
+		"expiration": seconds(u.Expiration),
+	}
+	if u.Worker != nil {
+		m["worker_id"] = nameValue(*u.Worker)
+	}
+	if tb := lookupKey(u.Data, "traceback"); tb != nil {
+		m["traceback"] = tb
+	}
+	if len(u.DependsOn) > 0 {
+		deps := make([]any, len(u.DependsOn))
+		for i, d := range u.DependsOn {
+			deps[i] = cborrpc.Tuple{[]byte(d.Spec), []byte(d.Key)}
+		}
+		m["depends_on"] = deps
+	}
+	return m
+}
+
+// updateWorkUnit: update_work_unit(name, key, {lease_time, status, data,
+// worker_id}) -> (ok, msg) (§8.15, SEMANTICS §5.3).
+func (js *JobServer) updateWorkUnit(ctx context.Context, p []cbor.RawMessage) (any, error) {
+	name, err := decodeName(p[0], "work_spec_name")
+	if err != nil {
+		return nil, err
+	}
+	key, err := decodeName(p[1], "work_unit_key")
+	if err != nil {
+		return nil, err
+	}
+	opts, err := decodeOptions(p[2], "options")
+	if err != nil {
+		return nil, err
+	}
+	if !opts.present("lease_time") && !opts.present("status") {
+		return pair(false, message("nothing to do")), nil
+	}
+	var upd coordinate.WorkUnitUpdate
+	if opts.present("lease_time") {
+		sec, err := decodeNumber(opts["lease_time"], "lease_time")
+		if err != nil {
+			return nil, err
+		}
+		lease := coordinate.ClampRenewLease(sec)
+		upd.LeaseTime = &lease
+	}
+	if opts.present("status") {
+		s, err := decodeInt(opts["status"], "status")
+		if err != nil {
+			return nil, err
+		}
+		if s < math.MinInt32 || s > math.MaxInt32 || !coordinate.Status(s).Valid() || coordinate.Status(s) == coordinate.StatusBlocked {
+			return nil, valueError("status must be 1, 3, 4 or 5, not %d", s)
+		}
+		upd.Status = coordinate.Status(s)
+	}
+	if raw, ok := opts["data"]; ok {
+		upd.Data = coordinate.Data(raw)
+	}
+	if opts.present("worker_id") {
+		w, err := decodeName(opts["worker_id"], "worker_id")
+		if err != nil {
+			return nil, err
+		}
+		upd.Worker = &w
+	}
+	err = js.ns.UpdateWorkUnit(ctx, name.Bytes, key.Bytes, upd)
+	switch {
+	case err == nil:
+		return okPair(), nil
+	case errors.Is(err, coordinate.ErrNoSuchWorkSpec):
+		return pair(false, noSuchWorkSpec(name)), nil
+	case errors.Is(err, coordinate.ErrNoSuchWorkUnit):
+		return pair(false, noSuchWorkUnit(key)), nil
+	case errors.Is(err, coordinate.ErrNothingToDo):
+		return pair(false, message("nothing to do")), nil
+	case errors.Is(err, coordinate.ErrInvalidWorkUnit):
+		return nil, valueError("%v", err)
+	}
+	return nil, backendError("update_work_unit", err)
+}
