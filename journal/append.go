@@ -1,0 +1,104 @@
+package journal
+
+import (
+	"context"
+	"fmt"
+	"math"
+)
+
+// Ticket identifies a position in the journal: Wait(t) returns once
+// everything up to t is durable. Tickets increase in append order.
+type Ticket uint64
+
+// closedTicket is handed out by Append after Close; it is never durable.
+const closedTicket = Ticket(math.MaxUint64)
+
+// Append adds one record to the write buffer and returns its ticket. It
+// never blocks on disk: it copies rec (the caller may reuse it), wakes the
+// flusher and returns. Call it while holding the lock that orders your
+// state changes, so that journal order equals apply order, and call Wait
+// after releasing that lock.
+//
+// Append panics if Replay has not succeeded (the caller's state would be
+// missing the journal's contents) or if rec is larger than MaxRecordSize.
+// After Close it returns a ticket for which Wait reports ErrClosed.
+func (j *Journal) Append(rec []byte) Ticket {
+	if len(rec) > MaxRecordSize {
+		panic(fmt.Sprintf("journal: record of %d bytes exceeds MaxRecordSize", len(rec)))
+	}
+	h := frameHeader(rec) // checksum computed outside the lock
+
+	j.mu.Lock()
+	if j.closed {
+		j.mu.Unlock()
+		return closedTicket
+	}
+	if !j.ready {
+		j.mu.Unlock()
+		panic("journal: Append called before a successful Replay")
+	}
+	c := &j.pending[len(j.pending)-1]
+	c.buf = append(c.buf, h[:]...)
+	c.buf = append(c.buf, rec...)
+	j.rotBytes += int64(len(h) + len(rec))
+	j.last++
+	t := j.last
+	j.mu.Unlock()
+
+	j.wake()
+	return t
+}
+
+// wake tells the flusher there is work without ever blocking.
+func (j *Journal) wake() {
+	select {
+	case j.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Wait returns nil once the record of ticket t is durable under the sync
+// policy; the journal's write failure if writing failed first; ErrClosed if
+// the journal was closed before the record was written; or ctx's error.
+// Returning early because of ctx does not cancel the record.
+func (j *Journal) Wait(ctx context.Context, t Ticket) error {
+	for {
+		j.mu.Lock()
+		if t <= j.durable {
+			j.mu.Unlock()
+			return nil
+		}
+		if j.failed != nil {
+			err := j.failed
+			j.mu.Unlock()
+			return err
+		}
+		if j.stopped || (j.closed && !j.ready) || t == closedTicket {
+			j.mu.Unlock()
+			return ErrClosed
+		}
+		ch := j.flushed
+		j.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// Flush waits until everything appended so far is durable.
+func (j *Journal) Flush(ctx context.Context) error {
+	j.mu.Lock()
+	t := j.last
+	j.mu.Unlock()
+	return j.Wait(ctx, t)
+}
+
+// BytesSinceRotate returns how many bytes were appended since the last
+// rotation (snapshot) or since Replay: a cue for when to snapshot.
+func (j *Journal) BytesSinceRotate() int64 {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.rotBytes
+}

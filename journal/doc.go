@@ -1,0 +1,87 @@
+// Package journal is the write-ahead journal of the memory backend: an
+// append-only log of opaque records, written with group commit and
+// compacted by snapshots, so that no acknowledged change is lost when the
+// process is killed or the machine reboots. It knows nothing about what the
+// records mean; the memory backend encodes its operations into them.
+//
+// # Files
+//
+// The data directory (Options.Dir, created 0700, locked by DIR/LOCK while a
+// Journal is open) holds:
+//
+//	journal-<seq>.log        segments, numbered 1, 2, 3, ... (20 digits)
+//	snapshot-<seq>.snap      the state as of the start of segment <seq>
+//	snapshot-<seq>.snap.tmp  a snapshot being written (removed by Open)
+//	*.damaged-<time>         files set aside by recovery (never read)
+//
+// Every segment and snapshot starts with a 20-byte header: magic ("CDJL"
+// for segments, "CDJS" for snapshots), format version (uint32, 1), the
+// file's sequence number (uint64) and the CRC-32C of those 16 bytes. Then
+// frames follow, each
+//
+//	length uint32 | crc uint32 | payload[length]
+//
+// little-endian, where crc is the CRC-32C (Castagnoli) of the four length
+// bytes followed by the payload (so a run of zeros is never a valid frame).
+// In a segment each frame is one record. A snapshot's bytes are cut into
+// frames of at most 64 KiB and end with an empty frame as end marker.
+//
+// # Guarantees
+//
+// Under SyncGroup, once Wait returns nil for a record, that record and
+// every record appended before it are written and fsynced; after a crash
+// Replay returns them, in append order. Under SyncNone they are written to
+// the operating system (they survive the process being killed, not a power
+// loss). A record whose Wait has not returned may or may not survive.
+//
+// Recovery (Open then Replay) loads the newest complete snapshot and
+// replays every segment from its number on, in order. A torn last record
+// of the last segment (a write cut short by a crash: a short header, a
+// short payload, or a bad checksum with nothing but zeros or the end of
+// file after it) is truncated with a warning naming file and offset. Any
+// other damage (a bad frame followed by more data, a bad header, a missing
+// segment, a corrupt snapshot) makes Open or Replay fail with a
+// *CorruptError naming file and byte offset, unless Options.Recover is
+// set: then everything readable before the damage is kept, the rest is
+// renamed aside (".damaged-<time>") and logged, and the journal goes on
+// from there. Only the last segment can be torn, because the journal
+// fsyncs a segment before it starts the next one.
+//
+// If a write or fsync fails, the journal stops acknowledging: every Wait
+// from then on returns that error (after a failed fsync the kernel may
+// have dropped the data, so retrying could acknowledge lost records). The
+// caller should stop serving and restart, which replays what is on disk.
+//
+// # Contract for callers
+//
+// Open, then Replay exactly once (also on an empty directory), then use.
+//
+// Appending: mutate your state and Append its record while holding your
+// state lock, so that the journal's order is your apply order; release the
+// lock; then Wait on the ticket before acknowledging the change to anyone.
+// Append never blocks on disk, so holding the lock across it is cheap;
+// Wait blocks, so never hold the lock across it. Concurrent Waits share
+// fsyncs: one background flusher writes everything appended so far with
+// one write and one fsync, and wakes every waiter covered; what is appended
+// meanwhile goes into the next group. The record passed to Append may be
+// reused once Append returns.
+//
+// Replaying: loadSnapshot receives the bytes your snapshot writer produced
+// (it is called only if a snapshot exists), then apply receives each
+// record in order. The record slice is reused after apply returns.
+//
+// Snapshotting (compaction): while holding your state lock (a lock that
+// excludes every Append), call Rotate and capture your state (clone it, or
+// freeze a copy-on-write version); release the lock; then call
+// WriteSnapshot with the boundary and a function writing the captured
+// state. The snapshot so corresponds exactly to "every record in segments
+// before Boundary.Seq", and new appends continue into segment Seq while it
+// is written. Snapshot(ctx, lock, capture) does these steps for you.
+// WriteSnapshot writes a temporary file, fsyncs it, waits until every
+// record before the boundary is durable, renames it into place, fsyncs the
+// directory, and only then deletes the segments and snapshots it
+// supersedes. A crash at any point leaves either the old snapshot with all
+// its segments, or the new one with all of its segments.
+//
+// BytesSinceRotate tells how much journal a snapshot would compact away.
+package journal

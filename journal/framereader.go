@@ -1,0 +1,139 @@
+package journal
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// frameReader reads the frames of one segment or snapshot file in order,
+// keeping the byte offset of each so damage can be reported precisely.
+type frameReader struct {
+	path string
+	r    *bufio.Reader
+	off  int64 // offset of the next frame
+	size int64 // file size when opened
+	buf  []byte
+}
+
+// damage describes a frame that could not be read.
+type damage struct {
+	off    int64
+	reason string
+	// pastEOF: the frame header or its claimed payload runs past the end
+	// of the file (what a crash in the middle of a write leaves).
+	pastEOF bool
+}
+
+func (d *damage) Error() string { return fmt.Sprintf("offset %d: %s", d.off, d.reason) }
+
+// corrupt turns the damage into the error Open and Replay report.
+func (d *damage) corrupt(path string) *CorruptError {
+	return &CorruptError{File: path, Offset: d.off, Reason: d.reason}
+}
+
+// openFrames opens path, checks its header and returns a reader positioned
+// on the first frame. A header that cannot be read is reported as *damage
+// at offset 0 (with pastEOF set when the file is shorter than a header).
+func openFrames(path, magic string, seq uint64) (*os.File, *frameReader, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("journal: opening %s: %w", path, err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("journal: stat %s: %w", path, err)
+	}
+	fr := &frameReader{path: path, r: bufio.NewReaderSize(f, 1<<20), size: st.Size()}
+	h := make([]byte, headerSize)
+	if _, err := io.ReadFull(fr.r, h); err != nil {
+		f.Close()
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, nil, &damage{off: 0, reason: "file shorter than its header", pastEOF: true}
+		}
+		return nil, nil, fmt.Errorf("journal: reading %s: %w", path, err)
+	}
+	if reason := checkHeader(h, magic, seq); reason != "" {
+		f.Close()
+		return nil, nil, &damage{off: 0, reason: reason}
+	}
+	fr.off = headerSize
+	return f, fr, nil
+}
+
+// next returns the payload of the next frame, valid until the following
+// call; io.EOF at a clean end of file; *damage for a frame that is cut
+// short or fails its checksum; any other error for a failed read.
+func (fr *frameReader) next() ([]byte, error) {
+	var h [frameHeaderSize]byte
+	n, err := io.ReadFull(fr.r, h[:])
+	if err != nil {
+		if n == 0 && errors.Is(err, io.EOF) {
+			return nil, io.EOF
+		}
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, &damage{off: fr.off, reason: fmt.Sprintf("frame header cut short (%d of %d bytes)", n, frameHeaderSize), pastEOF: true}
+		}
+		return nil, fmt.Errorf("journal: reading %s at offset %d: %w", fr.path, fr.off, err)
+	}
+	length := binary.LittleEndian.Uint32(h[:4])
+	end := fr.off + frameHeaderSize + int64(length)
+	if end > fr.size {
+		return nil, &damage{off: fr.off, reason: fmt.Sprintf("frame of %d bytes runs past the end of the file (%d bytes)", length, fr.size), pastEOF: true}
+	}
+	if length > MaxRecordSize {
+		return nil, &damage{off: fr.off, reason: fmt.Sprintf("frame length %d exceeds the maximum %d", length, MaxRecordSize)}
+	}
+	if cap(fr.buf) < int(length) {
+		fr.buf = make([]byte, length)
+	}
+	payload := fr.buf[:length]
+	if _, err := io.ReadFull(fr.r, payload); err != nil {
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, &damage{off: fr.off, reason: "frame payload cut short", pastEOF: true}
+		}
+		return nil, fmt.Errorf("journal: reading %s at offset %d: %w", fr.path, fr.off, err)
+	}
+	if binary.LittleEndian.Uint32(h[4:]) != frameCRC([4]byte(h[:4]), payload) {
+		return nil, &damage{off: fr.off, reason: "frame checksum mismatch", pastEOF: end == fr.size}
+	}
+	fr.off = end
+	return payload, nil
+}
+
+// zeroFrom reports whether every byte of the file from off to its end is
+// zero: a crash can extend a file with zeros that never held data.
+func zeroFrom(path string, off int64) (bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, fmt.Errorf("journal: opening %s: %w", path, err)
+	}
+	defer f.Close()
+	r := bufio.NewReaderSize(io.NewSectionReader(f, off, 1<<62), 64<<10)
+	for {
+		b, err := r.ReadByte()
+		if errors.Is(err, io.EOF) {
+			return true, nil
+		}
+		if err != nil {
+			return false, fmt.Errorf("journal: reading %s: %w", path, err)
+		}
+		if b != 0 {
+			return false, nil
+		}
+	}
+}
+
+// isTornTail decides whether damage in the last segment is the torn end of
+// an interrupted write (true) rather than corruption: nothing readable can
+// follow it, because it runs past the end of the file or only zeros follow.
+func isTornTail(path string, d *damage) (bool, error) {
+	if d.pastEOF {
+		return true, nil
+	}
+	return zeroFrom(path, d.off)
+}

@@ -1,0 +1,150 @@
+package journal
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+)
+
+// Journal is an append-only log of opaque records, split into segments and
+// compacted by snapshots. See the package documentation for the contract.
+type Journal struct {
+	dir  string
+	opts Options
+	log  *slog.Logger
+	lock *os.File // DIR/LOCK, held while open
+
+	plan replayPlan // decided by Open, carried out by Replay
+
+	mu       sync.Mutex // guards the fields below; never held across I/O
+	ready    bool       // Replay succeeded and the flusher runs
+	replayed bool       // Replay was called (successfully or not)
+	closed   bool
+	pending  []chunk // appended but not yet taken by the flusher
+	last     Ticket  // last ticket handed out
+	curSeg   uint64  // segment receiving new appends
+	rotBytes int64   // bytes appended since the last rotation
+	durable  Ticket  // every ticket up to this one is durable
+	failed   error   // sticky write/fsync failure
+	stopped  bool    // the flusher has exited
+	flushed  chan struct{}
+
+	kick chan struct{} // wakes the flusher (capacity 1)
+	stop chan struct{} // closed by Close
+	done chan struct{} // closed when the flusher exits
+
+	// Owned by the flusher goroutine once Replay has started it.
+	file    *os.File
+	fileSeg uint64
+	dirty   bool   // written since the last fsync
+	spare   []byte // guarded by mu: the buffer takePending hands out next
+
+	snapMu   sync.Mutex // serialises WriteSnapshot
+	lastSnap uint64     // sequence number of the newest snapshot on disk
+
+	report Report
+}
+
+// chunk is a run of encoded frames bound for one segment. A chunk whose
+// segment differs from the previous one marks a rotation.
+type chunk struct {
+	seg uint64
+	buf []byte
+}
+
+// Report describes what Open and Replay found and did.
+type Report struct {
+	Snapshot      string   // path of the snapshot loaded, "" if none
+	Segments      int      // segments replayed
+	Records       int      // records passed to apply
+	TornTail      string   // "file@offset" of a truncated torn tail, "" if none
+	TruncatedSize int64    // bytes removed by that truncation
+	SetAside      []string // damaged or unreplayable files renamed under Recover
+	Removed       []string // leftovers removed (unfinished snapshots, superseded files)
+}
+
+// Open opens (or creates) the journal in opts.Dir, takes the directory
+// lock, removes unfinished snapshots, chooses the newest valid snapshot and
+// checks that the segments after it form an unbroken sequence. Nothing is
+// read into the caller's state until Replay, which must be called (even on
+// an empty directory) before Append.
+func Open(opts Options) (*Journal, error) {
+	if opts.Dir == "" {
+		return nil, errors.New("journal: Options.Dir is empty")
+	}
+	if opts.Sync != SyncGroup && opts.Sync != SyncNone {
+		return nil, fmt.Errorf("journal: invalid Options.Sync %d", int(opts.Sync))
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	if err := os.MkdirAll(opts.Dir, 0o700); err != nil {
+		return nil, fmt.Errorf("journal: creating data directory: %w", err)
+	}
+	lock, err := lockDir(opts.Dir)
+	if err != nil {
+		return nil, err
+	}
+	j := &Journal{
+		dir:     opts.Dir,
+		opts:    opts,
+		log:     log.With("journal", opts.Dir),
+		lock:    lock,
+		flushed: make(chan struct{}),
+		kick:    make(chan struct{}, 1),
+		stop:    make(chan struct{}),
+		done:    make(chan struct{}),
+	}
+	if err := j.planReplay(); err != nil {
+		unlockDir(lock)
+		return nil, err
+	}
+	return j, nil
+}
+
+// Dir returns the data directory.
+func (j *Journal) Dir() string { return j.dir }
+
+// Report returns what Open and Replay found and did.
+func (j *Journal) Report() Report {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	r := j.report
+	r.SetAside = append([]string(nil), r.SetAside...)
+	r.Removed = append([]string(nil), r.Removed...)
+	return r
+}
+
+// Close writes and fsyncs every record appended so far (whatever the sync
+// policy), stops the flusher and releases the directory. Records appended
+// after Close are never written: Wait reports ErrClosed for them. It
+// returns the journal's write failure, if one happened. Calling Close again
+// returns nil.
+func (j *Journal) Close() error {
+	j.mu.Lock()
+	if j.closed {
+		j.mu.Unlock()
+		return nil
+	}
+	j.closed = true
+	running := j.ready
+	j.mu.Unlock()
+
+	var err error
+	if running {
+		close(j.stop)
+		<-j.done
+		j.mu.Lock()
+		err = j.failed
+		j.mu.Unlock()
+	} else if j.file != nil {
+		err = j.file.Close()
+	}
+	if uerr := unlockDir(j.lock); err == nil && uerr != nil {
+		err = fmt.Errorf("journal: releasing lock: %w", uerr)
+	}
+	return err
+}

@@ -1,0 +1,136 @@
+package journal
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestRoundTripManyRecords(t *testing.T) {
+	dir := t.TempDir()
+	j, got := mustOpen(t, testOptions(dir, nil))
+	if got.snapshot != nil || len(got.records) != 0 {
+		t.Fatalf("fresh journal replayed %+v", got)
+	}
+	var want [][]byte
+	for i := range 3000 {
+		// Sizes from 0 to ~9 KiB, content depending on i.
+		rec := bytes.Repeat([]byte{byte(i), byte(i >> 8)}, (i*37)%4700)
+		want = append(want, rec)
+	}
+	appendWait(t, j, want...)
+	if err := j.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+
+	_, got = mustOpen(t, testOptions(dir, nil))
+	if got.snapshot != nil {
+		t.Fatalf("loadSnapshot called without a snapshot")
+	}
+	equalRecords(t, got.records, want)
+}
+
+func TestReplayOrderAcrossSessions(t *testing.T) {
+	dir := t.TempDir()
+	var want [][]byte
+	for session := range 4 {
+		j, got := mustOpen(t, testOptions(dir, nil))
+		equalRecords(t, got.records, want)
+		recs := numbered(string(rune('a'+session)), 0, 50)
+		appendWait(t, j, recs...)
+		want = append(want, recs...)
+		if err := j.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Each session writes into a new segment: 1..4 plus the one Open makes.
+	if l := listNames(t, dir); len(l.segments) != 4 || l.segments[0] != 1 || l.segments[3] != 4 {
+		t.Fatalf("segments = %v, want [1 2 3 4]", l.segments)
+	}
+	_, got := mustOpen(t, testOptions(dir, nil))
+	equalRecords(t, got.records, want)
+}
+
+func TestCloseFlushesAndLaterAppendsReportClosed(t *testing.T) {
+	for _, policy := range []SyncPolicy{SyncGroup, SyncNone} {
+		t.Run(policy.String(), func(t *testing.T) {
+			dir := t.TempDir()
+			opts := testOptions(dir, nil)
+			opts.Sync = policy
+			j, _ := mustOpen(t, opts)
+			t1 := j.Append([]byte("before close"))
+			if err := j.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if err := j.Wait(context.Background(), t1); err != nil {
+				t.Fatalf("Wait for a record appended before Close: %v", err)
+			}
+			t2 := j.Append([]byte("after close"))
+			if err := j.Wait(context.Background(), t2); !errors.Is(err, ErrClosed) {
+				t.Fatalf("Wait for a record appended after Close = %v, want ErrClosed", err)
+			}
+			_, got := mustOpen(t, opts)
+			equalRecords(t, got.records, [][]byte{[]byte("before close")})
+		})
+	}
+}
+
+func TestSecondOpenOfALockedDirectoryFails(t *testing.T) {
+	dir := t.TempDir()
+	j, _ := mustOpen(t, testOptions(dir, nil))
+	if _, err := Open(testOptions(dir, nil)); err == nil || !strings.Contains(err.Error(), "in use") {
+		t.Fatalf("second Open = %v, want an in-use error", err)
+	}
+	j.Close()
+	j2, _ := mustOpen(t, testOptions(dir, nil))
+	j2.Close()
+}
+
+func TestAppendBeforeReplayPanics(t *testing.T) {
+	j, err := Open(testOptions(t.TempDir(), nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	defer func() {
+		if recover() == nil {
+			t.Fatal("Append before Replay did not panic")
+		}
+	}()
+	j.Append([]byte("x"))
+}
+
+func TestReplayApplyErrorNamesTheRecord(t *testing.T) {
+	dir := t.TempDir()
+	j, _ := mustOpen(t, testOptions(dir, nil))
+	appendWait(t, j, numbered("r", 0, 3)...)
+	j.Close()
+
+	j, err := Open(testOptions(dir, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	boom := errors.New("boom")
+	err = j.Replay(nil, func(rec []byte) error {
+		if string(rec) == "r1" {
+			return boom
+		}
+		return nil
+	})
+	if !errors.Is(err, boom) || !strings.Contains(err.Error(), segmentName(1)) {
+		t.Fatalf("Replay = %v, want boom naming %s", err, segmentName(1))
+	}
+}
+
+func TestWaitHonoursContext(t *testing.T) {
+	j, _ := mustOpen(t, testOptions(t.TempDir(), nil))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	// A ticket never handed out cannot become durable; Wait must give up.
+	if err := j.Wait(ctx, j.Append([]byte("x"))+1000); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Wait = %v, want context.Canceled", err)
+	}
+}

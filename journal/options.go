@@ -1,0 +1,65 @@
+package journal
+
+import (
+	"fmt"
+	"log/slog"
+)
+
+// SyncPolicy says when a record counts as durable, that is when Wait
+// returns for it.
+type SyncPolicy int
+
+const (
+	// SyncGroup (the default) acknowledges a record once it has been written
+	// and fsynced. One fsync covers every record appended while the previous
+	// write and fsync ran (group commit), so the cost of an fsync is shared
+	// by all concurrent callers.
+	SyncGroup SyncPolicy = iota
+	// SyncNone acknowledges a record once it has been written to the
+	// operating system, without fsync. Records survive the process being
+	// killed, not the machine losing power. Segment switches, snapshots and
+	// Close still fsync.
+	SyncNone
+)
+
+// String names the policy as a flag would.
+func (p SyncPolicy) String() string {
+	switch p {
+	case SyncGroup:
+		return "group"
+	case SyncNone:
+		return "none"
+	default:
+		return fmt.Sprintf("SyncPolicy(%d)", int(p))
+	}
+}
+
+// ParseSyncPolicy reads the names String produces.
+func ParseSyncPolicy(s string) (SyncPolicy, error) {
+	switch s {
+	case "group":
+		return SyncGroup, nil
+	case "none":
+		return SyncNone, nil
+	}
+	return 0, fmt.Errorf("journal: unknown sync policy %q (want group or none)", s)
+}
+
+// Options configure Open.
+type Options struct {
+	// Dir is the data directory. It is created (mode 0700) if missing and
+	// locked against a second Journal, in this or another process, for as
+	// long as the Journal is open.
+	Dir string
+	// Sync is the durability policy; the zero value is SyncGroup.
+	Sync SyncPolicy
+	// Logger receives warnings about repaired tails, dropped data and
+	// removed leftovers; nil means slog.Default().
+	Logger *slog.Logger
+	// Recover keeps whatever can be read when the journal is damaged
+	// somewhere other than its very end (a bad record followed by more
+	// data, a missing segment, a corrupt snapshot). Without it such damage
+	// makes Open or Replay fail. Everything dropped is logged and kept on
+	// disk under a ".damaged" name for inspection.
+	Recover bool
+}
