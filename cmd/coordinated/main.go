@@ -1,0 +1,42 @@
+// Command coordinated is the job-queue daemon: it serves the legacy Python
+// coordinate CBOR-RPC protocol (default 127.0.0.1:5932) from a memory or
+// PostgreSQL backend.
+//
+// Usage:
+//
+//	coordinated [-listen ADDR] [-backend memory|postgres://URL]
+//	            [-config FILE] [-max-request-size BYTES] [-log-level LEVEL]
+//	            [-enforce-min-gb] [-data-dir DIR] [-version]
+//
+// On SIGINT or SIGTERM it stops accepting connections, answers the
+// requests already received, closes the backend and exits 0.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// version is reported by -version; release builds may set it with
+// -ldflags "-X main.version=...".
+var version = "devel"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr, nil)
+	switch {
+	case err == nil:
+	case errors.Is(err, flag.ErrHelp):
+	case errors.Is(err, errUsage):
+		os.Exit(2)
+	default:
+		fmt.Fprintln(os.Stderr, "coordinated:", err)
+		os.Exit(1)
+	}
+}

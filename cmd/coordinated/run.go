@@ -1,0 +1,92 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"time"
+
+	"coordinated/cborrpc"
+	"coordinated/coordinate"
+	"coordinated/jobserver"
+)
+
+// shutdownGrace bounds how long a shutdown waits for in-flight requests.
+const shutdownGrace = 30 * time.Second
+
+// run is the whole daemon: it serves until ctx is cancelled (the signal
+// handler in main), then shuts down cleanly. If ready is non-nil it gets
+// the listening address once the port is open.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready chan<- net.Addr) error {
+	opts, err := parseOptions(args, stderr)
+	if err != nil {
+		return err
+	}
+	if opts.version {
+		fmt.Fprintln(stdout, "coordinated", version)
+		return nil
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: opts.logLevel}))
+
+	cfg := jobserver.Config{Clock: coordinate.SystemClock{}, Logger: log}
+	if opts.configFile != "" {
+		text, err := os.ReadFile(opts.configFile)
+		if err != nil {
+			return fmt.Errorf("-config: %w", err)
+		}
+		if cfg.ServerConfig, cfg.Retention, err = jobserver.LoadYAMLConfig(text); err != nil {
+			return fmt.Errorf("-config %s: %w", opts.configFile, err)
+		}
+	}
+
+	backend, err := openBackend(ctx, opts, cfg.Clock, log)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := backend.Close(); err != nil {
+			log.Error("closing backend", "err", err)
+		}
+	}()
+	ns, err := backend.Namespace(ctx, "")
+	if err != nil {
+		return fmt.Errorf("opening the default namespace: %w", err)
+	}
+
+	ln, err := net.Listen("tcp", opts.listen)
+	if err != nil {
+		return fmt.Errorf("-listen: %w", err)
+	}
+	srv := cborrpc.NewServer(jobserver.New(ns, cfg), cborrpc.ServerOptions{
+		MaxRequestSize: opts.maxRequestSize,
+		Logger:         log,
+	})
+	log.Info("listening", "addr", ln.Addr().String(), "backend", backendLabel(opts.backend), "version", version)
+	if ready != nil {
+		ready <- ln.Addr()
+	}
+
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	select {
+	case err := <-served:
+		return fmt.Errorf("serving: %w", err)
+	case <-ctx.Done():
+	}
+
+	log.Info("shutting down")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		log.Warn("shutdown incomplete", "err", err)
+	}
+	if err := <-served; err != nil && !errors.Is(err, net.ErrClosed) && !errors.Is(err, cborrpc.ErrServerClosed) {
+		log.Warn("server stopped", "err", err)
+	}
+	log.Info("stopped")
+	return nil
+}
