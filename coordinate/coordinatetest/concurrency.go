@@ -1,0 +1,165 @@
+package coordinatetest
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+
+	"coordinated/coordinate"
+)
+
+// concurrencyTests check that every Namespace method is atomic: run them
+// under the race detector.
+var concurrencyTests = []test{
+	{"GetWorkNeverTwice", testConcurrentGetWork},
+	{"AddAndFinish", testConcurrentAddAndFinish},
+}
+
+func testConcurrentGetWork(e *env) {
+	const workers, units = 16, 400
+	e.spec(m{"name": "s"})
+	e.addKeys("s", keysN("k", units)...)
+	var (
+		mu   sync.Mutex
+		got  = map[string]string{} // key -> worker
+		dups []string
+		errs []error
+		wg   sync.WaitGroup
+	)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			id := fmt.Sprintf("w%02d", w)
+			for {
+				as, err := e.ns.GetWork(e.ctx, coordinate.WorkRequest{Worker: text(id), MaxJobs: 1 + w%4, LeaseTime: 3600e9})
+				if err != nil {
+					mu.Lock()
+					errs = append(errs, err)
+					mu.Unlock()
+					return
+				}
+				if len(as) == 0 {
+					return
+				}
+				mu.Lock()
+				for _, a := range as {
+					if prev, ok := got[a.Key.Bytes]; ok {
+						dups = append(dups, fmt.Sprintf("%s to %s and %s", a.Key.Bytes, prev, id))
+					}
+					got[a.Key.Bytes] = id
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		e.t.Errorf("concurrent GetWork: %v", err)
+	}
+	for _, d := range dups {
+		e.t.Errorf("unit handed out twice: %s", d)
+	}
+	if len(got) != units {
+		e.t.Errorf("workers got %d distinct units, want all %d", len(got), units)
+	}
+	e.checkCounts("s", map[coordinate.Status]int{coordinate.StatusPending: units})
+}
+
+func testConcurrentAddAndFinish(e *env) {
+	const adders, perAdder, finishers = 4, 100, 8
+	e.spec(m{"name": "s"})
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		errs     []error
+		finished = map[string]int{}
+		addDone  = make(chan struct{})
+	)
+	report := func(err error) {
+		mu.Lock()
+		errs = append(errs, err)
+		mu.Unlock()
+	}
+	var addWG sync.WaitGroup
+	for a := 0; a < adders; a++ {
+		addWG.Add(1)
+		go func() {
+			defer addWG.Done()
+			for i := 0; i < perAdder; i += 10 {
+				in := make([]coordinate.WorkUnitInput, 10)
+				for j := range in {
+					in[j] = coordinate.WorkUnitInput{Key: text(fmt.Sprintf("a%d-%03d", a, i+j)), Data: coordinate.EmptyMap}
+				}
+				if err := e.ns.AddWorkUnits(e.ctx, "s", in); err != nil {
+					report(err)
+					return
+				}
+			}
+		}()
+	}
+	go func() { addWG.Wait(); close(addDone) }()
+	for f := 0; f < finishers; f++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			id := text(fmt.Sprintf("f%d", f))
+			for {
+				// Read addDone before asking: no work after the adders are
+				// done means everything has been handed out.
+				var done bool
+				select {
+				case <-addDone:
+					done = true
+				default:
+				}
+				as, err := e.ns.GetWork(e.ctx, coordinate.WorkRequest{Worker: id, MaxJobs: 3, LeaseTime: 3600e9})
+				if err != nil {
+					report(err)
+					return
+				}
+				if len(as) == 0 {
+					if done {
+						return
+					}
+					if _, err := e.ns.CountWorkUnits(e.ctx, "s"); err != nil {
+						report(err)
+						return
+					}
+					runtime.Gosched()
+					continue
+				}
+				for _, a := range as {
+					status := coordinate.StatusFinished
+					if len(a.Key.Bytes)%2 == 0 && a.Key.Bytes[len(a.Key.Bytes)-1] == '7' {
+						status = coordinate.StatusFailed
+					}
+					if err := e.ns.UpdateAttempt(e.ctx, ref(a), coordinate.WorkUnitUpdate{Status: status}); err != nil {
+						report(err)
+						return
+					}
+					mu.Lock()
+					finished[a.Key.Bytes]++
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		e.t.Errorf("concurrent add/finish: %v", err)
+	}
+	total := adders * perAdder
+	if len(finished) != total {
+		e.t.Errorf("finished %d distinct units, want %d", len(finished), total)
+	}
+	for k, n := range finished {
+		if n != 1 {
+			e.t.Errorf("unit %s completed %d times", k, n)
+		}
+	}
+	c := e.counts("s")
+	if c[coordinate.StatusFinished]+c[coordinate.StatusFailed] != total || len(c) > 2 {
+		e.t.Errorf("counts = %v, want %d completed units and nothing else", c, total)
+	}
+}

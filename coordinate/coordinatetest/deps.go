@@ -1,0 +1,210 @@
+package coordinatetest
+
+import (
+	"sort"
+	"strings"
+
+	"coordinated/coordinate"
+)
+
+// depTests cover work-unit dependencies (issue 6, DECISIONS §9): a unit
+// with unmet dependencies is BLOCKED, becomes AVAILABLE when all of them
+// are FINISHED, and fails when one of them fails.
+var depTests = []test{
+	{"Diamond", testDepDiamond},
+	{"Chain", testDepChain},
+	{"AcrossSpecs", testDepAcrossSpecs},
+	{"DependencyAddedLater", testDepAddedLater},
+	{"AlreadyFinished", testDepAlreadyFinished},
+	{"FailurePropagates", testDepFailurePropagates},
+	{"RetryRoot", testDepRetryRoot},
+	{"CycleRejected", testDepCycleRejected},
+	{"CycleInOneCall", testDepCycleInOneCall},
+	{"SelfCycle", testDepSelfCycle},
+}
+
+// dep makes a unit input of spec "s" depending on keys of spec "s".
+func (e *env) dep(key string, on ...string) coordinate.WorkUnitInput {
+	in := e.unit(key, m{"k": key})
+	for _, o := range on {
+		in.DependsOn = append(in.DependsOn, coordinate.UnitRef{Spec: "s", Key: o})
+	}
+	return in
+}
+
+// checkDeps fails unless unit s/key is BLOCKED on exactly the unmet keys
+// of spec "s" given (or not blocked when none are given).
+func (e *env) checkDeps(key string, unmet ...string) {
+	e.t.Helper()
+	u := e.mustGet("s", key)
+	var got []string
+	for _, r := range u.DependsOn {
+		if r.Spec != "s" {
+			e.t.Errorf("unit %q depends on %v, outside spec s", key, r)
+		}
+		got = append(got, r.Key)
+	}
+	sort.Strings(got)
+	sort.Strings(unmet)
+	e.checkKeys("unmet dependencies of "+key, got, unmet)
+	want := coordinate.StatusBlocked
+	if len(unmet) == 0 {
+		want = coordinate.StatusAvailable
+	}
+	if u.Status != want && !(want == coordinate.StatusAvailable && u.Status.Completed()) {
+		e.t.Errorf("unit %q status = %v, want %v", key, u.Status, want)
+	}
+}
+
+// drain takes every unit GetWork hands out and returns their keys sorted.
+func (e *env) drain() []string {
+	e.t.Helper()
+	var keys []string
+	for i := 0; i < 100; i++ {
+		as := e.work(coordinate.WorkRequest{Worker: text("w"), MaxJobs: 100})
+		if len(as) == 0 {
+			break
+		}
+		keys = append(keys, attemptKeys(as)...)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func testDepDiamond(e *env) {
+	e.spec(m{"name": "s"})
+	e.add("s", e.dep("D", "B", "C"), e.dep("B", "A"), e.dep("C", "A"), e.dep("A"))
+	e.checkCounts("s", map[coordinate.Status]int{coordinate.StatusAvailable: 1, coordinate.StatusBlocked: 3})
+	e.checkDeps("D", "B", "C")
+	e.checkDeps("B", "A")
+	e.checkKeys("blocked listing", e.list("s", coordinate.WorkUnitQuery{Statuses: []coordinate.Status{coordinate.StatusBlocked}}),
+		[]string{"B", "C", "D"})
+	e.checkKeys("first round", e.drain(), []string{"A"})
+	e.finish("s", "A", nil)
+	e.checkDeps("B")
+	e.checkDeps("C")
+	e.checkDeps("D", "B", "C")
+	e.checkKeys("second round", e.drain(), []string{"B", "C"})
+	e.finish("s", "B", nil)
+	e.checkDeps("D", "C")
+	e.noWork(coordinate.WorkRequest{Worker: text("w"), MaxJobs: 10})
+	e.finish("s", "C", nil)
+	e.checkDeps("D")
+	e.checkKeys("third round", e.drain(), []string{"D"})
+	e.finish("s", "D", nil)
+	e.checkCounts("s", map[coordinate.Status]int{coordinate.StatusFinished: 4})
+}
+
+func testDepChain(e *env) {
+	e.spec(m{"name": "s"})
+	e.add("s", e.dep("1"), e.dep("2", "1"), e.dep("3", "2"), e.dep("4", "3"))
+	for _, k := range []string{"1", "2", "3", "4"} {
+		e.checkKeys("round "+k, e.drain(), []string{k})
+		e.finish("s", k, nil)
+	}
+	e.checkCounts("s", map[coordinate.Status]int{coordinate.StatusFinished: 4})
+}
+
+func testDepAcrossSpecs(e *env) {
+	e.spec(m{"name": "s"})
+	e.spec(m{"name": "other"})
+	e.addKeys("other", "up")
+	in := e.unit("down", m{})
+	in.DependsOn = []coordinate.UnitRef{{Spec: "other", Key: "up"}}
+	e.add("s", in)
+	u := e.mustGet("s", "down")
+	if u.Status != coordinate.StatusBlocked || len(u.DependsOn) != 1 || u.DependsOn[0] != (coordinate.UnitRef{Spec: "other", Key: "up"}) {
+		e.t.Errorf("down = %v depends on %v, want blocked on other/up", u.Status, u.DependsOn)
+	}
+	as := e.work(coordinate.WorkRequest{Worker: text("w"), MaxJobs: 10})
+	e.checkKeys("only the dependency", attemptKeys(as), []string{"up"})
+	e.finish("other", "up", nil)
+	e.checkStatus("s", coordinate.StatusAvailable, "down")
+}
+
+func testDepAddedLater(e *env) {
+	e.spec(m{"name": "s"})
+	e.add("s", e.dep("B", "X"))
+	e.checkDeps("B", "X")
+	e.noWork(coordinate.WorkRequest{Worker: text("w")})
+	e.add("s", e.dep("X"))
+	e.checkDeps("B", "X")
+	e.checkKeys("the dependency", e.drain(), []string{"X"})
+	e.finish("s", "X", nil)
+	e.checkDeps("B")
+	e.checkKeys("the dependent", e.drain(), []string{"B"})
+}
+
+func testDepAlreadyFinished(e *env) {
+	e.spec(m{"name": "s"})
+	e.addKeys("s", "A")
+	e.finish("s", "A", nil)
+	e.add("s", e.dep("B", "A"))
+	e.checkDeps("B")
+	e.checkKeys("dependent of a finished unit", e.drain(), []string{"B"})
+}
+
+func testDepFailurePropagates(e *env) {
+	e.spec(m{"name": "s"})
+	e.add("s", e.dep("root"), e.dep("L1", "root"), e.dep("L2", "L1"), e.dep("L3", "L2"), e.dep("other"))
+	e.workOne("w")
+	e.fail("s", "root")
+	for _, k := range []string{"L1", "L2", "L3"} {
+		u := e.mustGet("s", k)
+		if u.Status != coordinate.StatusFailed {
+			e.t.Errorf("dependent %q status = %v, want failed", k, u.Status)
+		}
+		if tb := dataField(e.t, u.Data, "traceback"); !strings.Contains(tb, "root") {
+			e.t.Errorf("dependent %q traceback = %q, want it to name the failed root", k, tb)
+		}
+	}
+	e.checkStatus("s", coordinate.StatusAvailable, "other")
+	e.checkCounts("s", map[coordinate.Status]int{coordinate.StatusFailed: 4, coordinate.StatusAvailable: 1})
+}
+
+func testDepRetryRoot(e *env) {
+	e.spec(m{"name": "s"})
+	e.add("s", e.dep("root"), e.dep("L1", "root"), e.dep("L2", "L1"))
+	e.fail("s", "root")
+	e.checkStatus("s", coordinate.StatusFailed, "L1", "L2")
+	e.update("s", "root", coordinate.WorkUnitUpdate{Status: coordinate.StatusAvailable})
+	e.checkStatus("s", coordinate.StatusAvailable, "root")
+	e.checkDeps("L1", "root")
+	e.checkDeps("L2", "L1")
+	for _, k := range []string{"root", "L1", "L2"} {
+		e.checkKeys("round "+k, e.drain(), []string{k})
+		e.finish("s", k, nil)
+	}
+	e.checkCounts("s", map[coordinate.Status]int{coordinate.StatusFinished: 3})
+}
+
+func testDepCycleRejected(e *env) {
+	e.spec(m{"name": "s"})
+	e.add("s", e.dep("A", "B"), e.dep("C", "A"))
+	err := e.ns.AddWorkUnits(e.ctx, "s", []coordinate.WorkUnitInput{e.dep("new"), e.dep("B", "C")})
+	e.wantErr("edge B->C closing A->B->C->A", err, coordinate.ErrCycle)
+	if u := e.get("s", "B"); u != nil {
+		e.t.Errorf("unit B added despite the cycle: %v", u.Status)
+	}
+	if u := e.get("s", "new"); u != nil {
+		e.t.Errorf("other unit of the rejected call added: %v", u.Status)
+	}
+	e.checkCounts("s", map[coordinate.Status]int{coordinate.StatusBlocked: 2})
+	// Without the cycle B is fine.
+	e.add("s", e.dep("B"))
+	e.checkKeys("B", e.drain(), []string{"B"})
+}
+
+func testDepCycleInOneCall(e *env) {
+	e.spec(m{"name": "s"})
+	err := e.ns.AddWorkUnits(e.ctx, "s", []coordinate.WorkUnitInput{e.dep("X", "Y"), e.dep("Y", "X")})
+	e.wantErr("X<->Y in one call", err, coordinate.ErrCycle)
+	e.checkCounts("s", nil)
+}
+
+func testDepSelfCycle(e *env) {
+	e.spec(m{"name": "s"})
+	err := e.ns.AddWorkUnits(e.ctx, "s", []coordinate.WorkUnitInput{e.dep("X", "X")})
+	e.wantErr("X depends on itself", err, coordinate.ErrCycle)
+	e.checkCounts("s", nil)
+}

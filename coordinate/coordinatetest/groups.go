@@ -1,0 +1,150 @@
+package coordinatetest
+
+import (
+	"strings"
+	"time"
+
+	"coordinated/coordinate"
+)
+
+// groupTests cover unit groups (issue 6): status, cancel, stall detection.
+var groupTests = []test{
+	{"Status", testGroupStatus},
+	{"Cancel", testGroupCancel},
+	{"Stall", testGroupStall},
+}
+
+// grouped is a unit input of group g, optionally depending on keys of "s".
+func (e *env) grouped(key, g string, on ...string) coordinate.WorkUnitInput {
+	in := e.dep(key, on...)
+	in.Group = g
+	return in
+}
+
+func (e *env) groupStatus(g string) *coordinate.GroupStatus {
+	e.t.Helper()
+	gs, err := e.ns.GroupStatus(e.ctx, g)
+	if err != nil {
+		e.t.Fatalf("GroupStatus(%q): %v", g, err)
+	}
+	return gs
+}
+
+func testGroupStatus(e *env) {
+	e.spec(m{"name": "s"})
+	e.spec(m{"name": "t"})
+	e.add("s", e.grouped("a", "g"), e.grouped("b", "g", "a"), e.grouped("c", "g"), e.grouped("x", "other"), e.unit("plain", m{}))
+	tin := e.unit("t1", m{})
+	tin.Group = "g"
+	e.add("t", tin)
+	if u := e.mustGet("s", "a"); u.Group != "g" {
+		e.t.Errorf("unit group = %q, want g", u.Group)
+	}
+	gs := e.groupStatus("g")
+	want := map[coordinate.Status]int{coordinate.StatusAvailable: 3, coordinate.StatusBlocked: 1}
+	if gs.Group != "g" || !equalCounts(gs.Counts, want) || gs.Complete {
+		e.t.Errorf("group status = %+v, want counts %v, not complete", gs, want)
+	}
+	e.finish("s", "a", nil)
+	e.fail("s", "c")
+	e.finish("s", "b", nil)
+	gs = e.groupStatus("g")
+	if gs.Complete {
+		e.t.Errorf("group complete with t1 still available: %+v", gs)
+	}
+	e.finish("t", "t1", nil)
+	gs = e.groupStatus("g")
+	want = map[coordinate.Status]int{coordinate.StatusFinished: 3, coordinate.StatusFailed: 1}
+	if !equalCounts(gs.Counts, want) || !gs.Complete || gs.Stalled {
+		e.t.Errorf("group status = %+v, want counts %v, complete", gs, want)
+	}
+	if gs := e.groupStatus("other"); !equalCounts(gs.Counts, map[coordinate.Status]int{coordinate.StatusAvailable: 1}) {
+		e.t.Errorf("other group = %+v", gs)
+	}
+}
+
+func equalCounts(a, b map[coordinate.Status]int) bool {
+	n := 0
+	for s, c := range a {
+		if c == 0 {
+			continue
+		}
+		n++
+		if b[s] != c {
+			return false
+		}
+	}
+	return n == len(b)
+}
+
+func testGroupCancel(e *env) {
+	e.spec(m{"name": "s"})
+	e.add("s", e.grouped("a", "g"), e.grouped("b", "g", "a"), e.grouped("done", "g"), e.grouped("c", "g"), e.unit("outside", m{}))
+	e.finish("s", "done", nil)
+	as := e.work(coordinate.WorkRequest{Worker: text("w"), MaxJobs: 1, LeaseTime: time.Hour})
+	if len(as) != 1 || as[0].Key.Bytes != "a" {
+		e.t.Fatalf("GetWork = %q, want a", attemptKeys(as))
+	}
+	n, err := e.ns.CancelGroup(e.ctx, "g")
+	if err != nil || n != 3 {
+		e.t.Errorf("CancelGroup = %d, %v; want 3 (a pending, b blocked, c available)", n, err)
+	}
+	for _, k := range []string{"a", "b", "c"} {
+		u := e.mustGet("s", k)
+		if u.Status != coordinate.StatusFailed {
+			e.t.Errorf("cancelled unit %q status = %v, want failed", k, u.Status)
+		}
+		if tb := dataField(e.t, u.Data, "traceback"); !strings.Contains(tb, "cancel") {
+			e.t.Errorf("cancelled unit %q traceback = %q, want it to say cancelled", k, tb)
+		}
+	}
+	e.checkStatus("s", coordinate.StatusFinished, "done")
+	e.checkStatus("s", coordinate.StatusAvailable, "outside")
+	err = e.ns.UpdateAttempt(e.ctx, ref(as[0]), coordinate.WorkUnitUpdate{Status: coordinate.StatusFinished})
+	e.wantErr("UpdateAttempt on a cancelled unit", err, coordinate.ErrLostLease)
+	e.checkStatus("s", coordinate.StatusFailed, "a")
+	if gs := e.groupStatus("g"); !gs.Complete {
+		e.t.Errorf("cancelled group not complete: %+v", gs)
+	}
+	n, err = e.ns.CancelGroup(e.ctx, "g")
+	if err != nil || n != 0 {
+		e.t.Errorf("second CancelGroup = %d, %v; want 0", n, err)
+	}
+}
+
+func testGroupStall(e *env) {
+	e.spec(m{"name": "s"})
+	e.add("s", e.grouped("a", "g"), e.grouped("b", "g"))
+	if gs := e.groupStatus("g"); gs.Stalled {
+		e.t.Errorf("new group stalled: %+v", gs)
+	}
+	e.clock.Add(9 * time.Minute)
+	if gs := e.groupStatus("g"); gs.Stalled {
+		e.t.Errorf("group stalled after 9 minutes (default stall timeout 10): %+v", gs)
+	}
+	if as := e.work(coordinate.WorkRequest{Worker: text("w"), LeaseTime: time.Hour}); len(as) != 1 {
+		e.t.Fatalf("GetWork = %q, want one unit", attemptKeys(as))
+	}
+	e.checkTime("last progress", e.groupStatus("g").LastProgress, Epoch.Add(9*time.Minute))
+	e.clock.Add(9 * time.Minute)
+	if gs := e.groupStatus("g"); gs.Stalled {
+		e.t.Errorf("group stalled 9 minutes after progress: %+v", gs)
+	}
+	e.clock.Add(2 * time.Minute)
+	if gs := e.groupStatus("g"); !gs.Stalled {
+		e.t.Errorf("group not stalled 11 minutes after the last progress: %+v", gs)
+	}
+	e.finish("s", "a", nil)
+	if gs := e.groupStatus("g"); gs.Stalled {
+		e.t.Errorf("group stalled right after progress: %+v", gs)
+	}
+	e.clock.Add(11 * time.Minute)
+	if gs := e.groupStatus("g"); !gs.Stalled {
+		e.t.Errorf("group not stalled 11 minutes after the last progress: %+v", gs)
+	}
+	e.finish("s", "b", nil)
+	e.clock.Add(time.Hour)
+	if gs := e.groupStatus("g"); gs.Stalled || !gs.Complete {
+		e.t.Errorf("complete group reported stalled or incomplete: %+v", gs)
+	}
+}

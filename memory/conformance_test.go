@@ -1,0 +1,16 @@
+package memory_test
+
+import (
+	"testing"
+
+	"coordinated/coordinate"
+	"coordinated/coordinate/coordinatetest"
+	"coordinated/memory"
+)
+
+// TestConformance runs the backend-independent conformance suite.
+func TestConformance(t *testing.T) {
+	coordinatetest.Run(t, func(t *testing.T, c *coordinate.FakeClock) coordinate.Backend {
+		return memory.New(memory.Options{Clock: c})
+	})
+}
