@@ -45,6 +45,8 @@ func (j *Journal) Append(rec []byte) Ticket {
 	t := j.last
 	j.mu.Unlock()
 
+	j.counters.records.Add(1)
+	j.counters.bytes.Add(uint64(len(h) + len(rec)))
 	j.wake()
 	return t
 }

@@ -54,6 +54,7 @@ func (j *Journal) takePending() (chunks []chunk, upTo Ticket, closing bool) {
 // writeChunks writes the taken chunks in order, switching segment files at
 // rotations, and fsyncs the current file when sync is set.
 func (j *Journal) writeChunks(chunks []chunk, sync bool) error {
+	wrote := false
 	for _, c := range chunks {
 		if c.seg != j.fileSeg {
 			if err := j.switchSegment(c.seg); err != nil {
@@ -64,7 +65,7 @@ func (j *Journal) writeChunks(chunks []chunk, sync bool) error {
 			if _, err := j.file.Write(c.buf); err != nil {
 				return fmt.Errorf("journal: writing %s: %w", j.file.Name(), err)
 			}
-			j.dirty = true
+			j.dirty, wrote = true, true
 		}
 	}
 	if sync && j.dirty {
@@ -72,6 +73,10 @@ func (j *Journal) writeChunks(chunks []chunk, sync bool) error {
 			return fmt.Errorf("journal: fsync of %s: %w", j.file.Name(), err)
 		}
 		j.dirty = false
+		j.counters.syncs.Add(1)
+	}
+	if wrote {
+		j.counters.flushes.Add(1)
 	}
 	if n := len(chunks); n > 0 && cap(chunks[n-1].buf) <= spareLimit {
 		j.mu.Lock()
@@ -88,6 +93,7 @@ func (j *Journal) switchSegment(seg uint64) error {
 		if err := j.file.Sync(); err != nil {
 			return fmt.Errorf("journal: fsync of %s: %w", j.file.Name(), err)
 		}
+		j.counters.syncs.Add(1)
 		if err := j.file.Close(); err != nil {
 			return fmt.Errorf("journal: closing %s: %w", j.file.Name(), err)
 		}

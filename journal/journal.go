@@ -44,7 +44,8 @@ type Journal struct {
 	snapMu   sync.Mutex // serialises WriteSnapshot
 	lastSnap uint64     // sequence number of the newest snapshot on disk
 
-	report Report
+	report   Report
+	counters counters
 }
 
 // chunk is a run of encoded frames bound for one segment. A chunk whose

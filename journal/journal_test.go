@@ -134,3 +134,24 @@ func TestWaitHonoursContext(t *testing.T) {
 		t.Fatalf("Wait = %v, want context.Canceled", err)
 	}
 }
+
+// After a failed write the journal acknowledges nothing more: every Wait,
+// and Close, report the failure.
+func TestWriteFailureIsSticky(t *testing.T) {
+	j, _ := mustOpen(t, testOptions(t.TempDir(), nil))
+	appendWait(t, j, []byte("ok"))
+	// The flusher is idle (its last round happened before Wait returned):
+	// pull the file out from under it.
+	j.file.Close()
+	t1 := j.Append([]byte("lost"))
+	err := j.Wait(context.Background(), t1)
+	if err == nil || !strings.Contains(err.Error(), segmentName(1)) {
+		t.Fatalf("Wait after a failed write = %v, want an error naming %s", err, segmentName(1))
+	}
+	if err2 := j.Wait(context.Background(), j.Append([]byte("also lost"))); err2 == nil {
+		t.Fatal("Wait succeeded after the journal failed")
+	}
+	if cerr := j.Close(); cerr == nil {
+		t.Fatal("Close did not report the write failure")
+	}
+}
