@@ -1,0 +1,156 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"coordinated/coordinate"
+)
+
+// Options configures a Backend.
+type Options struct {
+	Clock        coordinate.Clock // nil = coordinate.SystemClock{}
+	EnforceMinGB bool
+	StallTimeout time.Duration // group watchdog; 0 = 10 minutes
+	// MaxConns caps the connection pool; 0 = pgxpool's default.
+	MaxConns int32
+	Logger   *slog.Logger // nil = slog.Default()
+}
+
+// DefaultStallTimeout is the group watchdog's default (GroupStatus.Stalled).
+const DefaultStallTimeout = 10 * time.Minute
+
+// Backend is a coordinate.Backend stored in PostgreSQL.
+type Backend struct {
+	pool    *pgxpool.Pool
+	clock   coordinate.Clock
+	opts    Options
+	log     *slog.Logger
+	updates *updateBatcher
+	sweeper sweeper
+
+	mu         sync.Mutex
+	namespaces map[string]*namespace // by name; ids never change once created
+}
+
+var _ coordinate.Backend = (*Backend)(nil)
+
+// New connects to the database at url, applies pending migrations and
+// returns a Backend.
+func New(ctx context.Context, url string, opts Options) (*Backend, error) {
+	if opts.Clock == nil {
+		opts.Clock = coordinate.SystemClock{}
+	}
+	if opts.StallTimeout <= 0 {
+		opts.StallTimeout = DefaultStallTimeout
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if err := Migrate(ctx, url); err != nil {
+		return nil, err
+	}
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("postgres backend: parse url: %w", err)
+	}
+	if opts.MaxConns > 0 {
+		cfg.MaxConns = opts.MaxConns
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("postgres backend: connect: %w", err)
+	}
+	b := &Backend{
+		pool:       pool,
+		clock:      opts.Clock,
+		opts:       opts,
+		log:        opts.Logger,
+		namespaces: map[string]*namespace{},
+	}
+	b.updates = newUpdateBatcher(b)
+	return b, nil
+}
+
+// Close stops the update batcher and closes the connection pool.
+func (b *Backend) Close() error {
+	b.updates.close()
+	b.pool.Close()
+	return nil
+}
+
+// Namespace returns the namespace called name, creating it if needed.
+func (b *Backend) Namespace(ctx context.Context, name string) (coordinate.Namespace, error) {
+	b.mu.Lock()
+	ns, ok := b.namespaces[name]
+	b.mu.Unlock()
+	if ok {
+		return ns, nil
+	}
+	var id int64
+	err := b.pool.QueryRow(ctx, `WITH ins AS (
+			INSERT INTO namespace (name) VALUES ($1) ON CONFLICT (name) DO NOTHING RETURNING id)
+		SELECT id FROM ins UNION ALL SELECT id FROM namespace WHERE name = $1 LIMIT 1`, []byte(name)).Scan(&id)
+	if err != nil {
+		return nil, fmt.Errorf("postgres namespace %q: %w", name, err)
+	}
+	ns = &namespace{b: b, id: id, name: name}
+	b.mu.Lock()
+	b.namespaces[name] = ns
+	b.mu.Unlock()
+	return ns, nil
+}
+
+// Namespaces lists the namespace names, sorted.
+func (b *Backend) Namespaces(ctx context.Context) ([]string, error) {
+	rows, err := b.pool.Query(ctx, "SELECT name FROM namespace ORDER BY name")
+	if err != nil {
+		return nil, fmt.Errorf("postgres namespaces: %w", err)
+	}
+	names, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (string, error) {
+		var n []byte
+		err := r.Scan(&n)
+		return string(n), err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("postgres namespaces: %w", err)
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+// namespace is one coordinate.Namespace: a row of the namespace table.
+type namespace struct {
+	b    *Backend
+	id   int64
+	name string
+}
+
+var _ coordinate.Namespace = (*namespace)(nil)
+
+func (ns *namespace) Name() string { return ns.name }
+
+func (ns *namespace) now() time.Time { return ns.b.clock.Now() }
+
+// inTx runs fn in a transaction, retrying it when PostgreSQL reports a
+// deadlock or serialization failure.
+func (b *Backend) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	for attempt := 0; ; attempt++ {
+		err := pgx.BeginFunc(ctx, b.pool, fn)
+		if err == nil || attempt >= 10 || !retryable(err) {
+			return err
+		}
+		b.log.Debug("postgres backend: retrying transaction", "attempt", attempt, "err", err)
+	}
+}
+
+// errNotFound reports whether err is pgx.ErrNoRows.
+func errNotFound(err error) bool { return errors.Is(err, pgx.ErrNoRows) }

@@ -1,0 +1,82 @@
+package postgres
+
+import (
+	"errors"
+	"math/rand/v2"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"coordinated/coordinate"
+)
+
+// Times are stored as bigint nanoseconds since the Unix epoch; the zero
+// time is NULL.
+
+func nsOf(t time.Time) *int64 {
+	if t.IsZero() {
+		return nil
+	}
+	v := t.UnixNano()
+	return &v
+}
+
+func timeOf(ns *int64) time.Time {
+	if ns == nil {
+		return time.Time{}
+	}
+	return time.Unix(0, *ns).UTC()
+}
+
+// nameOf rebuilds a Name from its bytea and text-flag columns; nil when the
+// bytes are NULL.
+func nameOf(b []byte, text *bool) *coordinate.Name {
+	if b == nil {
+		return nil
+	}
+	n := coordinate.Name{Bytes: string(b), Text: text != nil && *text}
+	return &n
+}
+
+// nameCols splits an optional Name into its bytea and text-flag columns.
+func nameCols(n *coordinate.Name) ([]byte, *bool) {
+	if n == nil {
+		return nil, nil
+	}
+	t := n.Text
+	return []byte(n.Bytes), &t
+}
+
+// bytesOf returns s as a non-nil []byte: pgx must send a bytea, never text.
+func bytesOf(s string) []byte {
+	if s == "" {
+		return []byte{}
+	}
+	return []byte(s)
+}
+
+// counterSlots is how many unit_count rows each spec/status has.
+const counterSlots = 8
+
+func randomSlot() int16 { return int16(rand.IntN(counterSlots)) }
+
+// retryable reports whether a transaction failed only because of
+// concurrency (deadlock, serialization failure) and may simply be rerun.
+func retryable(err error) bool {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return pgErr.Code == "40P01" || pgErr.Code == "40001"
+	}
+	return false
+}
+
+// uniqueViolation reports whether err is a unique-constraint failure.
+func uniqueViolation(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "23505"
+}
+
+// errNotImplemented reports an operation this backend does not support yet.
+func errNotImplemented(op string) error {
+	return errors.New("postgres backend: " + op + " is not implemented")
+}

@@ -1,0 +1,87 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"github.com/jackc/pgx/v5"
+
+	"coordinated/coordinate"
+)
+
+// countKey names one unit_count cell.
+type countKey struct {
+	spec   int64
+	status coordinate.Status
+}
+
+// countDelta accumulates changes to unit_count made by one transaction.
+type countDelta map[countKey]int64
+
+// move records that one unit of spec went from status from to status to
+// (0 = did not exist / no longer exists).
+func (d countDelta) move(spec int64, from, to coordinate.Status) {
+	if from == to {
+		return
+	}
+	if from != 0 {
+		d[countKey{spec, from}]--
+	}
+	if to != 0 {
+		d[countKey{spec, to}]++
+	}
+}
+
+// apply writes the deltas into one random slot per cell, in a fixed order
+// so concurrent transactions lock counter rows in the same order.
+func (d countDelta) apply(ctx context.Context, tx pgx.Tx) error {
+	keys := make([]countKey, 0, len(d))
+	for k, n := range d {
+		if n != 0 {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].spec != keys[j].spec {
+			return keys[i].spec < keys[j].spec
+		}
+		return keys[i].status < keys[j].status
+	})
+	specs := make([]int64, len(keys))
+	statuses := make([]int16, len(keys))
+	ns := make([]int64, len(keys))
+	for i, k := range keys {
+		specs[i], statuses[i], ns[i] = k.spec, int16(k.status), d[k]
+	}
+	_, err := tx.Exec(ctx, `INSERT INTO unit_count (spec_id, status, slot, n)
+		SELECT spec_id, status, $4, n FROM unnest($1::bigint[], $2::smallint[], $3::bigint[]) AS d (spec_id, status, n)
+		ON CONFLICT (spec_id, status, slot) DO UPDATE SET n = unit_count.n + EXCLUDED.n`,
+		specs, statuses, ns, randomSlot())
+	if err != nil {
+		return fmt.Errorf("postgres unit counts: %w", err)
+	}
+	return nil
+}
+
+// specCounts reads a spec's unit counts by stored status (without archived
+// counts); statuses with no units are absent.
+func specCounts(ctx context.Context, q querier, spec int64) (map[coordinate.Status]int, error) {
+	rows, err := q.Query(ctx, `SELECT status, sum(n) FROM unit_count WHERE spec_id = $1 GROUP BY status`, spec)
+	if err != nil {
+		return nil, err
+	}
+	out := map[coordinate.Status]int{}
+	var status int16
+	var n int64
+	_, err = pgx.ForEachRow(rows, []any{&status, &n}, func() error {
+		if n != 0 {
+			out[coordinate.Status(status)] = int(n)
+		}
+		return nil
+	})
+	return out, err
+}

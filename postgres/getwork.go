@@ -1,0 +1,227 @@
+package postgres
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"coordinated/coordinate"
+)
+
+var (
+	//go:embed queries/candidates.sql
+	candidatesSQL string
+	//go:embed queries/claim.sql
+	claimSQL string
+)
+
+// candidate is one spec as the scheduler sees it.
+type candidate struct {
+	row       specRow
+	available int64
+	pending   int64
+	best      *float64
+}
+
+// maxClaimRounds bounds how often GetWork re-chooses when other callers
+// took the units it chose first.
+const maxClaimRounds = 5
+
+func (ns *namespace) GetWork(ctx context.Context, req coordinate.WorkRequest) ([]coordinate.Attempt, error) {
+	now := ns.now()
+	if err := ns.b.expireLeases(ctx, now); err != nil {
+		return nil, err
+	}
+	lease := req.LeaseTime
+	if lease <= 0 {
+		lease = coordinate.DefaultLease
+	}
+	for round := 0; round < maxClaimRounds; round++ {
+		cands, err := ns.candidates(ctx, req, now)
+		if err != nil {
+			return nil, err
+		}
+		sc := make([]coordinate.SpecCandidate, len(cands))
+		for i := range cands {
+			c := &cands[i]
+			m := &c.row.spec.Meta
+			sc[i] = coordinate.SpecCandidate{
+				Name:    c.row.spec.Name.Bytes,
+				Meta:    m,
+				Pending: int(c.pending),
+				ContinuousReady: m.Continuous && c.available == 0 && c.pending == 0 &&
+					!now.Before(m.NextContinuous),
+			}
+			if c.best != nil {
+				sc[i].Available = int(c.available)
+				sc[i].BestPriority = *c.best
+			}
+		}
+		i, ok := coordinate.ChooseWorkSpec(sc, req, coordinate.SchedulerOptions{EnforceMinGB: ns.b.opts.EnforceMinGB})
+		if !ok {
+			return []coordinate.Attempt{}, nil
+		}
+		c := &cands[i]
+		var as []coordinate.Attempt
+		if sc[i].Available > 0 {
+			n := coordinate.WorkCount(&c.row.spec.Meta, int(c.pending), req.MaxJobs)
+			as, err = ns.claim(ctx, c.row, n, req.Worker, now, now.Add(lease))
+		} else {
+			as, err = ns.claimContinuous(ctx, c.row, req.Worker, now, now.Add(lease))
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(as) > 0 {
+			return as, nil
+		}
+	}
+	return []coordinate.Attempt{}, nil
+}
+
+// candidates reads the scheduler's view of the namespace's runnable specs.
+func (ns *namespace) candidates(ctx context.Context, req coordinate.WorkRequest, now time.Time) ([]candidate, error) {
+	names := make([][]byte, len(req.WorkSpecs))
+	for i, n := range req.WorkSpecs {
+		names[i] = bytesOf(n)
+	}
+	rows, err := ns.b.pool.Query(ctx, candidatesSQL, ns.id, now.UnixNano(), names)
+	if err != nil {
+		return nil, fmt.Errorf("postgres get_work candidates: %w", err)
+	}
+	cands, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (candidate, error) {
+		var (
+			c                              candidate
+			name, def, then, runtime       []byte
+			nameText, paused, cont, cb, tp bool
+			pri, wt, mr, mg, maxRetries    int32
+			intervalNS                     int64
+			nextContinuous                 *int64
+			minGB                          float64
+		)
+		err := r.Scan(&c.row.id, &name, &nameText, &def, &pri, &wt, &paused, &cont, &cb, &intervalNS,
+			&nextContinuous, &mr, &mg, &maxRetries, &minGB, &then, &tp, &runtime,
+			&c.available, &c.pending, &c.best)
+		c.row.spec = coordinate.WorkSpec{
+			Name:       coordinate.Name{Bytes: string(name), Text: nameText},
+			Definition: def,
+			Meta: coordinate.WorkSpecMeta{
+				Priority: int(pri), Weight: int(wt), Paused: paused, Continuous: cont,
+				CanBeContinuous: cb, Interval: time.Duration(intervalNS),
+				NextContinuous: timeOf(nextContinuous), MaxRunning: int(mr), MaxGetwork: int(mg),
+				MaxRetries: int(maxRetries), MinGB: minGB, Then: string(then), ThenPreempts: tp,
+				Runtime: string(runtime),
+			},
+		}
+		return c, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("postgres get_work candidates: %w", err)
+	}
+	return cands, nil
+}
+
+// claim leases up to n units of spec to worker in one statement.
+func (ns *namespace) claim(ctx context.Context, spec specRow, n int, worker coordinate.Name, now, expires time.Time) ([]coordinate.Attempt, error) {
+	if n <= 0 {
+		return nil, nil
+	}
+	var as []coordinate.Attempt
+	for attempt := 0; ; attempt++ {
+		rows, err := ns.b.pool.Query(ctx, claimSQL, spec.id, now.UnixNano(), n, expires.UnixNano(),
+			bytesOf(worker.Bytes), worker.Text, randomSlot(), ns.id)
+		if err == nil {
+			as, err = collectAttempts(rows, spec.spec.Name, worker, expires)
+		}
+		if err == nil {
+			break
+		}
+		if attempt < 10 && retryable(err) {
+			continue
+		}
+		return nil, fmt.Errorf("postgres get_work on %q: %w", spec.spec.Name.Bytes, err)
+	}
+	sort.Slice(as, func(i, j int) bool {
+		if as[i].Priority != as[j].Priority {
+			return as[i].Priority > as[j].Priority
+		}
+		return as[i].Key.Bytes < as[j].Key.Bytes
+	})
+	return as, nil
+}
+
+func collectAttempts(rows pgx.Rows, spec, worker coordinate.Name, expires time.Time) ([]coordinate.Attempt, error) {
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (coordinate.Attempt, error) {
+		var (
+			a       coordinate.Attempt
+			key     []byte
+			data    []byte
+			keyText bool
+		)
+		err := r.Scan(&key, &keyText, &data, &a.Priority, &a.ID)
+		a.Spec = spec
+		a.Key = coordinate.Name{Bytes: string(key), Text: keyText}
+		a.Data = data
+		a.Worker = worker
+		a.Expires = expires
+		return a, err
+	})
+}
+
+// claimContinuous creates and leases one synthetic unit of a continuous
+// spec (SEMANTICS §9). The conditional update of next_continuous is the
+// gate: of several daemons asking at once, only one creates a unit.
+func (ns *namespace) claimContinuous(ctx context.Context, spec specRow, worker coordinate.Name, now, expires time.Time) ([]coordinate.Attempt, error) {
+	key := coordinate.ContinuousKey(now)
+	var as []coordinate.Attempt
+	err := ns.b.inTx(ctx, func(tx pgx.Tx) error {
+		as = nil
+		tag, err := tx.Exec(ctx, `UPDATE work_spec SET next_continuous = $2::bigint + interval_ns
+			WHERE id = $1 AND continuous AND (next_continuous IS NULL OR next_continuous <= $2)`,
+			spec.id, now.UnixNano())
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return nil
+		}
+		var unitID, leaseID int64
+		err = tx.QueryRow(ctx, `INSERT INTO work_unit (spec_id, key, key_text, data, status, priority,
+				expires, worker, worker_text, lease_id, attempts)
+			VALUES ($1, $2, true, $3, 3, 0, $4, $5, $6, nextval('lease_id_seq'), 1)
+			ON CONFLICT (spec_id, key) DO NOTHING
+			RETURNING id, lease_id`,
+			spec.id, bytesOf(key.Bytes), []byte(coordinate.EmptyMap), expires.UnixNano(),
+			bytesOf(worker.Bytes), worker.Text).Scan(&unitID, &leaseID)
+		if errNotFound(err) {
+			// Same millisecond as an existing unit: create no second one.
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO worker_unit (worker_id, unit_id)
+			SELECT id, $4 FROM worker WHERE namespace_id = $1 AND name = $2 AND expires >= $3`,
+			ns.id, bytesOf(worker.Bytes), now.UnixNano(), unitID); err != nil {
+			return err
+		}
+		d := countDelta{}
+		d.move(spec.id, 0, coordinate.StatusPending)
+		if err := d.apply(ctx, tx); err != nil {
+			return err
+		}
+		as = []coordinate.Attempt{{
+			Spec: spec.spec.Name, Key: key, Data: coordinate.EmptyMap, Worker: worker,
+			Expires: expires, ID: leaseID,
+		}}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("postgres get_work continuous unit of %q: %w", spec.spec.Name.Bytes, err)
+	}
+	return as, nil
+}

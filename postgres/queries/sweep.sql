@@ -1,0 +1,27 @@
+-- Expires the leases that ended before $1 (now, ns), in any namespace: the
+-- unit becomes available again. Units whose spec's max_retries is
+-- exhausted are left to expireExhausted (their data changes in Go). Rows
+-- another transaction holds are skipped (that transaction is changing them
+-- anyway). Keeps unit_count in step. $2 is the counter slot, $3 the most
+-- rows to expire at once.
+WITH expired AS (
+    SELECT u.id FROM work_unit u JOIN work_spec s ON s.id = u.spec_id
+    WHERE u.status = 3 AND u.expires < $1
+        AND NOT (s.max_retries > 0 AND u.attempts > s.max_retries)
+    ORDER BY u.expires
+    LIMIT $3
+    FOR UPDATE OF u SKIP LOCKED
+), upd AS (
+    UPDATE work_unit u SET status = 1, expires = NULL, worker = NULL, worker_text = NULL, lease_id = NULL
+    FROM expired e WHERE u.id = e.id
+    RETURNING u.spec_id
+), counted AS (
+    INSERT INTO unit_count (spec_id, status, slot, n)
+    SELECT d.spec_id, d.status, $2, d.n FROM (
+        SELECT spec_id, 1 AS status, count(*) AS n FROM upd GROUP BY spec_id
+        UNION ALL
+        SELECT spec_id, 3, -count(*) FROM upd GROUP BY spec_id
+    ) d
+    ON CONFLICT (spec_id, status, slot) DO UPDATE SET n = unit_count.n + EXCLUDED.n
+)
+SELECT count(*) FROM upd

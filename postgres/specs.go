@@ -1,0 +1,210 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"coordinated/coordinate"
+)
+
+// specCols are the work_spec columns scanSpec reads, in order.
+const specCols = `s.id, s.name, s.name_text, s.definition, s.priority, s.weight, s.paused,
+	s.continuous, s.can_be_continuous, s.interval_ns, s.next_continuous, s.max_running,
+	s.max_getwork, s.max_retries, s.min_gb, s.then_name, s.then_preempts, s.runtime`
+
+// specRow is one work_spec row.
+type specRow struct {
+	id   int64
+	spec coordinate.WorkSpec
+}
+
+func scanSpec(r pgx.Row) (specRow, error) {
+	var (
+		sr               specRow
+		name, def        []byte
+		then, runtime    []byte
+		intervalNS       int64
+		nextContinuous   *int64
+		m                = &sr.spec.Meta
+		nameText         bool
+		pri, wt, mr, mg  int32
+		maxRetries       int32
+		paused, cont, cb bool
+		tp               bool
+		minGB            float64
+	)
+	err := r.Scan(&sr.id, &name, &nameText, &def, &pri, &wt, &paused, &cont, &cb, &intervalNS,
+		&nextContinuous, &mr, &mg, &maxRetries, &minGB, &then, &tp, &runtime)
+	if err != nil {
+		return sr, err
+	}
+	sr.spec.Name = coordinate.Name{Bytes: string(name), Text: nameText}
+	sr.spec.Definition = coordinate.Data(def)
+	*m = coordinate.WorkSpecMeta{
+		Priority: int(pri), Weight: int(wt), Paused: paused, Continuous: cont,
+		CanBeContinuous: cb, Interval: time.Duration(intervalNS),
+		NextContinuous: timeOf(nextContinuous), MaxRunning: int(mr), MaxGetwork: int(mg),
+		MaxRetries: int(maxRetries), MinGB: minGB, Then: string(then), ThenPreempts: tp,
+		Runtime: string(runtime),
+	}
+	return sr, nil
+}
+
+// querier is what both the pool and a transaction offer.
+type querier interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+// lookupSpec reads one spec of the namespace, or wraps
+// coordinate.ErrNoSuchWorkSpec. With forUpdate the row is locked.
+func (ns *namespace) lookupSpec(ctx context.Context, q querier, name string, forUpdate bool) (specRow, error) {
+	sql := "SELECT " + specCols + " FROM work_spec s WHERE s.namespace_id = $1 AND s.name = $2"
+	if forUpdate {
+		sql += " FOR UPDATE"
+	}
+	sr, err := scanSpec(q.QueryRow(ctx, sql, ns.id, bytesOf(name)))
+	if errNotFound(err) {
+		return sr, fmt.Errorf("%w %q", coordinate.ErrNoSuchWorkSpec, name)
+	}
+	if err != nil {
+		return sr, fmt.Errorf("postgres work spec %q: %w", name, err)
+	}
+	return sr, nil
+}
+
+// specID returns the id of a spec of the namespace, or wraps
+// coordinate.ErrNoSuchWorkSpec.
+func (ns *namespace) specID(ctx context.Context, q querier, name string) (int64, error) {
+	var id int64
+	err := q.QueryRow(ctx, "SELECT id FROM work_spec WHERE namespace_id = $1 AND name = $2", ns.id, bytesOf(name)).Scan(&id)
+	if errNotFound(err) {
+		return 0, fmt.Errorf("%w %q", coordinate.ErrNoSuchWorkSpec, name)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("postgres work spec %q: %w", name, err)
+	}
+	return id, nil
+}
+
+func (ns *namespace) SetWorkSpec(ctx context.Context, definition coordinate.Data) (*coordinate.WorkSpec, error) {
+	name, meta, err := coordinate.ParseWorkSpec(definition)
+	if err != nil {
+		return nil, err
+	}
+	// Everything but next_continuous is re-derived from the definition.
+	row := ns.b.pool.QueryRow(ctx, `INSERT INTO work_spec AS s (namespace_id, name, name_text, definition,
+			priority, weight, paused, continuous, can_be_continuous, interval_ns, next_continuous,
+			max_running, max_getwork, max_retries, min_gb, then_name, then_preempts, runtime)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, NULL, $11, $12, $13, $14, $15, $16, $17)
+		ON CONFLICT (namespace_id, name) DO UPDATE SET definition = EXCLUDED.definition, priority = EXCLUDED.priority, weight = EXCLUDED.weight,
+			paused = EXCLUDED.paused, continuous = EXCLUDED.continuous,
+			can_be_continuous = EXCLUDED.can_be_continuous, interval_ns = EXCLUDED.interval_ns,
+			max_running = EXCLUDED.max_running, max_getwork = EXCLUDED.max_getwork,
+			max_retries = EXCLUDED.max_retries, min_gb = EXCLUDED.min_gb,
+			then_name = EXCLUDED.then_name, then_preempts = EXCLUDED.then_preempts,
+			runtime = EXCLUDED.runtime
+		RETURNING `+specCols,
+		ns.id, bytesOf(name.Bytes), name.Text, []byte(definition),
+		meta.Priority, meta.Weight, meta.Paused, meta.Continuous, meta.CanBeContinuous,
+		int64(meta.Interval), meta.MaxRunning, meta.MaxGetwork, meta.MaxRetries, meta.MinGB,
+		bytesOf(meta.Then), meta.ThenPreempts, bytesOf(meta.Runtime))
+	sr, err := scanSpec(row)
+	if err != nil {
+		return nil, fmt.Errorf("postgres set work spec %q: %w", name.Bytes, err)
+	}
+	return &sr.spec, nil
+}
+
+func (ns *namespace) WorkSpec(ctx context.Context, name string) (*coordinate.WorkSpec, error) {
+	sr, err := ns.lookupSpec(ctx, ns.b.pool, name, false)
+	if err != nil {
+		return nil, err
+	}
+	return &sr.spec, nil
+}
+
+func (ns *namespace) ListWorkSpecs(ctx context.Context, start string, limit int) ([]*coordinate.WorkSpec, *coordinate.Name, error) {
+	sql := "SELECT " + specCols + " FROM work_spec s WHERE s.namespace_id = $1 AND s.name >= $2 ORDER BY s.name"
+	args := []any{ns.id, bytesOf(start)}
+	if limit > 0 {
+		sql += " LIMIT $3"
+		args = append(args, limit+1)
+	}
+	rows, err := ns.b.pool.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("postgres list work specs: %w", err)
+	}
+	srs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (specRow, error) { return scanSpec(r) })
+	if err != nil {
+		return nil, nil, fmt.Errorf("postgres list work specs: %w", err)
+	}
+	var next *coordinate.Name
+	if limit > 0 && len(srs) > limit {
+		n := srs[limit].spec.Name
+		next = &n
+		srs = srs[:limit]
+	}
+	specs := make([]*coordinate.WorkSpec, len(srs))
+	for i := range srs {
+		specs[i] = &srs[i].spec
+	}
+	return specs, next, nil
+}
+
+func (ns *namespace) ControlWorkSpec(ctx context.Context, name string, control coordinate.WorkSpecControl) error {
+	return ns.b.inTx(ctx, func(tx pgx.Tx) error {
+		sr, err := ns.lookupSpec(ctx, tx, name, true)
+		if err != nil {
+			return err
+		}
+		m := sr.spec.Meta
+		if control.Continuous != nil && *control.Continuous && !m.CanBeContinuous {
+			return fmt.Errorf("%w: %q", coordinate.ErrCannotBeContinuous, name)
+		}
+		if control.Paused != nil {
+			m.Paused = *control.Paused
+		}
+		if control.Continuous != nil {
+			m.Continuous = *control.Continuous
+		}
+		if control.Interval != nil {
+			m.Interval = max(0, *control.Interval)
+		}
+		if control.MaxRunning != nil {
+			m.MaxRunning = max(0, *control.MaxRunning)
+		}
+		if control.Weight != nil {
+			m.Weight = *control.Weight
+		}
+		_, err = tx.Exec(ctx, `UPDATE work_spec SET paused = $2, continuous = $3, interval_ns = $4,
+			max_running = $5, weight = $6 WHERE id = $1`,
+			sr.id, m.Paused, m.Continuous, int64(m.Interval), m.MaxRunning, m.Weight)
+		if err != nil {
+			return fmt.Errorf("postgres control work spec %q: %w", name, err)
+		}
+		return nil
+	})
+}
+
+func (ns *namespace) DeleteWorkSpec(ctx context.Context, name string) error {
+	tag, err := ns.b.pool.Exec(ctx, "DELETE FROM work_spec WHERE namespace_id = $1 AND name = $2", ns.id, bytesOf(name))
+	if err != nil {
+		return fmt.Errorf("postgres delete work spec %q: %w", name, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("%w %q", coordinate.ErrNoSuchWorkSpec, name)
+	}
+	return nil
+}
+
+func (ns *namespace) Clear(ctx context.Context) (int, error) {
+	tag, err := ns.b.pool.Exec(ctx, "DELETE FROM work_spec WHERE namespace_id = $1", ns.id)
+	if err != nil {
+		return 0, fmt.Errorf("postgres clear: %w", err)
+	}
+	return int(tag.RowsAffected()), nil
+}

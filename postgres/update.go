@@ -1,0 +1,352 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"coordinated/coordinate"
+)
+
+// updateRequest is one UpdateWorkUnit or UpdateAttempt call waiting for the
+// batcher.
+type updateRequest struct {
+	ns      *namespace
+	spec    string
+	key     string
+	upd     coordinate.WorkUnitUpdate
+	leaseID *int64 // UpdateAttempt: the lease that must still hold
+	now     time.Time
+	done    chan error
+}
+
+// maxUpdateBatch caps how many updates share one transaction.
+const maxUpdateBatch = 512
+
+// updateBatcher group-commits updates: one goroutine takes every request
+// queued while the previous transaction ran and applies them all in the
+// next one. Each request still gets its own result.
+type updateBatcher struct {
+	b       *Backend
+	queue   chan *updateRequest
+	stop    chan struct{}
+	stopped sync.WaitGroup
+}
+
+func newUpdateBatcher(b *Backend) *updateBatcher {
+	u := &updateBatcher{b: b, queue: make(chan *updateRequest, 4*maxUpdateBatch), stop: make(chan struct{})}
+	u.stopped.Add(1)
+	go u.run()
+	return u
+}
+
+func (u *updateBatcher) close() {
+	close(u.stop)
+	u.stopped.Wait()
+}
+
+var errBackendClosed = errors.New("postgres backend closed")
+
+// submit queues r and waits for its result.
+func (u *updateBatcher) submit(ctx context.Context, r *updateRequest) error {
+	r.done = make(chan error, 1)
+	select {
+	case u.queue <- r:
+	case <-u.stop:
+		return errBackendClosed
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case err := <-r.done:
+		return err
+	case <-ctx.Done():
+		// The update may still be applied; the caller gives up waiting.
+		return ctx.Err()
+	}
+}
+
+func (u *updateBatcher) run() {
+	defer u.stopped.Done()
+	batch := make([]*updateRequest, 0, maxUpdateBatch)
+	for {
+		select {
+		case <-u.stop:
+			u.drain()
+			return
+		case r := <-u.queue:
+			batch = append(batch[:0], r)
+		}
+	gather:
+		for len(batch) < maxUpdateBatch {
+			select {
+			case r := <-u.queue:
+				batch = append(batch, r)
+			default:
+				break gather
+			}
+		}
+		u.apply(batch)
+	}
+}
+
+// drain fails the requests still queued at close.
+func (u *updateBatcher) drain() {
+	for {
+		select {
+		case r := <-u.queue:
+			r.done <- errBackendClosed
+		default:
+			return
+		}
+	}
+}
+
+// apply runs one batch in one transaction and answers every request.
+func (u *updateBatcher) apply(batch []*updateRequest) {
+	ctx := context.Background()
+	results := make([]error, len(batch))
+	err := u.b.inTx(ctx, func(tx pgx.Tx) error {
+		return applyUpdates(ctx, tx, batch, results)
+	})
+	for i, r := range batch {
+		if err != nil {
+			r.done <- fmt.Errorf("postgres update_work_unit %q/%q: %w", r.spec, r.key, err)
+		} else {
+			r.done <- results[i]
+		}
+	}
+}
+
+func (ns *namespace) UpdateWorkUnit(ctx context.Context, spec, key string, update coordinate.WorkUnitUpdate) error {
+	if update.Status == 0 && update.LeaseTime == nil {
+		return coordinate.ErrNothingToDo
+	}
+	return ns.b.updates.submit(ctx, &updateRequest{ns: ns, spec: spec, key: key, upd: update, now: ns.now()})
+}
+
+func (ns *namespace) UpdateAttempt(ctx context.Context, ref coordinate.AttemptRef, update coordinate.WorkUnitUpdate) error {
+	if update.Status == 0 && update.LeaseTime == nil {
+		return coordinate.ErrNothingToDo
+	}
+	id := ref.ID
+	return ns.b.updates.submit(ctx, &updateRequest{ns: ns, spec: ref.Spec, key: ref.Key, upd: update, leaseID: &id, now: ns.now()})
+}
+
+// lockedUnit is a unit row locked by an update batch, with the spec facts
+// the transition needs.
+type lockedUnit struct {
+	id         int64
+	nsID       int64
+	specID     int64
+	specName   coordinate.Name
+	then       string
+	maxRetries int
+	priority   float64
+	attempts   int
+	leaseID    *int64
+	grp        []byte
+	st         coordinate.UnitState
+	stored     coordinate.Status // status in the database before this batch
+	dirty      bool
+	completed  bool
+}
+
+type unitAddr struct {
+	ns        int64
+	spec, key string
+}
+
+// applyUpdates applies a batch inside tx, setting results[i] for each
+// request that fails on its own.
+func applyUpdates(ctx context.Context, tx pgx.Tx, batch []*updateRequest, results []error) error {
+	for i := range results {
+		results[i] = nil
+	}
+	nsIDs := make([]int64, len(batch))
+	specs := make([][]byte, len(batch))
+	keys := make([][]byte, len(batch))
+	for i, r := range batch {
+		nsIDs[i], specs[i], keys[i] = r.ns.id, bytesOf(r.spec), bytesOf(r.key)
+	}
+	rows, err := tx.Query(ctx, `SELECT u.id, s.namespace_id, s.id, s.name, s.name_text, s.then_name, s.max_retries,
+			u.key, u.data, u.status, u.priority, u.expires, u.worker, u.worker_text, u.lease_id, u.attempts, u.grp
+		FROM work_unit u
+		JOIN work_spec s ON s.id = u.spec_id
+		JOIN (SELECT DISTINCT * FROM unnest($1::bigint[], $2::bytea[], $3::bytea[])) AS r (ns, spec, key)
+			ON s.namespace_id = r.ns AND s.name = r.spec AND u.key = r.key
+		ORDER BY u.id
+		FOR UPDATE OF u`, nsIDs, specs, keys)
+	if err != nil {
+		return err
+	}
+	units := map[unitAddr]*lockedUnit{}
+	var ordered []*lockedUnit
+	for rows.Next() {
+		var (
+			lu                  lockedUnit
+			specName, then, key []byte
+			data, worker        []byte
+			specText            bool
+			workerText          *bool
+			status              int16
+			expires             *int64
+			maxRetries, att     int32
+		)
+		if err := rows.Scan(&lu.id, &lu.nsID, &lu.specID, &specName, &specText, &then, &maxRetries,
+			&key, &data, &status, &lu.priority, &expires, &worker, &workerText, &lu.leaseID, &att, &lu.grp); err != nil {
+			rows.Close()
+			return err
+		}
+		lu.specName = coordinate.Name{Bytes: string(specName), Text: specText}
+		lu.then = string(then)
+		lu.maxRetries = int(maxRetries)
+		lu.attempts = int(att)
+		lu.stored = coordinate.Status(status)
+		lu.st = coordinate.UnitState{Status: lu.stored, Data: data, Expiration: timeOf(expires), Worker: nameOf(worker, workerText)}
+		units[unitAddr{lu.nsID, string(specName), string(key)}] = &lu
+		ordered = append(ordered, &lu)
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+
+	d := countDelta{}
+	type chainJob struct {
+		ns    *namespace
+		from  *lockedUnit
+		units []coordinate.WorkUnitInput
+		now   time.Time
+	}
+	var chains []chainJob
+	for i, r := range batch {
+		lu := units[unitAddr{r.ns.id, r.spec, r.key}]
+		if lu == nil {
+			results[i] = missingUnitError(ctx, tx, r)
+			continue
+		}
+		expireInGo(lu, r.now)
+		if r.leaseID != nil && (lu.st.Status != coordinate.StatusPending || lu.leaseID == nil || *lu.leaseID != *r.leaseID) {
+			results[i] = fmt.Errorf("%w: %q/%q", coordinate.ErrLostLease, r.spec, r.key)
+			continue
+		}
+		before := lu.st.Status
+		st, eff, err := coordinate.ApplyUpdate(lu.st, r.upd, r.now)
+		if err != nil {
+			results[i] = fmt.Errorf("update_work_unit %q/%q: %w", r.spec, r.key, err)
+			continue
+		}
+		if st.Status != coordinate.StatusPending {
+			lu.leaseID = nil
+		} else if before != coordinate.StatusPending {
+			// Made pending by update_work_unit: no get_work attempt holds it.
+			lu.leaseID = nil
+		}
+		lu.st = st
+		lu.dirty = true
+		if eff.Completed {
+			lu.completed = true
+		}
+		if eff.Chain && lu.then != "" {
+			if cu := coordinate.ChainedUnits(st.Data, lu.priority); len(cu) > 0 {
+				chains = append(chains, chainJob{ns: r.ns, from: lu, units: cu, now: r.now})
+			}
+		}
+	}
+
+	var (
+		ids                  []int64
+		statuses             []int16
+		datas, workers       [][]byte
+		expiresCol, leaseIDs []*int64
+		workerTexts          []*bool
+		completedIDs         []int64
+	)
+	for _, lu := range ordered {
+		if !lu.dirty {
+			continue
+		}
+		d.move(lu.specID, lu.stored, lu.st.Status)
+		w, wt := nameCols(lu.st.Worker)
+		ids = append(ids, lu.id)
+		statuses = append(statuses, int16(lu.st.Status))
+		datas = append(datas, []byte(lu.st.Data))
+		expiresCol = append(expiresCol, nsOf(lu.st.Expiration))
+		workers = append(workers, w)
+		workerTexts = append(workerTexts, wt)
+		leaseIDs = append(leaseIDs, lu.leaseID)
+		if lu.completed && lu.st.Status.Completed() {
+			completedIDs = append(completedIDs, lu.id)
+		}
+	}
+	if len(ids) > 0 {
+		_, err := tx.Exec(ctx, `UPDATE work_unit u SET status = r.status, data = r.data, expires = r.expires,
+				worker = r.worker, worker_text = r.worker_text, lease_id = r.lease_id
+			FROM unnest($1::bigint[], $2::smallint[], $3::bytea[], $4::bigint[], $5::bytea[], $6::boolean[], $7::bigint[])
+				AS r (id, status, data, expires, worker, worker_text, lease_id)
+			WHERE u.id = r.id`, ids, statuses, datas, expiresCol, workers, workerTexts, leaseIDs)
+		if err != nil {
+			return err
+		}
+	}
+	if len(completedIDs) > 0 {
+		if _, err := tx.Exec(ctx, `DELETE FROM worker_unit WHERE unit_id = ANY($1)`, completedIDs); err != nil {
+			return err
+		}
+	}
+	for _, c := range chains {
+		var next int64
+		err := tx.QueryRow(ctx, "SELECT id FROM work_spec WHERE namespace_id = $1 AND name = $2",
+			c.ns.id, bytesOf(c.from.then)).Scan(&next)
+		if errNotFound(err) {
+			continue // `then` names a missing spec: chaining is skipped (SEMANTICS §10)
+		}
+		if err != nil {
+			return err
+		}
+		if err := addUnits(ctx, tx, next, dedupeUnits(c.units), c.now, d); err != nil {
+			return fmt.Errorf("chaining to %q: %w", c.from.then, err)
+		}
+	}
+	return d.apply(ctx, tx)
+}
+
+// expireInGo applies lease expiry to a locked unit whose lease ended
+// before now but that no sweep has expired yet, exactly as the sweep would.
+func expireInGo(lu *lockedUnit, now time.Time) {
+	if lu.st.Status != coordinate.StatusPending || !lu.st.Expiration.Before(now) {
+		return
+	}
+	lu.dirty = true
+	lu.leaseID = nil
+	if lu.maxRetries > 0 && lu.attempts > lu.maxRetries {
+		lu.st.Status = coordinate.StatusFailed
+		lu.st.Data = coordinate.WithTraceback(lu.st.Data, coordinate.TracebackTooManyRetries)
+		lu.st.Expiration = now
+		lu.completed = true
+		return
+	}
+	lu.st.Status = coordinate.StatusAvailable
+	lu.st.Expiration = time.Time{}
+	lu.st.Worker = nil
+}
+
+// missingUnitError says whether the spec or the unit of r is missing.
+func missingUnitError(ctx context.Context, tx pgx.Tx, r *updateRequest) error {
+	if r.leaseID != nil {
+		return fmt.Errorf("%w: %q/%q no longer exists", coordinate.ErrLostLease, r.spec, r.key)
+	}
+	var one int
+	err := tx.QueryRow(ctx, "SELECT 1 FROM work_spec WHERE namespace_id = $1 AND name = $2", r.ns.id, bytesOf(r.spec)).Scan(&one)
+	switch {
+	case errNotFound(err):
+		return fmt.Errorf("%w %q", coordinate.ErrNoSuchWorkSpec, r.spec)
+	case err != nil:
+		return fmt.Errorf("postgres update_work_unit %q/%q: %w", r.spec, r.key, err)
+	}
+	return fmt.Errorf("%w %q in %q", coordinate.ErrNoSuchWorkUnit, r.key, r.spec)
+}

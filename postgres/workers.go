@@ -1,0 +1,191 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"coordinated/coordinate"
+)
+
+// Worker records (SEMANTICS §11) are rows of the worker table; a record
+// whose expiry has passed is deleted before any registry operation reads
+// it, together with its outstanding-unit entries (ON DELETE CASCADE).
+
+const workerCols = `w.id, w.name, w.name_text, w.mode, w.data, w.parent, w.parent_text, w.last_heard, w.expires`
+
+func scanWorker(r pgx.Row) (int64, *coordinate.WorkerInfo, error) {
+	var (
+		id                 int64
+		name, mode, data   []byte
+		parent             []byte
+		nameText           bool
+		parentText         *bool
+		lastHeard, expires int64
+	)
+	if err := r.Scan(&id, &name, &nameText, &mode, &data, &parent, &parentText, &lastHeard, &expires); err != nil {
+		return 0, nil, err
+	}
+	return id, &coordinate.WorkerInfo{
+		ID:        coordinate.Name{Bytes: string(name), Text: nameText},
+		Mode:      coordinate.Data(mode),
+		Data:      coordinate.Data(data),
+		Parent:    nameOf(parent, parentText),
+		LastHeard: time.Unix(0, lastHeard).UTC(),
+		Expires:   time.Unix(0, expires).UTC(),
+	}, nil
+}
+
+// expireWorkers deletes the records of workers whose expiry has passed.
+func (ns *namespace) expireWorkers(ctx context.Context, tx pgx.Tx, now time.Time) error {
+	_, err := tx.Exec(ctx, "DELETE FROM worker WHERE namespace_id = $1 AND expires < $2", ns.id, now.UnixNano())
+	if err != nil {
+		return fmt.Errorf("postgres worker expiry: %w", err)
+	}
+	return nil
+}
+
+func (ns *namespace) WorkerHeartbeat(ctx context.Context, hb coordinate.Heartbeat) error {
+	now := ns.now()
+	mode, data := hb.Mode, hb.Data
+	if mode == nil {
+		mode = coordinate.Null
+	}
+	if data == nil {
+		data = coordinate.Null
+	}
+	parent, parentText := nameCols(hb.Parent)
+	return ns.b.inTx(ctx, func(tx pgx.Tx) error {
+		if err := ns.expireWorkers(ctx, tx, now); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO worker (namespace_id, name, name_text, mode, data, parent, parent_text, last_heard, expires)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+			ON CONFLICT (namespace_id, name) DO UPDATE SET name_text = EXCLUDED.name_text,
+				mode = EXCLUDED.mode, data = EXCLUDED.data, parent = EXCLUDED.parent,
+				parent_text = EXCLUDED.parent_text, last_heard = EXCLUDED.last_heard, expires = EXCLUDED.expires`,
+			ns.id, bytesOf(hb.Worker.Bytes), hb.Worker.Text, []byte(mode), []byte(data), parent, parentText,
+			now.UnixNano(), now.Add(hb.Expire).UnixNano())
+		if err != nil {
+			return fmt.Errorf("postgres worker heartbeat %q: %w", hb.Worker.Bytes, err)
+		}
+		return nil
+	})
+}
+
+func (ns *namespace) UnregisterWorker(ctx context.Context, id string) error {
+	now := ns.now()
+	return ns.b.inTx(ctx, func(tx pgx.Tx) error {
+		if err := ns.expireWorkers(ctx, tx, now); err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, "DELETE FROM worker WHERE namespace_id = $1 AND name = $2", ns.id, bytesOf(id))
+		if err != nil {
+			return fmt.Errorf("postgres unregister worker %q: %w", id, err)
+		}
+		if tag.RowsAffected() == 0 {
+			return fmt.Errorf("%w %q", coordinate.ErrNoSuchWorker, id)
+		}
+		return nil
+	})
+}
+
+func (ns *namespace) Workers(ctx context.Context) ([]*coordinate.WorkerInfo, error) {
+	now := ns.now()
+	var out []*coordinate.WorkerInfo
+	err := ns.b.inTx(ctx, func(tx pgx.Tx) error {
+		out = nil
+		if err := ns.expireWorkers(ctx, tx, now); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, "SELECT "+workerCols+" FROM worker w WHERE w.namespace_id = $1 ORDER BY w.name", ns.id)
+		if err != nil {
+			return err
+		}
+		out, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (*coordinate.WorkerInfo, error) {
+			_, w, err := scanWorker(r)
+			return w, err
+		})
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("postgres workers: %w", err)
+	}
+	return out, nil
+}
+
+func (ns *namespace) Worker(ctx context.Context, id string) (*coordinate.WorkerInfo, error) {
+	_, w, err := scanWorker(ns.b.pool.QueryRow(ctx, "SELECT "+workerCols+
+		" FROM worker w WHERE w.namespace_id = $1 AND w.name = $2 AND w.expires >= $3",
+		ns.id, bytesOf(id), ns.now().UnixNano()))
+	if errNotFound(err) {
+		return nil, fmt.Errorf("%w %q", coordinate.ErrNoSuchWorker, id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("postgres worker %q: %w", id, err)
+	}
+	return w, nil
+}
+
+// liveWorkerID returns the row id of a live worker record, or 0.
+func (ns *namespace) liveWorkerID(ctx context.Context, q querier, name string, now time.Time) (int64, error) {
+	var id int64
+	err := q.QueryRow(ctx, "SELECT id FROM worker WHERE namespace_id = $1 AND name = $2 AND expires >= $3",
+		ns.id, bytesOf(name), now.UnixNano()).Scan(&id)
+	if errNotFound(err) {
+		return 0, nil
+	}
+	return id, err
+}
+
+func (ns *namespace) ChildWorkUnits(ctx context.Context, parent string) ([]coordinate.ChildWorker, error) {
+	now := ns.now()
+	if err := ns.b.expireLeases(ctx, now); err != nil {
+		return nil, err
+	}
+	rows, err := ns.b.pool.Query(ctx, `SELECT c.name, c.name_text, s.name, s.name_text, u.key, u.key_text,
+			u.data, u.status, u.worker, u.worker_text, u.expires
+		FROM worker c
+		LEFT JOIN worker_unit wu ON wu.worker_id = c.id
+		LEFT JOIN work_unit u ON u.id = wu.unit_id
+		LEFT JOIN work_spec s ON s.id = u.spec_id
+		WHERE c.namespace_id = $1 AND c.parent = $2 AND c.expires >= $3
+		ORDER BY c.name, s.name, u.key`, ns.id, bytesOf(parent), now.UnixNano())
+	if err != nil {
+		return nil, fmt.Errorf("postgres child work units of %q: %w", parent, err)
+	}
+	var out []coordinate.ChildWorker
+	var (
+		child, spec, key, data, worker []byte
+		childText                      bool
+		specText, keyText, workerText  *bool
+		status                         *int16
+		expires                        *int64
+	)
+	_, err = pgx.ForEachRow(rows, []any{&child, &childText, &spec, &specText, &key, &keyText, &data, &status, &worker, &workerText, &expires}, func() error {
+		if len(out) == 0 || out[len(out)-1].Worker.Bytes != string(child) {
+			out = append(out, coordinate.ChildWorker{Worker: coordinate.Name{Bytes: string(child), Text: childText}})
+		}
+		if key == nil {
+			return nil
+		}
+		cu := coordinate.ChildWorkUnit{
+			Spec:   *nameOf(spec, specText),
+			Key:    *nameOf(key, keyText),
+			Data:   coordinate.Data(append([]byte(nil), data...)),
+			Worker: nameOf(worker, workerText),
+		}
+		if status != nil && coordinate.Status(*status) == coordinate.StatusPending {
+			cu.Expires = timeOf(expires)
+		}
+		c := &out[len(out)-1]
+		c.Units = append(c.Units, cu)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("postgres child work units of %q: %w", parent, err)
+	}
+	return out, nil
+}
