@@ -22,6 +22,7 @@ type frameReader struct {
 // damage describes a frame that could not be read.
 type damage struct {
 	off    int64
+	end    int64 // where the frame claims to end (0 if unknown)
 	reason string
 	// pastEOF: the frame header or its claimed payload runs past the end
 	// of the file (what a crash in the middle of a write leaves).
@@ -86,7 +87,7 @@ func (fr *frameReader) next() ([]byte, error) {
 		return nil, &damage{off: fr.off, reason: fmt.Sprintf("frame of %d bytes runs past the end of the file (%d bytes)", length, fr.size), pastEOF: true}
 	}
 	if length > MaxRecordSize {
-		return nil, &damage{off: fr.off, reason: fmt.Sprintf("frame length %d exceeds the maximum %d", length, MaxRecordSize)}
+		return nil, &damage{off: fr.off, end: end, reason: fmt.Sprintf("frame length %d exceeds the maximum %d", length, MaxRecordSize)}
 	}
 	if cap(fr.buf) < int(length) {
 		fr.buf = make([]byte, length)
@@ -99,7 +100,7 @@ func (fr *frameReader) next() ([]byte, error) {
 		return nil, fmt.Errorf("journal: reading %s at offset %d: %w", fr.path, fr.off, err)
 	}
 	if binary.LittleEndian.Uint32(h[4:]) != frameCRC([4]byte(h[:4]), payload) {
-		return nil, &damage{off: fr.off, reason: "frame checksum mismatch", pastEOF: end == fr.size}
+		return nil, &damage{off: fr.off, end: end, reason: "frame checksum mismatch", pastEOF: end == fr.size}
 	}
 	fr.off = end
 	return payload, nil
@@ -129,11 +130,19 @@ func zeroFrom(path string, off int64) (bool, error) {
 }
 
 // isTornTail decides whether damage in the last segment is the torn end of
-// an interrupted write (true) rather than corruption: nothing readable can
-// follow it, because it runs past the end of the file or only zeros follow.
+// an interrupted write (true) rather than corruption: nothing readable
+// follows it, because it runs past the end of the file, or it and
+// everything after it are zeros, or only zeros follow the damaged frame (a
+// crash can leave the blocks of a write unwritten, reading back as zeros).
 func isTornTail(path string, d *damage) (bool, error) {
 	if d.pastEOF {
 		return true, nil
 	}
-	return zeroFrom(path, d.off)
+	if zero, err := zeroFrom(path, d.off); zero || err != nil {
+		return zero, err
+	}
+	if d.end > d.off {
+		return zeroFrom(path, d.end)
+	}
+	return false, nil
 }

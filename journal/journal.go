@@ -119,6 +119,13 @@ func (j *Journal) Report() Report {
 	return r
 }
 
+// note updates the report under the lock, so Report may run concurrently.
+func (j *Journal) note(update func(*Report)) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	update(&j.report)
+}
+
 // Close writes and fsyncs every record appended so far (whatever the sync
 // policy), stops the flusher and releases the directory. Records appended
 // after Close are never written: Wait reports ErrClosed for them. It

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"strings"
 	"testing"
 )
@@ -114,7 +115,8 @@ func TestReplayApplyErrorNamesTheRecord(t *testing.T) {
 	}
 	defer j.Close()
 	boom := errors.New("boom")
-	err = j.Replay(nil, func(rec []byte) error {
+	noSnapshot := func(io.Reader) error { return errors.New("loadSnapshot called without a snapshot") }
+	err = j.Replay(noSnapshot, func(rec []byte) error {
 		if string(rec) == "r1" {
 			return boom
 		}

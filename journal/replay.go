@@ -30,7 +30,7 @@ func (j *Journal) planReplay() error {
 			return fmt.Errorf("journal: removing unfinished snapshot %s: %w", path, err)
 		}
 		j.log.Info("removed an unfinished snapshot left by an interrupted snapshot", "file", path)
-		j.report.Removed = append(j.report.Removed, path)
+		j.note(func(r *Report) { r.Removed = append(r.Removed, path) })
 	}
 
 	p := replayPlan{base: 1}
@@ -93,7 +93,7 @@ func (j *Journal) setAside(path, why string, cause error) error {
 		return err
 	}
 	j.log.Error("journal recovery dropped a file", "file", path, "kept_as", dst, "why", why, "damage", cause)
-	j.report.SetAside = append(j.report.SetAside, dst)
+	j.note(func(r *Report) { r.SetAside = append(r.SetAside, dst) })
 	return nil
 }
 
@@ -122,12 +122,15 @@ func (j *Journal) Replay(loadSnapshot func(r io.Reader) error, apply func(rec []
 
 	start := time.Now()
 	p := j.plan
+	if loadSnapshot == nil || apply == nil {
+		return errors.New("journal: Replay needs both a loadSnapshot and an apply function")
+	}
 	if p.snapshot != 0 {
 		path := join(j.dir, snapshotName(p.snapshot))
 		if err := loadSnapshotFile(path, p.snapshot, loadSnapshot); err != nil {
 			return err
 		}
-		j.report.Snapshot = path
+		j.note(func(r *Report) { r.Snapshot = path })
 	}
 
 	next := p.base // number of the segment Replay creates for new appends
@@ -135,8 +138,7 @@ func (j *Journal) Replay(loadSnapshot func(r io.Reader) error, apply func(rec []
 		last := i == len(p.segments)-1
 		path := join(j.dir, segmentName(seq))
 		n, d, err := replaySegment(path, seq, apply)
-		j.report.Records += n
-		j.report.Segments++
+		j.note(func(r *Report) { r.Records += n; r.Segments++ })
 		if err != nil {
 			return err
 		}
@@ -170,15 +172,16 @@ func (j *Journal) Replay(loadSnapshot func(r io.Reader) error, apply func(rec []
 			j.log.Warn("could not remove a file superseded by the snapshot", "file", path, "err", err)
 			continue
 		}
-		j.report.Removed = append(j.report.Removed, path)
+		j.note(func(r *Report) { r.Removed = append(r.Removed, path) })
 	}
 
 	f, err := createSegment(j.dir, next)
 	if err != nil {
 		return err
 	}
-	j.log.Info("journal replayed", "snapshot", j.report.Snapshot, "segments", j.report.Segments,
-		"records", j.report.Records, "new_segment", segmentName(next), "took", time.Since(start))
+	rep := j.Report()
+	j.log.Info("journal replayed", "snapshot", rep.Snapshot, "segments", rep.Segments,
+		"records", rep.Records, "new_segment", segmentName(next), "took", time.Since(start))
 
 	j.mu.Lock()
 	j.file, j.fileSeg = f, next
@@ -230,8 +233,10 @@ func (j *Journal) truncateTornTail(path string, seq uint64, d *damage) (uint64, 
 	if err != nil {
 		return 0, fmt.Errorf("journal: stat %s: %w", path, err)
 	}
-	j.report.TornTail = fmt.Sprintf("%s@%d", path, d.off)
-	j.report.TruncatedSize = st.Size() - d.off
+	j.note(func(r *Report) {
+		r.TornTail = fmt.Sprintf("%s@%d", path, d.off)
+		r.TruncatedSize = st.Size() - d.off
+	})
 	j.log.Warn("truncating the torn end of the journal (a write interrupted by a crash)",
 		"file", path, "offset", d.off, "bytes", st.Size()-d.off, "reason", d.reason)
 	if d.off < headerSize {
@@ -262,7 +267,7 @@ func (j *Journal) keepPrefix(path string, seq uint64, d *damage, later []uint64)
 		}
 		j.log.Error("journal recovery dropped the records after the damage", "file", path,
 			"offset", d.off, "original_kept_as", dst, "damage", cause)
-		j.report.SetAside = append(j.report.SetAside, dst)
+		j.note(func(r *Report) { r.SetAside = append(r.SetAside, dst) })
 		if err := truncateFile(path, d.off); err != nil {
 			return 0, err
 		}

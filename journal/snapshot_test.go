@@ -219,3 +219,56 @@ func TestWriteSnapshotRejectsAnOlderBoundary(t *testing.T) {
 		t.Fatalf("older snapshot after newer = %v, want ErrSnapshotSuperseded", err)
 	}
 }
+
+// snapshotOf writes a snapshot holding state.
+func snapshotOf(t *testing.T, j *Journal, state string) {
+	t.Helper()
+	var mu sync.Mutex
+	if err := j.Snapshot(context.Background(), &mu, func() func(io.Writer) error {
+		return func(w io.Writer) error { _, err := io.WriteString(w, state); return err }
+	}); err != nil {
+		t.Fatalf("Snapshot: %v", err)
+	}
+}
+
+// A crash between installing a snapshot and deleting what it supersedes
+// leaves an older snapshot and its segments: Open uses the newest snapshot
+// and removes the rest; with Recover, a corrupt newest snapshot falls back
+// to the older one and replays every segment after it.
+func TestOlderSnapshotLeftovers(t *testing.T) {
+	dir := t.TempDir()
+	j, _ := mustOpen(t, testOptions(dir, nil))
+	appendWait(t, j, []byte("a"))
+	snapshotOf(t, j, "S2")        // snapshot 2; segment 1 deleted
+	appendWait(t, j, []byte("b")) // segment 2
+	saved := copyDir(t, dir)      // snapshot 2 + segment 2
+	snapshotOf(t, j, "S3")        // snapshot 3; snapshot 2 and segment 2 deleted
+	appendWait(t, j, []byte("c")) // segment 3
+	j.Close()
+	for _, name := range []string{snapshotName(2), segmentName(2)} {
+		b, err := os.ReadFile(join(saved, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(join(dir, name), b, 0o600)
+	}
+	withLeftovers := copyDir(t, dir)
+
+	j, got := mustOpen(t, testOptions(dir, nil))
+	if string(got.snapshot) != "S3" {
+		t.Fatalf("loaded snapshot %q, want S3", got.snapshot)
+	}
+	equalRecords(t, got.records, [][]byte{[]byte("c")})
+	if n := len(j.Report().Removed); n != 2 {
+		t.Fatalf("Removed %v, want snapshot 2 and segment 2", j.Report().Removed)
+	}
+
+	flipByte(t, join(withLeftovers, snapshotName(3)), headerSize+frameHeaderSize)
+	opts := testOptions(withLeftovers, nil)
+	opts.Recover = true
+	_, got = mustOpen(t, opts)
+	if string(got.snapshot) != "S2" {
+		t.Fatalf("recovered snapshot %q, want the older S2", got.snapshot)
+	}
+	equalRecords(t, got.records, [][]byte{[]byte("b"), []byte("c")})
+}

@@ -67,6 +67,10 @@ func TestTornTailBadChecksumAtEndOrZeroFill(t *testing.T) {
 	for name, damage := range map[string]func([]byte) []byte{
 		"flipped last byte": func(b []byte) []byte { b[len(b)-1] ^= 0xff; return b },
 		"zeros appended":    func(b []byte) []byte { return append(b, make([]byte, 4096)...) },
+		"last payload zeroed, zeros after": func(b []byte) []byte {
+			clear(b[len(b)-2:])
+			return append(b, make([]byte, 100)...)
+		},
 		"zeros over last": func(b []byte) []byte {
 			clear(b[len(b)-6:])
 			return b
