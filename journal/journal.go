@@ -129,9 +129,13 @@ func (j *Journal) note(update func(*Report)) {
 // Close writes and fsyncs every record appended so far (whatever the sync
 // policy), stops the flusher and releases the directory. Records appended
 // after Close are never written: Wait reports ErrClosed for them. It
-// returns the journal's write failure, if one happened. Calling Close again
-// returns nil.
+// returns the journal's write failure, if one happened. A snapshot being
+// written is allowed to finish first. Calling Close again returns nil.
 func (j *Journal) Close() error {
+	// A snapshot being written finishes first (it needs the flusher), so
+	// none is installed after the directory lock is released.
+	j.snapMu.Lock()
+	defer j.snapMu.Unlock()
 	j.mu.Lock()
 	if j.closed {
 		j.mu.Unlock()

@@ -133,40 +133,10 @@ func (j *Journal) Replay(loadSnapshot func(r io.Reader) error, apply func(rec []
 		j.note(func(r *Report) { r.Snapshot = path })
 	}
 
-	next := p.base // number of the segment Replay creates for new appends
-	for i, seq := range p.segments {
-		last := i == len(p.segments)-1
-		path := join(j.dir, segmentName(seq))
-		n, d, err := replaySegment(path, seq, apply)
-		j.note(func(r *Report) { r.Records += n; r.Segments++ })
-		if err != nil {
-			return err
-		}
-		next = seq + 1
-		if d == nil {
-			continue
-		}
-		torn := false
-		if last {
-			if torn, err = isTornTail(path, d); err != nil {
-				return err
-			}
-		}
-		if !torn && !j.opts.Recover {
-			return d.corrupt(path)
-		}
-		if torn {
-			if next, err = j.truncateTornTail(path, seq, d); err != nil {
-				return err
-			}
-			continue
-		}
-		if next, err = j.keepPrefix(path, seq, d, p.segments[i+1:]); err != nil {
-			return err
-		}
-		break
+	next, err := j.replaySegments(apply)
+	if err != nil {
+		return err
 	}
-
 	for _, path := range p.obsolete {
 		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
 			j.log.Warn("could not remove a file superseded by the snapshot", "file", path, "err", err)
@@ -179,11 +149,12 @@ func (j *Journal) Replay(loadSnapshot func(r io.Reader) error, apply func(rec []
 	if err != nil {
 		return err
 	}
-	rep := j.Report()
-	j.log.Info("journal replayed", "snapshot", rep.Snapshot, "segments", rep.Segments,
-		"records", rep.Records, "new_segment", segmentName(next), "took", time.Since(start))
-
 	j.mu.Lock()
+	if j.closed { // Close ran meanwhile
+		j.mu.Unlock()
+		f.Close()
+		return ErrClosed
+	}
 	j.file, j.fileSeg = f, next
 	j.curSeg = next
 	j.pending = []chunk{{seg: next}}
@@ -191,7 +162,47 @@ func (j *Journal) Replay(loadSnapshot func(r io.Reader) error, apply func(rec []
 	j.ready = true
 	j.mu.Unlock()
 	go j.flushLoop()
+
+	rep := j.Report()
+	j.log.Info("journal replayed", "snapshot", rep.Snapshot, "segments", rep.Segments,
+		"records", rep.Records, "new_segment", segmentName(next), "took", time.Since(start))
 	return nil
+}
+
+// replaySegments applies the planned segments in order, repairing a torn
+// tail or (under Recover) cutting at damage. It returns the number of the
+// segment to create for new appends.
+func (j *Journal) replaySegments(apply func([]byte) error) (uint64, error) {
+	p := j.plan
+	next := p.base // number of the segment Replay creates for new appends
+	for i, seq := range p.segments {
+		last := i == len(p.segments)-1
+		path := join(j.dir, segmentName(seq))
+		n, d, err := replaySegment(path, seq, apply)
+		j.note(func(r *Report) { r.Records += n; r.Segments++ })
+		if err != nil {
+			return 0, err
+		}
+		next = seq + 1
+		if d == nil {
+			continue
+		}
+		torn := false
+		if last {
+			if torn, err = isTornTail(path, d); err != nil {
+				return 0, err
+			}
+		}
+		switch {
+		case torn:
+			return j.truncateTornTail(path, seq, d)
+		case j.opts.Recover:
+			return j.keepPrefix(path, seq, d, p.segments[i+1:])
+		default:
+			return 0, d.corrupt(path)
+		}
+	}
+	return next, nil
 }
 
 // replaySegment applies every readable record of one segment. It returns

@@ -57,6 +57,12 @@ func (j *Journal) WriteSnapshot(ctx context.Context, b Boundary, write func(w io
 	}
 	j.snapMu.Lock()
 	defer j.snapMu.Unlock()
+	j.mu.Lock()
+	closed := j.closed
+	j.mu.Unlock()
+	if closed {
+		return ErrClosed
+	}
 	if b.Seq <= j.lastSnap {
 		return ErrSnapshotSuperseded
 	}

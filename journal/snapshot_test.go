@@ -272,3 +272,45 @@ func TestOlderSnapshotLeftovers(t *testing.T) {
 	}
 	equalRecords(t, got.records, [][]byte{[]byte("b"), []byte("c")})
 }
+
+func TestWriteSnapshotAfterCloseFails(t *testing.T) {
+	j, _ := mustOpen(t, testOptions(t.TempDir(), nil))
+	b := j.Rotate()
+	j.Close()
+	if err := j.WriteSnapshot(context.Background(), b, func(io.Writer) error { return nil }); !errors.Is(err, ErrClosed) {
+		t.Fatalf("WriteSnapshot after Close = %v, want ErrClosed", err)
+	}
+}
+
+// Close waits for a snapshot in progress, which then completes.
+func TestCloseWaitsForSnapshotInProgress(t *testing.T) {
+	dir := t.TempDir()
+	j, _ := mustOpen(t, testOptions(dir, nil))
+	appendWait(t, j, []byte("a"))
+	b := j.Rotate()
+	writing := make(chan struct{})
+	release := make(chan struct{})
+	done := make(chan error)
+	go func() {
+		done <- j.WriteSnapshot(context.Background(), b, func(w io.Writer) error {
+			close(writing)
+			<-release
+			_, err := io.WriteString(w, "S")
+			return err
+		})
+	}()
+	<-writing
+	closed := make(chan error)
+	go func() { closed <- j.Close() }()
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatalf("snapshot in progress during Close: %v", err)
+	}
+	if err := <-closed; err != nil {
+		t.Fatal(err)
+	}
+	_, got := mustOpen(t, testOptions(dir, nil))
+	if string(got.snapshot) != "S" || len(got.records) != 0 {
+		t.Fatalf("replayed %q + %d records, want the snapshot only", got.snapshot, len(got.records))
+	}
+}
