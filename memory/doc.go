@@ -1,0 +1,36 @@
+// Package memory is the in-memory coordinate.Backend: every namespace's work
+// specs, work units, leases, workers, dependencies and groups live in Go
+// data structures guarded by one mutex per namespace. It is the default
+// backend of the daemon and the reference the conformance suite is written
+// against.
+//
+// # Layout
+//
+// Each spec keeps its units in a map by key plus three indexed heaps: the
+// available units in hand-out order (priority descending, key ascending),
+// the delayed units by not-before time, and the pending units by lease
+// expiry. Counts per status are maintained incrementally. Every hot-path
+// operation (add, get work, update/finish/fail/renew, count) is O(log n) per
+// unit touched and O(number of specs) for the scheduler; only listings,
+// deletes by status, archive and whole-spec operations visit all units of a
+// spec.
+//
+// Leases expire lazily: before a namespace method reads or changes state,
+// expired leases, due delayed units and expired worker records are popped
+// from their heaps (an opExpire).
+//
+// # The operation rule
+//
+// Every state change goes through one place: a mutating method validates
+// its request against the current state (read-only), builds an operation
+// record (the op* types in ops.go) and hands it to namespace.commit, which
+// applies it to the state. An op carries everything needed to apply it again
+// identically: the time it happened (Now, as Unix nanoseconds), the chosen
+// spec and unit keys, generated continuous keys and the first lease id.
+// Applying an op never reads the clock, never fails for a reason the
+// validation could have caught, and depends only on the op and the state.
+// Replaying the committed ops, in order, on an empty state rebuilds the same
+// state (see replay_test.go). Op fields are plain exported values so a
+// write-ahead journal can serialise them; results for the caller live in
+// unexported fields.
+package memory

@@ -1,0 +1,606 @@
+package memory
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"coordinated/coordinate"
+)
+
+// namespace is one job queue. Every method takes mu for its whole run (no
+// I/O happens under it), first applies expiries due at the current time,
+// then reads, or validates and commits one op.
+type namespace struct {
+	name         string
+	clock        coordinate.Clock
+	enforceMinGB bool
+	stallTimeout time.Duration
+
+	mu sync.Mutex
+	st *state
+	// journal, when set, receives every committed op (tests; later the
+	// write-ahead journal).
+	journal func(op)
+}
+
+var _ coordinate.Namespace = (*namespace)(nil)
+
+func newNamespace(name string, opts Options) *namespace {
+	return &namespace{
+		name:         name,
+		clock:        opts.Clock,
+		enforceMinGB: opts.EnforceMinGB,
+		stallTimeout: opts.StallTimeout,
+		st:           newState(),
+	}
+}
+
+// begin locks the namespace and applies what expired before now. On
+// success the caller must call ns.mu.Unlock.
+func (ns *namespace) begin(ctx context.Context) (int64, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	ns.mu.Lock()
+	now := ns.clock.Now().UnixNano()
+	if ns.st.needsExpire(now) {
+		ns.commit(&opExpire{Now: now})
+	}
+	return now, nil
+}
+
+// commit applies an op: the one place state changes.
+func (ns *namespace) commit(o op) {
+	o.apply(ns.st)
+	if ns.journal != nil {
+		ns.journal(o)
+	}
+}
+
+func (ns *namespace) Name() string { return ns.name }
+
+func (ns *namespace) spec(name string) (*spec, error) {
+	sp := ns.st.specs[name]
+	if sp == nil {
+		return nil, fmt.Errorf("%w %q", coordinate.ErrNoSuchWorkSpec, name)
+	}
+	return sp, nil
+}
+
+// Work specs.
+
+func (ns *namespace) SetWorkSpec(ctx context.Context, definition coordinate.Data) (*coordinate.WorkSpec, error) {
+	name, _, err := coordinate.ParseWorkSpec(definition)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := ns.begin(ctx); err != nil {
+		return nil, err
+	}
+	defer ns.mu.Unlock()
+	ns.commit(&opSetWorkSpec{Definition: slices.Clone(definition)})
+	return specView(ns.st.specs[name.Bytes]), nil
+}
+
+func (ns *namespace) WorkSpec(ctx context.Context, name string) (*coordinate.WorkSpec, error) {
+	if _, err := ns.begin(ctx); err != nil {
+		return nil, err
+	}
+	defer ns.mu.Unlock()
+	sp, err := ns.spec(name)
+	if err != nil {
+		return nil, err
+	}
+	return specView(sp), nil
+}
+
+func (ns *namespace) ListWorkSpecs(ctx context.Context, start string, limit int) ([]*coordinate.WorkSpec, *coordinate.Name, error) {
+	if _, err := ns.begin(ctx); err != nil {
+		return nil, nil, err
+	}
+	defer ns.mu.Unlock()
+	var specs []*coordinate.WorkSpec
+	for _, n := range sortedSpecNames(ns.st.specs) {
+		if n < start {
+			continue
+		}
+		sp := ns.st.specs[n]
+		if limit > 0 && len(specs) == limit {
+			next := sp.name
+			return specs, &next, nil
+		}
+		specs = append(specs, specView(sp))
+	}
+	return specs, nil, nil
+}
+
+func (ns *namespace) ControlWorkSpec(ctx context.Context, name string, control coordinate.WorkSpecControl) error {
+	if _, err := ns.begin(ctx); err != nil {
+		return err
+	}
+	defer ns.mu.Unlock()
+	sp, err := ns.spec(name)
+	if err != nil {
+		return err
+	}
+	if control.Continuous != nil && *control.Continuous && !sp.meta.CanBeContinuous {
+		return fmt.Errorf("%w: cannot make non-continuous work spec %q continuous", coordinate.ErrCannotBeContinuous, name)
+	}
+	ns.commit(&opControlWorkSpec{Spec: name, Control: control})
+	return nil
+}
+
+func (ns *namespace) DeleteWorkSpec(ctx context.Context, name string) error {
+	now, err := ns.begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer ns.mu.Unlock()
+	if _, err := ns.spec(name); err != nil {
+		return err
+	}
+	ns.commit(&opDeleteWorkSpec{Spec: name, Now: now})
+	return nil
+}
+
+func (ns *namespace) Clear(ctx context.Context) (int, error) {
+	if _, err := ns.begin(ctx); err != nil {
+		return 0, err
+	}
+	defer ns.mu.Unlock()
+	o := &opClear{}
+	ns.commit(o)
+	return o.removed, nil
+}
+
+// Work units.
+
+func (ns *namespace) AddWorkUnits(ctx context.Context, specName string, units []coordinate.WorkUnitInput) error {
+	now, err := ns.begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer ns.mu.Unlock()
+	sp, err := ns.spec(specName)
+	if err != nil {
+		return err
+	}
+	if err := ns.st.checkAdd(sp, units); err != nil {
+		return err
+	}
+	copied := make([]coordinate.WorkUnitInput, len(units))
+	for i, u := range units {
+		u.Data = cloneData(u.Data)
+		u.DependsOn = slices.Clone(u.DependsOn)
+		copied[i] = u
+	}
+	ns.commit(&opAddWorkUnits{Spec: specName, Now: now, Units: copied})
+	return nil
+}
+
+// checkAdd rejects a batch whose dependency edges would close a cycle.
+func (s *state) checkAdd(sp *spec, units []coordinate.WorkUnitInput) error {
+	var batch map[coordinate.UnitRef][]coordinate.UnitRef
+	var order []coordinate.UnitRef
+	for i := range units {
+		in := &units[i]
+		if len(in.DependsOn) == 0 {
+			continue
+		}
+		if u := sp.units[in.Key.Bytes]; u != nil && u.status == coordinate.StatusPending {
+			continue // a leased unit keeps running; its new edges are ignored
+		}
+		if batch == nil {
+			batch = make(map[coordinate.UnitRef][]coordinate.UnitRef)
+		}
+		r := coordinate.UnitRef{Spec: sp.name.Bytes, Key: in.Key.Bytes}
+		if _, seen := batch[r]; !seen {
+			order = append(order, r)
+		}
+		batch[r] = in.DependsOn
+	}
+	if batch == nil {
+		return nil
+	}
+	if cycle := s.findCycle(batch, order); cycle != nil {
+		return cycleError(cycle)
+	}
+	return nil
+}
+
+func (ns *namespace) CountWorkUnits(ctx context.Context, specName string) (map[coordinate.Status]int, error) {
+	if _, err := ns.begin(ctx); err != nil {
+		return nil, err
+	}
+	defer ns.mu.Unlock()
+	sp, err := ns.spec(specName)
+	if err != nil {
+		return nil, err
+	}
+	counts := make(map[coordinate.Status]int)
+	for st := coordinate.StatusAvailable; st <= coordinate.StatusFailed; st++ {
+		if n := sp.counts[st] + sp.archived[st]; n > 0 {
+			counts[st] = n
+		}
+	}
+	return counts, nil
+}
+
+func (ns *namespace) ListWorkUnits(ctx context.Context, specName string, q coordinate.WorkUnitQuery) ([]*coordinate.WorkUnit, error) {
+	if _, err := ns.begin(ctx); err != nil {
+		return nil, err
+	}
+	defer ns.mu.Unlock()
+	sp, err := ns.spec(specName)
+	if err != nil {
+		return nil, err
+	}
+	var found []*unit
+	for _, u := range sp.units {
+		if u.key < q.Start {
+			continue
+		}
+		if len(q.Statuses) > 0 && !slices.Contains(q.Statuses, u.status) {
+			continue
+		}
+		found = append(found, u)
+	}
+	if len(q.Statuses) > 0 {
+		slices.SortFunc(found, func(a, b *unit) int {
+			switch {
+			case a.priority > b.priority:
+				return -1
+			case a.priority < b.priority:
+				return 1
+			}
+			return strings.Compare(a.key, b.key)
+		})
+	} else {
+		slices.SortFunc(found, func(a, b *unit) int { return strings.Compare(a.key, b.key) })
+	}
+	if q.Limit > 0 && len(found) > q.Limit {
+		found = found[:q.Limit]
+	}
+	out := make([]*coordinate.WorkUnit, len(found))
+	for i, u := range found {
+		out[i] = unitView(u)
+	}
+	return out, nil
+}
+
+func (ns *namespace) GetWorkUnits(ctx context.Context, specName string, keys []string) ([]*coordinate.WorkUnit, error) {
+	if _, err := ns.begin(ctx); err != nil {
+		return nil, err
+	}
+	defer ns.mu.Unlock()
+	sp, err := ns.spec(specName)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*coordinate.WorkUnit, len(keys))
+	for i, k := range keys {
+		if u := sp.units[k]; u != nil {
+			out[i] = unitView(u)
+		}
+	}
+	return out, nil
+}
+
+func (ns *namespace) PrioritizeWorkUnits(ctx context.Context, specName string, keys []string, priority *float64, adjustment float64) error {
+	if _, err := ns.begin(ctx); err != nil {
+		return err
+	}
+	defer ns.mu.Unlock()
+	if _, err := ns.spec(specName); err != nil {
+		return err
+	}
+	o := &opPrioritizeWorkUnits{Spec: specName, Keys: slices.Clone(keys), Adjustment: adjustment}
+	if priority != nil {
+		p := *priority
+		o.Priority = &p
+	}
+	ns.commit(o)
+	return nil
+}
+
+func (ns *namespace) DeleteWorkUnits(ctx context.Context, specName string, q coordinate.DeleteQuery) (int, error) {
+	now, err := ns.begin(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer ns.mu.Unlock()
+	if _, err := ns.spec(specName); err != nil {
+		return 0, err
+	}
+	q.Keys = slices.Clone(q.Keys)
+	q.Statuses = slices.Clone(q.Statuses)
+	o := &opDeleteWorkUnits{Spec: specName, Query: q, Now: now}
+	ns.commit(o)
+	return o.deleted, nil
+}
+
+func (ns *namespace) UpdateWorkUnit(ctx context.Context, specName, key string, update coordinate.WorkUnitUpdate) error {
+	now, err := ns.begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer ns.mu.Unlock()
+	sp, err := ns.spec(specName)
+	if err != nil {
+		return err
+	}
+	u := sp.units[key]
+	if u == nil {
+		return fmt.Errorf("%w %q in work spec %q", coordinate.ErrNoSuchWorkUnit, key, specName)
+	}
+	return ns.update(u, update, now, 0)
+}
+
+func (ns *namespace) UpdateAttempt(ctx context.Context, ref coordinate.AttemptRef, update coordinate.WorkUnitUpdate) error {
+	now, err := ns.begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer ns.mu.Unlock()
+	u := ns.st.lookup(coordinate.UnitRef{Spec: ref.Spec, Key: ref.Key})
+	if u == nil || u.status != coordinate.StatusPending || u.leaseID != ref.ID {
+		return fmt.Errorf("%w: lease %d on %q/%q", coordinate.ErrLostLease, ref.ID, ref.Spec, ref.Key)
+	}
+	return ns.update(u, update, now, ref.ID)
+}
+
+// update validates an update against the transition table, then commits it.
+func (ns *namespace) update(u *unit, update coordinate.WorkUnitUpdate, now int64, leaseID int64) error {
+	_, _, err := coordinate.ApplyUpdate(coordinate.UnitState{Status: u.status}, update, time.Unix(0, now))
+	if err != nil {
+		return fmt.Errorf("work unit %q/%q: %w", u.spec.name.Bytes, u.key, err)
+	}
+	if update.Data != nil {
+		update.Data = slices.Clone(update.Data)
+	}
+	if update.Worker != nil {
+		w := *update.Worker
+		update.Worker = &w
+	}
+	if update.LeaseTime != nil {
+		lt := *update.LeaseTime
+		update.LeaseTime = &lt
+	}
+	ns.commit(&opUpdateWorkUnit{Spec: u.spec.name.Bytes, Key: u.key, Now: now, Update: update, LeaseID: leaseID})
+	return nil
+}
+
+func (ns *namespace) Archive(ctx context.Context, names []string, policy coordinate.RetentionPolicy) error {
+	now, err := ns.begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer ns.mu.Unlock()
+	if policy.MaxCount < 0 && policy.MaxAge <= 0 {
+		return nil // keeps everything
+	}
+	ns.commit(&opArchive{Now: now, Specs: slices.Clone(names), Policy: policy})
+	return nil
+}
+
+// Getting work.
+
+func (ns *namespace) GetWork(ctx context.Context, req coordinate.WorkRequest) ([]coordinate.Attempt, error) {
+	now, err := ns.begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer ns.mu.Unlock()
+	cands := make([]coordinate.SpecCandidate, 0, len(ns.st.specs))
+	for _, sp := range ns.st.specs {
+		c := coordinate.SpecCandidate{
+			Name:      sp.name.Bytes,
+			Meta:      &sp.meta,
+			Pending:   sp.counts[coordinate.StatusPending],
+			Available: sp.available.Len(),
+		}
+		if top := sp.available.top(); top != nil {
+			c.BestPriority = top.priority
+		}
+		c.ContinuousReady = sp.meta.Continuous &&
+			sp.counts[coordinate.StatusAvailable] == 0 &&
+			sp.counts[coordinate.StatusPending] == 0 &&
+			now >= nanos(sp.meta.NextContinuous)
+		cands = append(cands, c)
+	}
+	i, ok := coordinate.ChooseWorkSpec(cands, req, coordinate.SchedulerOptions{EnforceMinGB: ns.enforceMinGB})
+	if !ok {
+		return []coordinate.Attempt{}, nil
+	}
+	c := cands[i]
+	lease := req.LeaseTime
+	if lease <= 0 {
+		lease = coordinate.DefaultLease
+	}
+	o := &opGetWork{
+		Now:        now,
+		Worker:     req.Worker,
+		Lease:      lease,
+		Spec:       c.Name,
+		Count:      coordinate.WorkCount(c.Meta, c.Pending, req.MaxJobs),
+		Continuous: c.Available == 0,
+	}
+	ns.commit(o)
+	out := o.attempts
+	if out == nil {
+		out = []coordinate.Attempt{}
+	}
+	for i := range out {
+		out[i].Data = slices.Clone(out[i].Data)
+	}
+	return out, nil
+}
+
+// Workers.
+
+func (ns *namespace) WorkerHeartbeat(ctx context.Context, hb coordinate.Heartbeat) error {
+	now, err := ns.begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer ns.mu.Unlock()
+	hb.Mode = cloneData(hb.Mode)
+	hb.Data = cloneData(hb.Data)
+	if hb.Parent != nil {
+		p := *hb.Parent
+		hb.Parent = &p
+	}
+	ns.commit(&opHeartbeat{Now: now, Heartbeat: hb})
+	return nil
+}
+
+func (ns *namespace) UnregisterWorker(ctx context.Context, id string) error {
+	if _, err := ns.begin(ctx); err != nil {
+		return err
+	}
+	defer ns.mu.Unlock()
+	if ns.st.workers.byID[id] == nil {
+		return fmt.Errorf("%w %q", coordinate.ErrNoSuchWorker, id)
+	}
+	ns.commit(&opUnregisterWorker{Worker: id})
+	return nil
+}
+
+func (ns *namespace) Workers(ctx context.Context) ([]*coordinate.WorkerInfo, error) {
+	if _, err := ns.begin(ctx); err != nil {
+		return nil, err
+	}
+	defer ns.mu.Unlock()
+	ids := make([]string, 0, len(ns.st.workers.byID))
+	for id := range ns.st.workers.byID {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	out := make([]*coordinate.WorkerInfo, len(ids))
+	for i, id := range ids {
+		out[i] = ns.st.workers.byID[id].info()
+	}
+	return out, nil
+}
+
+func (ns *namespace) Worker(ctx context.Context, id string) (*coordinate.WorkerInfo, error) {
+	if _, err := ns.begin(ctx); err != nil {
+		return nil, err
+	}
+	defer ns.mu.Unlock()
+	w := ns.st.workers.byID[id]
+	if w == nil {
+		return nil, fmt.Errorf("%w %q", coordinate.ErrNoSuchWorker, id)
+	}
+	return w.info(), nil
+}
+
+func (ns *namespace) ChildWorkUnits(ctx context.Context, parent string) ([]coordinate.ChildWorker, error) {
+	if _, err := ns.begin(ctx); err != nil {
+		return nil, err
+	}
+	defer ns.mu.Unlock()
+	reg := &ns.st.workers
+	ids := make([]string, 0, len(reg.children[parent]))
+	for id := range reg.children[parent] {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	out := make([]coordinate.ChildWorker, 0, len(ids))
+	for _, id := range ids {
+		w := reg.byID[id]
+		if w == nil {
+			continue
+		}
+		units := make([]*unit, 0, len(w.outstanding))
+		for u := range w.outstanding {
+			units = append(units, u)
+		}
+		sortUnitsByRef(units)
+		cw := coordinate.ChildWorker{Worker: w.id, Units: make([]coordinate.ChildWorkUnit, len(units))}
+		for i, u := range units {
+			cu := coordinate.ChildWorkUnit{
+				Spec:   u.spec.name,
+				Key:    u.keyName(),
+				Data:   slices.Clone(u.data),
+				Worker: u.workerName(),
+			}
+			if u.status == coordinate.StatusPending {
+				cu.Expires = timeOf(u.expiration)
+			}
+			cw.Units[i] = cu
+		}
+		out = append(out, cw)
+	}
+	return out, nil
+}
+
+// Groups.
+
+func (ns *namespace) GroupStatus(ctx context.Context, name string) (*coordinate.GroupStatus, error) {
+	now, err := ns.begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer ns.mu.Unlock()
+	gs := &coordinate.GroupStatus{Group: name, Counts: make(map[coordinate.Status]int), Complete: true}
+	gr := ns.st.groups[name]
+	if gr == nil {
+		return gs, nil
+	}
+	for st := coordinate.StatusAvailable; st <= coordinate.StatusFailed; st++ {
+		if gr.counts[st] > 0 {
+			gs.Counts[st] = gr.counts[st]
+		}
+	}
+	gs.Complete = gr.counts[coordinate.StatusAvailable]+gr.counts[coordinate.StatusBlocked]+gr.counts[coordinate.StatusPending] == 0
+	gs.LastProgress = timeOf(gr.lastProgress)
+	gs.Stalled = gr.counts[coordinate.StatusAvailable] > 0 && now-gr.lastProgress >= int64(ns.stallTimeout)
+	return gs, nil
+}
+
+func (ns *namespace) CancelGroup(ctx context.Context, name string) (int, error) {
+	now, err := ns.begin(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer ns.mu.Unlock()
+	o := &opCancelGroup{Group: name, Now: now}
+	ns.commit(o)
+	return o.cancelled, nil
+}
+
+// Views.
+
+func specView(sp *spec) *coordinate.WorkSpec {
+	return &coordinate.WorkSpec{
+		Name:       sp.name,
+		Definition: slices.Clone(sp.definition),
+		Meta:       sp.meta,
+	}
+}
+
+func unitView(u *unit) *coordinate.WorkUnit {
+	wu := &coordinate.WorkUnit{
+		Spec:       u.spec.name,
+		Key:        u.keyName(),
+		Data:       slices.Clone(u.data),
+		Status:     u.status,
+		Priority:   u.priority,
+		Expiration: timeOf(u.expiration),
+		Worker:     u.workerName(),
+		NotBefore:  timeOf(u.notBefore),
+		Attempts:   int(u.attempts),
+	}
+	if u.ext != nil {
+		wu.Group = u.ext.group
+		if u.status == coordinate.StatusBlocked {
+			wu.DependsOn = slices.Clone(u.ext.deps)
+		}
+	}
+	return wu
+}

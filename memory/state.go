@@ -1,0 +1,230 @@
+package memory
+
+import (
+	"time"
+
+	"coordinated/coordinate"
+)
+
+// Where a unit currently sits (unit.where).
+const (
+	inNoHeap uint8 = iota
+	inAvailable
+	inDelayed
+	inPending
+)
+
+// unit is one work unit. It is kept small: millions of them may be queued.
+// Times are Unix nanoseconds, 0 meaning unset.
+type unit struct {
+	spec       *spec
+	key        string
+	data       []byte // one encoded CBOR item, never nil
+	priority   float64
+	expiration int64 // legacy lease_time: lease expiry (PENDING) or completion time
+	notBefore  int64
+	leaseID    int64 // current lease (PENDING), 0 otherwise
+	worker     string
+	ext        *unitExt // dependencies and group; nil for most units
+	heapIdx    int32
+	attempts   int32
+	status     coordinate.Status
+	where      uint8
+	keyText    bool
+	hasWorker  bool
+	workerText bool
+}
+
+// unitExt holds the rarely used parts of a unit.
+type unitExt struct {
+	group string
+	// deps are the dependencies not yet FINISHED, in the order given.
+	deps []coordinate.UnitRef
+	// depFailed: the unit was failed because a dependency failed; a
+	// retry of that dependency blocks it again.
+	depFailed bool
+}
+
+func (u *unit) ref() coordinate.UnitRef {
+	return coordinate.UnitRef{Spec: u.spec.name.Bytes, Key: u.key}
+}
+
+func (u *unit) group() string {
+	if u.ext == nil {
+		return ""
+	}
+	return u.ext.group
+}
+
+func (u *unit) keyName() coordinate.Name { return coordinate.Name{Bytes: u.key, Text: u.keyText} }
+
+func (u *unit) workerName() *coordinate.Name {
+	if !u.hasWorker {
+		return nil
+	}
+	return &coordinate.Name{Bytes: u.worker, Text: u.workerText}
+}
+
+func (u *unit) setWorker(w *coordinate.Name) {
+	if w == nil {
+		u.worker, u.hasWorker, u.workerText = "", false, false
+		return
+	}
+	u.worker, u.hasWorker, u.workerText = w.Bytes, true, w.Text
+}
+
+// spec is one work spec and its units.
+type spec struct {
+	name       coordinate.Name
+	definition []byte
+	meta       coordinate.WorkSpecMeta
+	units      map[string]*unit
+	available  unitHeap // AVAILABLE, not delayed: hand-out order
+	delayed    unitHeap // AVAILABLE with not-before in the future
+	pending    unitHeap // PENDING, by lease expiry
+	counts     [coordinate.StatusFailed + 1]int
+	archived   [coordinate.StatusFailed + 1]int
+}
+
+func newSpec(name coordinate.Name) *spec {
+	return &spec{
+		name:      name,
+		units:     make(map[string]*unit),
+		available: unitHeap{less: availableFirst},
+		delayed:   unitHeap{less: notBeforeFirst},
+		pending:   unitHeap{less: expiresFirst},
+	}
+}
+
+// group is the bookkeeping of one unit group.
+type group struct {
+	counts       [coordinate.StatusFailed + 1]int
+	lastProgress int64
+	members      map[*unit]struct{}
+}
+
+// state is everything a namespace holds. Only ops (ops.go) change it.
+type state struct {
+	specs   map[string]*spec
+	workers workerRegistry
+	// dependents maps a unit (existing or not) to the units waiting for
+	// it to finish, or failed because it failed.
+	dependents map[coordinate.UnitRef]map[*unit]struct{}
+	groups     map[string]*group
+	// nextLease is the id the next lease gets.
+	nextLease int64
+
+	// Scratch state of one op's apply, always reset before it returns.
+	failCause  *coordinate.UnitRef // root of a dependency-failure cascade
+	cancelling map[*unit]bool      // units opCancelGroup is failing
+}
+
+func newState() *state {
+	return &state{
+		specs:      make(map[string]*spec),
+		workers:    newWorkerRegistry(),
+		dependents: make(map[coordinate.UnitRef]map[*unit]struct{}),
+		groups:     make(map[string]*group),
+		nextLease:  1,
+	}
+}
+
+// place moves u to status at time now, keeping heaps, counts, groups and
+// dependents consistent. Every unit status change goes through here; a unit
+// not yet counted has status 0.
+func (s *state) place(u *unit, status coordinate.Status, now int64) {
+	sp := u.spec
+	old := u.status
+	switch u.where {
+	case inAvailable:
+		sp.available.remove(u)
+	case inDelayed:
+		sp.delayed.remove(u)
+	case inPending:
+		sp.pending.remove(u)
+	}
+	u.where = inNoHeap
+	if old != 0 {
+		sp.counts[old]--
+	}
+	sp.counts[status]++
+	u.status = status
+	switch {
+	case status == coordinate.StatusAvailable && u.notBefore > now:
+		sp.delayed.push(u)
+		u.where = inDelayed
+	case status == coordinate.StatusAvailable:
+		sp.available.push(u)
+		u.where = inAvailable
+	case status == coordinate.StatusPending:
+		sp.pending.push(u)
+		u.where = inPending
+	}
+	if status != coordinate.StatusPending {
+		u.leaseID = 0
+	}
+	if old == status {
+		return
+	}
+	if g := u.group(); g != "" {
+		s.groupCount(u, old, status, now)
+	}
+	if status.Completed() {
+		s.workers.dropUnit(u)
+	}
+	if len(s.dependents) > 0 {
+		switch {
+		case status == coordinate.StatusFinished:
+			s.resolveDependents(u, now)
+		case status == coordinate.StatusFailed:
+			s.failDependents(u.ref(), now)
+		case old == coordinate.StatusFailed:
+			s.reblockDependents(u.ref(), now)
+		}
+	}
+}
+
+// removeUnit deletes u from its spec. archived says it is dropped by the
+// retention policy (and counted) rather than deleted.
+func (s *state) removeUnit(u *unit, now int64, archived bool) {
+	sp := u.spec
+	switch u.where {
+	case inAvailable:
+		sp.available.remove(u)
+	case inDelayed:
+		sp.delayed.remove(u)
+	case inPending:
+		sp.pending.remove(u)
+	}
+	u.where = inNoHeap
+	sp.counts[u.status]--
+	if archived {
+		sp.archived[u.status]++
+	}
+	delete(sp.units, u.key)
+	s.workers.dropUnit(u)
+	if u.ext != nil {
+		s.leaveGroup(u, now)
+		s.dropEdges(u)
+	}
+	if len(s.dependents) > 0 {
+		s.failDependents(u.ref(), now)
+	}
+	u.status = 0
+}
+
+// nanos converts a time to the stored form.
+func nanos(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+// timeOf converts a stored time back; 0 is the zero time.
+func timeOf(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n).UTC()
+}

@@ -1,0 +1,195 @@
+package memory
+
+import (
+	"container/heap"
+
+	"coordinated/coordinate"
+)
+
+// worker is one live worker record (SEMANTICS §11).
+type worker struct {
+	id        coordinate.Name
+	mode      []byte
+	data      []byte
+	parent    *coordinate.Name
+	lastHeard int64
+	expires   int64
+	heapIdx   int
+	// outstanding holds the units handed to this worker that are not yet
+	// FINISHED or FAILED (nor deleted).
+	outstanding map[*unit]struct{}
+}
+
+// workerRegistry holds the live workers, their expiry order, the
+// parent/child relation and which workers hold each outstanding unit.
+type workerRegistry struct {
+	byID     map[string]*worker
+	byExpiry workerHeap
+	// children maps a parent id to its children's ids. A child stays
+	// listed under its parent id while the parent itself is gone.
+	children map[string]map[string]struct{}
+	// holders maps a unit to the workers that have it outstanding.
+	holders map[*unit]map[*worker]struct{}
+}
+
+func newWorkerRegistry() workerRegistry {
+	return workerRegistry{
+		byID:     make(map[string]*worker),
+		children: make(map[string]map[string]struct{}),
+		holders:  make(map[*unit]map[*worker]struct{}),
+	}
+}
+
+// heartbeat creates or replaces a worker record, keeping its outstanding
+// units.
+func (r *workerRegistry) heartbeat(hb coordinate.Heartbeat, now int64) {
+	w, ok := r.byID[hb.Worker.Bytes]
+	if !ok {
+		w = &worker{outstanding: make(map[*unit]struct{})}
+		r.byID[hb.Worker.Bytes] = w
+	} else if w.parent != nil {
+		r.unlinkChild(w.parent.Bytes, hb.Worker.Bytes)
+	}
+	w.id = hb.Worker
+	w.mode = cloneData(hb.Mode)
+	w.data = cloneData(hb.Data)
+	w.parent = nil
+	if hb.Parent != nil {
+		p := *hb.Parent
+		w.parent = &p
+		kids := r.children[p.Bytes]
+		if kids == nil {
+			kids = make(map[string]struct{})
+			r.children[p.Bytes] = kids
+		}
+		kids[hb.Worker.Bytes] = struct{}{}
+	}
+	w.lastHeard = now
+	w.expires = now + int64(hb.Expire)
+	if ok {
+		heap.Fix(&r.byExpiry, w.heapIdx)
+	} else {
+		heap.Push(&r.byExpiry, w)
+	}
+}
+
+// remove deletes a worker record; its leases are untouched.
+func (r *workerRegistry) remove(w *worker) {
+	heap.Remove(&r.byExpiry, w.heapIdx)
+	delete(r.byID, w.id.Bytes)
+	if w.parent != nil {
+		r.unlinkChild(w.parent.Bytes, w.id.Bytes)
+	}
+	for u := range w.outstanding {
+		hs := r.holders[u]
+		delete(hs, w)
+		if len(hs) == 0 {
+			delete(r.holders, u)
+		}
+	}
+}
+
+func (r *workerRegistry) unlinkChild(parent, child string) {
+	kids := r.children[parent]
+	delete(kids, child)
+	if len(kids) == 0 {
+		delete(r.children, parent)
+	}
+}
+
+// expire removes the records whose expiry is before now.
+func (r *workerRegistry) expire(now int64) {
+	for len(r.byExpiry) > 0 && r.byExpiry[0].expires < now {
+		r.remove(r.byExpiry[0])
+	}
+}
+
+func (r *workerRegistry) needsExpire(now int64) bool {
+	return len(r.byExpiry) > 0 && r.byExpiry[0].expires < now
+}
+
+// handOut records that a live worker was given u.
+func (r *workerRegistry) handOut(id string, u *unit) {
+	w, ok := r.byID[id]
+	if !ok {
+		return
+	}
+	w.outstanding[u] = struct{}{}
+	hs := r.holders[u]
+	if hs == nil {
+		hs = make(map[*worker]struct{}, 1)
+		r.holders[u] = hs
+	}
+	hs[w] = struct{}{}
+}
+
+// dropUnit removes u from every worker's outstanding set.
+func (r *workerRegistry) dropUnit(u *unit) {
+	hs, ok := r.holders[u]
+	if !ok {
+		return
+	}
+	for w := range hs {
+		delete(w.outstanding, u)
+	}
+	delete(r.holders, u)
+}
+
+// clearUnits empties every outstanding set (all units are going away).
+func (r *workerRegistry) clearUnits() {
+	for _, w := range r.byID {
+		clear(w.outstanding)
+	}
+	clear(r.holders)
+}
+
+// workerHeap orders workers by expiry for container/heap.
+type workerHeap []*worker
+
+func (h workerHeap) Len() int { return len(h) }
+func (h workerHeap) Less(i, j int) bool {
+	if h[i].expires != h[j].expires {
+		return h[i].expires < h[j].expires
+	}
+	return h[i].id.Bytes < h[j].id.Bytes
+}
+func (h workerHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].heapIdx = i
+	h[j].heapIdx = j
+}
+func (h *workerHeap) Push(x any) {
+	w := x.(*worker)
+	w.heapIdx = len(*h)
+	*h = append(*h, w)
+}
+func (h *workerHeap) Pop() any {
+	old := *h
+	w := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	return w
+}
+
+func (w *worker) info() *coordinate.WorkerInfo {
+	info := &coordinate.WorkerInfo{
+		ID:        w.id,
+		Mode:      cloneData(w.mode),
+		Data:      cloneData(w.data),
+		LastHeard: timeOf(w.lastHeard),
+		Expires:   timeOf(w.expires),
+	}
+	if w.parent != nil {
+		p := *w.parent
+		info.Parent = &p
+	}
+	return info
+}
+
+// cloneData copies user data; absent data becomes CBOR null.
+func cloneData(d []byte) []byte {
+	if len(d) == 0 {
+		return []byte{0xf6}
+	}
+	return append([]byte(nil), d...)
+}
