@@ -61,7 +61,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready cha
 	if err != nil {
 		return fmt.Errorf("-listen: %w", err)
 	}
-	srv := cborrpc.NewServer(jobserver.New(ns, cfg), cborrpc.ServerOptions{
+	handler := loggingHandler{h: jobserver.New(ns, cfg), log: log}
+	srv := cborrpc.NewServer(handler, cborrpc.ServerOptions{
 		MaxRequestSize: opts.maxRequestSize,
 		Logger:         log,
 	})
@@ -71,7 +72,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready cha
 	}
 
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	go func() { served <- srv.Serve(&loggingListener{Listener: ln, log: log}) }()
 	select {
 	case err := <-served:
 		return fmt.Errorf("serving: %w", err)

@@ -1,0 +1,61 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"coordinated/cborrpc"
+)
+
+// loggingListener logs one line when a connection opens and one when it
+// closes, at debug level (connection churn is high with fork workers).
+type loggingListener struct {
+	net.Listener
+	log  *slog.Logger
+	open atomic.Int64
+}
+
+func (l *loggingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	n := l.open.Add(1)
+	l.log.Debug("connection opened", "remote", c.RemoteAddr().String(), "open", n)
+	return &loggingConn{Conn: c, l: l}, nil
+}
+
+type loggingConn struct {
+	net.Conn
+	l    *loggingListener
+	once sync.Once
+}
+
+func (c *loggingConn) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(func() {
+		n := c.l.open.Add(-1)
+		c.l.log.Debug("connection closed", "remote", c.RemoteAddr().String(), "open", n)
+	})
+	return err
+}
+
+// loggingHandler logs every request that fails at the RPC level (bad
+// parameters, unknown methods, backend failures). In-band (false, msg)
+// answers are normal results and are not logged.
+type loggingHandler struct {
+	h   cborrpc.Handler
+	log *slog.Logger
+}
+
+func (l loggingHandler) Handle(ctx context.Context, req *cborrpc.Request) (any, error) {
+	res, err := l.h.Handle(ctx, req)
+	if err != nil {
+		l.log.Info("request failed", "method", req.Method, "error", strings.TrimRight(err.Error(), "\n"))
+	}
+	return res, err
+}

@@ -1,0 +1,62 @@
+package jobserver
+
+import (
+	"testing"
+	"time"
+)
+
+func TestGetWorkShapes(t *testing.T) {
+	js, _ := newServer(t, Config{})
+	expect(t, "none, max_jobs 1", call(t, js, "get_work", b("w"), m{"lease_time": 900, "max_jobs": 1}),
+		`128([128([null, null, null]), null])`)
+	expect(t, "none, default max_jobs", call(t, js, "get_work", b("w"), m{}), `128([128([null, null, null]), null])`)
+	expect(t, "none, max_jobs 10", call(t, js, "get_work", b("w"), m{"lease_time": 900, "max_jobs": 10}), `128([[], null])`)
+	expect(t, "none, max_jobs 0", call(t, js, "get_work", b("w"), m{"max_jobs": 0}), `128([[], null])`)
+
+	expect(t, "text spec", call(t, js, "set_work_spec", map[string]any{"name": "ws"}), `128([true, null])`)
+	call(t, js, "add_work_units", b("ws"), []any{
+		tuple{b("a"), m{"x": 1}}, tuple{"b", map[string]any{"y": tuple{}}}, tuple{b("c"), nil},
+	})
+	expect(t, "one", call(t, js, "get_work", b("w"), m{"max_jobs": 1, "available_gb": 7.5}),
+		`128([128(["ws", 'a', {'x': 1}]), null])`)
+	expect(t, "list", call(t, js, "get_work", "w", m{"max_jobs": 5, "work_spec_names": tuple{b("ws"), b("other")}}),
+		`128([[128(["ws", "b", {"y": 128([])}]), 128(["ws", 'c', null])], null])`)
+	expect(t, "filtered out", call(t, js, "get_work", b("w"), m{"work_spec_names": []any{b("other")}}),
+		`128([128([null, null, null]), null])`)
+}
+
+func TestGetWorkLeaseTime(t *testing.T) {
+	js, clock := newServer(t, Config{})
+	addSpec(t, js, "ws", nil)
+	call(t, js, "add_work_units", b("ws"), []any{tuple{b("a"), m{}}, tuple{b("b"), m{}}})
+	now := float64(start.Unix())
+	call(t, js, "get_work", b("w"), m{"lease_time": 2})
+	call(t, js, "get_work", b("w"), m{"lease_time": 0.5}) // below 1 s: 300 s
+	expect(t, "leases", call(t, js, "get_work_unit_status", b("ws"), []any{b("a"), b("b")}),
+		`128([[{'status': 3, 'worker_id': 'w', 'expiration': `+pyFloat(now+2)+`}, {'status': 3, 'worker_id': 'w', 'expiration': `+pyFloat(now+300)+`}], null])`)
+	clock.Add(3 * time.Second)
+	expect(t, "short lease expired", call(t, js, "count_work_units", b("ws")), `128([{1: 1, 3: 1}, null])`)
+	expect(t, "re-leased", call(t, js, "get_work", b("w2"), m{}), `128([128(['ws', 'a', {}]), null])`)
+}
+
+func TestChildWorkUnits(t *testing.T) {
+	js, clock := newServer(t, Config{})
+	addSpec(t, js, "ws", nil)
+	call(t, js, "add_work_units", b("ws"), []any{tuple{b("a"), m{"n": 1}}})
+	expect(t, "parent", call(t, js, "worker_heartbeat", b("p"), b("RUN"), 6000, m{"pid": 1}, nil), `128([true, null])`)
+	expect(t, "child", call(t, js, "worker_heartbeat", b("c"), b("RUN"), 6000, m{"pid": 2}, b("p")), `128([true, null])`)
+	expect(t, "unknown parent", call(t, js, "get_child_work_units", b("nobody")), `128([{}, null])`)
+	expect(t, "idle child", call(t, js, "get_child_work_units", b("p")), `128([{'c': []}, null])`)
+
+	call(t, js, "get_work", b("c"), m{"lease_time": 10})
+	now := float64(start.Unix())
+	expect(t, "leased", call(t, js, "get_child_work_units", b("p")),
+		`128([{'c': [{'expires': `+pyFloat(now+10)+`, 'worker_id': 'c', 'work_unit_key': 'a', 'work_spec_name': 'ws', 'work_unit_data': {'n': 1}}]}, null])`)
+	clock.Add(11 * time.Second)
+	// The lapsed lease stays listed with no holder, so the parent can
+	// kill the stuck child (SEMANTICS §11.3).
+	expect(t, "lapsed", call(t, js, "get_child_work_units", b("p")),
+		`128([{'c': [{'expires': null, 'worker_id': null, 'work_unit_key': 'a', 'work_spec_name': 'ws', 'work_unit_data': {'n': 1}}]}, null])`)
+	call(t, js, "update_work_unit", b("ws"), b("a"), m{"status": 4})
+	expect(t, "finished", call(t, js, "get_child_work_units", b("p")), `128([{'c': []}, null])`)
+}

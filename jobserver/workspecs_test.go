@@ -1,0 +1,107 @@
+package jobserver
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"coordinated/coordinate"
+)
+
+func TestWorkSpecLifecycle(t *testing.T) {
+	js, _ := newServer(t, Config{})
+	expect(t, "empty listing", call(t, js, "list_work_specs", m{}), `128([[], null])`)
+
+	expect(t, "set", call(t, js, "set_work_spec", m{"name": b("ws1"), "module": "mod", "run_function": "fn", "x": "text"}),
+		`128([true, null])`)
+	// module/run_function come back as byte strings; other values as stored.
+	expect(t, "get", call(t, js, "get_work_spec", b("ws1")),
+		`{'x': "text", 'name': 'ws1', 'module': 'mod', 'run_function': 'fn'}`)
+	expect(t, "get by text name", call(t, js, "get_work_spec", "ws1"),
+		`{'x': "text", 'name': 'ws1', 'module': 'mod', 'run_function': 'fn'}`)
+	expect(t, "get unknown", call(t, js, "get_work_spec", b("nope")), `null`)
+
+	addSpec(t, js, "ws2", nil)
+	expect(t, "set text name", call(t, js, "set_work_spec", map[string]any{"name": "ws3"}), `128([true, null])`)
+	expect(t, "list all", call(t, js, "list_work_specs", m{}),
+		`128([[{'x': "text", 'name': 'ws1', 'module': 'mod', 'run_function': 'fn'}, {'name': 'ws2', 'min_gb': 1}, {"name": "ws3"}], null])`)
+	expect(t, "list page", call(t, js, "list_work_specs", m{"limit": 1, "start": b("ws2")}),
+		`128([[{'name': 'ws2', 'min_gb': 1}], "ws3"])`)
+
+	expect(t, "del unknown", call(t, js, "del_work_spec", b("nope")), `128([false, 'no such work_spec \'nope\''])`)
+	expect(t, "del unknown text", call(t, js, "del_work_spec", "nöpe"), `128([false, 'no such work_spec u\'n\\xf6pe\''])`)
+	expect(t, "del", call(t, js, "del_work_spec", b("ws3")), `128([true, null])`)
+	expect(t, "clear", call(t, js, "clear"), `2`)
+	expect(t, "empty again", call(t, js, "list_work_specs", m{}), `128([[], null])`)
+}
+
+func TestSetWorkSpecErrors(t *testing.T) {
+	js, _ := newServer(t, Config{})
+	if got := callErr(t, js, "set_work_spec", m{"min_gb": 1}); got != "KeyError('name',)\n" {
+		t.Errorf("missing name: %q", got)
+	}
+	if got := callErr(t, js, "set_work_spec", m{"name": 5}); !strings.HasPrefix(got, "TypeError(") {
+		t.Errorf("integer name: %q", got)
+	}
+	if got := callErr(t, js, "set_work_spec", []any{}); !strings.HasPrefix(got, "TypeError(") {
+		t.Errorf("list: %q", got)
+	}
+	if got := callErr(t, js, "set_work_spec", m{"name": b("w"), "weight": "heavy"}); !strings.HasPrefix(got, "ValueError(") {
+		t.Errorf("bad weight: %q", got)
+	}
+	expect(t, "nothing stored", call(t, js, "list_work_specs", m{}), `128([[], null])`)
+}
+
+func TestControlWorkSpecAndMeta(t *testing.T) {
+	js, _ := newServer(t, Config{})
+	addSpec(t, js, "ws1", nil)
+	addSpec(t, js, "cont", m{"continuous": true})
+
+	expect(t, "meta defaults", call(t, js, "get_work_spec_meta", b("ws1")),
+		`128([{'status': 1, 'weight': 20, 'interval': null, 'continuous': false, 'max_running': null}, null])`)
+	expect(t, "unknown", call(t, js, "control_work_spec", b("nope"), m{"status": 2}),
+		`128([false, 'no such work spec nope'])`)
+	expect(t, "meta unknown", call(t, js, "get_work_spec_meta", b("nope")),
+		`128([null, 'no such work spec nope'])`)
+	expect(t, "refused continuous", call(t, js, "control_work_spec", b("ws1"), m{"continuous": true, "status": 2}),
+		`128([false, 'cannot make non-continuous work spec ws1 continuous'])`)
+	expect(t, "nothing applied", call(t, js, "get_work_spec_meta", b("ws1")),
+		`128([{'status': 1, 'weight': 20, 'interval': null, 'continuous': false, 'max_running': null}, null])`)
+
+	expect(t, "control", call(t, js, "control_work_spec", b("ws1"), m{"status": 2, "interval": 2.5, "max_running": 3, "weight": 7}),
+		`128([true, null])`)
+	expect(t, "meta after", call(t, js, "get_work_spec_meta", b("ws1")),
+		`128([{'status': 2, 'weight': 7, 'interval': 2.5, 'continuous': false, 'max_running': 3}, null])`)
+	expect(t, "unlimited again", call(t, js, "control_work_spec", b("ws1"), m{"max_running": nil, "status": 1}),
+		`128([true, null])`)
+	expect(t, "meta unlimited", call(t, js, "get_work_spec_meta", b("ws1")),
+		`128([{'status': 1, 'weight': 7, 'interval': 2.5, 'continuous': false, 'max_running': null}, null])`)
+
+	expect(t, "continuous off", call(t, js, "control_work_spec", b("cont"), m{"continuous": false}), `128([true, null])`)
+	expect(t, "continuous on", call(t, js, "control_work_spec", b("cont"), m{"continuous": 1}), `128([true, null])`)
+	expect(t, "meta cont", call(t, js, "get_work_spec_meta", b("cont")),
+		`128([{'status': 1, 'weight': 20, 'interval': null, 'continuous': true, 'max_running': null}, null])`)
+}
+
+func TestArchiveAppliesRetention(t *testing.T) {
+	js, clock := newServer(t, Config{Retention: &coordinate.RetentionPolicy{MaxCount: 1}})
+	addSpec(t, js, "ws", nil)
+	call(t, js, "add_work_units", b("ws"), []any{tuple{b("a"), m{}}, tuple{b("b"), m{}}, tuple{b("c"), m{}}})
+	for _, k := range []string{"a", "b", "c"} {
+		clock.Add(time.Second)
+		expect(t, "finish "+k, call(t, js, "update_work_unit", b("ws"), b(k), m{"status": 4}), `128([true, null])`)
+	}
+	expect(t, "archive without options", call(t, js, "archive"), `null`)
+	expect(t, "counts keep archived units", call(t, js, "count_work_units", b("ws")), `128([{4: 3}, null])`)
+	expect(t, "only the newest is listed", call(t, js, "get_work_units", b("ws"), m{}), `128([[128(['c', {}])], null])`)
+	expect(t, "archive with names", call(t, js, "archive", m{"work_spec_names": []any{b("ws"), b("unknown")}}), `null`)
+}
+
+func TestArchiveWithoutPolicyKeepsEverything(t *testing.T) {
+	js, _ := newServer(t, Config{})
+	addSpec(t, js, "ws", nil)
+	call(t, js, "add_work_units", b("ws"), []any{tuple{b("a"), m{}}})
+	call(t, js, "update_work_unit", b("ws"), b("a"), m{"status": 4})
+	expect(t, "archive", call(t, js, "archive", m{}), `null`)
+	expect(t, "still listed", call(t, js, "get_work_units", b("ws"), m{}), `128([[128(['a', {}])], null])`)
+}
