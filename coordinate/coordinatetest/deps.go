@@ -147,7 +147,7 @@ func testDepAlreadyFinished(e *env) {
 func testDepFailurePropagates(e *env) {
 	e.spec(m{"name": "s"})
 	e.add("s", e.dep("root"), e.dep("L1", "root"), e.dep("L2", "L1"), e.dep("L3", "L2"), e.dep("other"))
-	e.workOne("w")
+	e.update("s", "root", coordinate.WorkUnitUpdate{Status: coordinate.StatusPending})
 	e.fail("s", "root")
 	for _, k := range []string{"L1", "L2", "L3"} {
 		u := e.mustGet("s", k)

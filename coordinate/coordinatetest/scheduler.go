@@ -15,6 +15,7 @@ var schedulerTests = []test{
 	{"Weights6And4", testSchedWeights6And4},
 	{"TieByName", testSchedTieByName},
 	{"ThenPreempts", testSchedThenPreempts},
+	{"ThenPreemptsChain", testSchedThenPreemptsChain},
 	{"ThenPreemptsFalse", testSchedThenPreemptsFalse},
 	{"ContinuousOnlyLoses", testSchedContinuousOnlyLoses},
 	{"WeightZeroNeverScheduled", testSchedWeightZero},
@@ -118,6 +119,22 @@ func testSchedThenPreempts(e *env) {
 	for i, w := range want {
 		if got := e.choose(); got != w {
 			e.t.Errorf("choice %d = %q, want %q (the successor spec first)", i, got, w)
+		}
+	}
+}
+
+func testSchedThenPreemptsChain(e *env) {
+	// In a -> b -> c the most downstream spec with work wins (Py).
+	e.spec(m{"name": "a", "then": "b", "weight": 100})
+	e.spec(m{"name": "b", "then": "c", "weight": 50})
+	e.spec(m{"name": "c", "weight": 1})
+	e.addKeys("a", "a1", "a2")
+	e.addKeys("b", "b1", "b2")
+	e.addKeys("c", "c1", "c2")
+	want := []string{"c", "c", "b", "b", "a", "a"}
+	for i, w := range want {
+		if got := e.choose(); got != w {
+			e.t.Errorf("choice %d = %q, want %q (the most downstream spec with work)", i, got, w)
 		}
 	}
 }

@@ -48,6 +48,7 @@ type group struct {
 // file of the same name.
 func groups() []group {
 	return []group{
+		{"Namespaces", namespaceTests},
 		{"Specs", specTests},
 		{"Units", unitTests},
 		{"Update", updateTests},

@@ -50,7 +50,11 @@ func testUnitArbitraryKeys(e *env) {
 	// The text key "ü" and the byte key with the same bytes are one unit.
 	e.add("s", coordinate.WorkUnitInput{Key: bin("ü"), Data: enc(e.t, m{"i": 99})})
 	e.checkCounts("s", map[coordinate.Status]int{coordinate.StatusAvailable: len(keys)})
-	checkData(e.t, "re-added ü", e.mustGet("s", "ü").Data, m{"i": 99})
+	u := e.mustGet("s", "ü")
+	checkData(e.t, "re-added ü", u.Data, m{"i": 99})
+	if u.Key != text("ü") {
+		e.t.Errorf("key re-added as bytes echoed as %+v, want the first kind (text)", u.Key)
+	}
 }
 
 func testUnitDataVerbatim(e *env) {

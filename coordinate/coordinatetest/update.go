@@ -100,7 +100,7 @@ func testTransition(e *env, from, to, want coordinate.Status, withLease bool) {
 		if withLease {
 			lease = 30 * time.Second
 		} else if from == coordinate.StatusPending {
-			lease = 50 * time.Minute // an hour from GetWork, 10 s ago; not renewed
+			lease = time.Hour - 10*time.Second // from GetWork 10 s ago; not renewed
 		}
 		e.checkTime("lease expiry", u.Expiration, now.Add(lease))
 	case coordinate.StatusFinished, coordinate.StatusFailed:
