@@ -1,0 +1,170 @@
+#!/usr/bin/env bash
+# Runs the Python suites of pythontest/ against a real coordinated daemon:
+#
+#   wire    our own protocol tests, Python 3 + pytest + cbor2
+#   legacy  the unchanged tests shipped inside the coordinate 0.1.5 package
+#           (test_job_client, test_task_master, test_job_flow), Python 2.7,
+#           repeated LEGACY_REPEAT times (default 20) in one session
+#   cli     every `coordinate` subcommand and a real coordinate_worker,
+#           Python 2.7 (pythontest/legacy/test_cli.py)
+#
+# each against the memory backend and, when COORDINATE_TEST_POSTGRES is set,
+# again against PostgreSQL (a fresh database per suite when psql is there).
+#
+# It installs what it needs: virtualenvs .venv-py3/ and .venv-py27/ at the
+# repository root (gitignored), from PyPI only, reused while their
+# requirements file is unchanged. Python 2.7 comes from pyenv
+# ($PYTHON27, else `pyenv root`/versions/2.7.18/bin/python).
+#
+# Any suite that fails, cannot run, or collects no test fails the script.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repo=$(pwd)
+
+LEGACY_REPEAT=${LEGACY_REPEAT:-20}
+PYTHON3=${PYTHON3:-python3}
+
+fail() { echo "pythontest: $*" >&2; exit 1; }
+
+# --- virtualenvs -------------------------------------------------------------
+
+# venv_ready DIR REQUIREMENTS: the venv exists and was built from this file.
+venv_ready() {
+  [ -x "$1/bin/python" ] && [ -f "$1/.requirements.sha256" ] &&
+    [ "$(cat "$1/.requirements.sha256")" = "$(sha256sum <"$2" | cut -d' ' -f1)" ]
+}
+
+mark_ready() { sha256sum <"$2" | cut -d' ' -f1 >"$1/.requirements.sha256"; }
+
+py3_reqs=pythontest/requirements-py3.txt
+py27_reqs=pythontest/legacy/requirements-py27.txt
+
+if ! venv_ready .venv-py3 "$py3_reqs"; then
+  echo "== creating .venv-py3 ($($PYTHON3 --version 2>&1))"
+  rm -rf .venv-py3
+  "$PYTHON3" -m venv .venv-py3 || fail "cannot create a Python 3 venv with $PYTHON3"
+  .venv-py3/bin/pip install -q -r "$py3_reqs" || fail "pip install -r $py3_reqs failed"
+  mark_ready .venv-py3 "$py3_reqs"
+fi
+
+if [ -z "${PYTHON27:-}" ]; then
+  if command -v pyenv >/dev/null; then
+    PYTHON27="$(pyenv root)/versions/2.7.18/bin/python"
+  else
+    PYTHON27=python2.7
+  fi
+fi
+if ! venv_ready .venv-py27 "$py27_reqs"; then
+  "$PYTHON27" --version >/dev/null 2>&1 ||
+    fail "no Python 2.7 at $PYTHON27 (set PYTHON27, or install pyenv's 2.7.18): the legacy suites cannot run"
+  echo "== creating .venv-py27 ($("$PYTHON27" --version 2>&1))"
+  rm -rf .venv-py27
+  .venv-py3/bin/virtualenv -q -p "$PYTHON27" .venv-py27 ||
+    fail "virtualenv could not create a Python 2.7 env from $PYTHON27"
+  # The cbor C extension needs gcc and the Python 2 headers (pyenv has them).
+  .venv-py27/bin/pip install -q --no-python-version-warning -r "$py27_reqs" ||
+    fail "pip install -r $py27_reqs failed under Python 2.7"
+  mark_ready .venv-py27 "$py27_reqs"
+fi
+
+legacy_tests=$(.venv-py27/bin/python -c 'import os, coordinate.tests as t; print(os.path.dirname(t.__file__))') ||
+  fail "the coordinate package does not import under .venv-py27"
+
+# --- the daemon --------------------------------------------------------------
+
+work=$(mktemp -d)
+dbs_to_drop=()
+cleanup() {
+  local db
+  for db in "${dbs_to_drop[@]+"${dbs_to_drop[@]}"}"; do
+    psql "$COORDINATE_TEST_POSTGRES" -q -v ON_ERROR_STOP=1 \
+      -c "DROP DATABASE IF EXISTS \"$db\"" >/dev/null 2>&1 || true
+  done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+echo "== building coordinated"
+go build -o "$work/coordinated" ./cmd/coordinated || fail "go build ./cmd/coordinated failed"
+export COORDINATED_BIN="$work/coordinated"
+
+# use_fresh_postgres SUFFIX: set $url to a new, empty database on the test
+# server (dropped at exit), or to the test URL itself when psql is missing
+# (the suites clear state themselves). Not for use in a subshell.
+use_fresh_postgres() {
+  if ! command -v psql >/dev/null; then
+    echo "pythontest: psql not found; sharing $COORDINATE_TEST_POSTGRES (suites clear it)" >&2
+    url=$COORDINATE_TEST_POSTGRES
+    return
+  fi
+  local db="coordpy_$$_${RANDOM}_$1"
+  psql "$COORDINATE_TEST_POSTGRES" -q -v ON_ERROR_STOP=1 -c "CREATE DATABASE \"$db\"" >&2 ||
+    fail "cannot create database $db on $COORDINATE_TEST_POSTGRES"
+  dbs_to_drop+=("$db")
+  url=$(.venv-py3/bin/python -c '
+import sys, urllib.parse
+u = urllib.parse.urlsplit(sys.argv[1])
+print(urllib.parse.urlunsplit(u._replace(path="/" + sys.argv[2])))
+' "$COORDINATE_TEST_POSTGRES" "$db")
+}
+
+# --- the suites --------------------------------------------------------------
+
+results=()
+failed=0
+
+# run_suite NAME BACKEND COMMAND...: run one pytest command, record its verdict.
+# Exit status 5 (no tests collected) is a failure like any other.
+run_suite() {
+  local name=$1 backend=$2
+  shift 2
+  echo
+  echo "== $name suite, backend ${backend%%\?*}"
+  local status=0
+  COORDINATED_BACKEND=$backend "$@" || status=$?
+  if [ "$status" -eq 0 ]; then
+    results+=("PASS  $name ($backend_label)")
+  else
+    case $status in
+      5) results+=("FAIL  $name ($backend_label): no tests collected") ;;
+      *) results+=("FAIL  $name ($backend_label): pytest exit status $status") ;;
+    esac
+    failed=$((failed + 1))
+  fi
+}
+
+run_all() {
+  local backend=$1
+  local url
+  backend_label=$2
+
+  url=$backend; [ "$backend" = memory ] || use_fresh_postgres wire
+  run_suite wire "$url" \
+    .venv-py3/bin/python -m pytest -p no:cacheprovider -q pythontest/wire
+
+  url=$backend; [ "$backend" = memory ] || use_fresh_postgres legacy
+  run_suite "legacy x$LEGACY_REPEAT" "$url" \
+    .venv-py27/bin/python -m pytest -p no:cacheprovider -q \
+    --count="$LEGACY_REPEAT" --rootdir="$repo" \
+    pythontest/legacy --ignore=pythontest/legacy/test_cli.py \
+    "$legacy_tests/test_job_client.py" \
+    "$legacy_tests/test_task_master.py" \
+    "$legacy_tests/test_job_flow.py"
+
+  url=$backend; [ "$backend" = memory ] || use_fresh_postgres cli
+  run_suite cli "$url" \
+    .venv-py27/bin/python -m pytest -p no:cacheprovider -q --rootdir="$repo" \
+    pythontest/legacy/test_cli.py
+}
+
+run_all memory memory
+if [ -n "${COORDINATE_TEST_POSTGRES:-}" ]; then
+  run_all "$COORDINATE_TEST_POSTGRES" postgres
+else
+  results+=("NOTE  PostgreSQL suites not run: COORDINATE_TEST_POSTGRES is not set")
+fi
+
+echo
+echo "== python suites summary"
+printf '%s\n' "${results[@]}"
+[ "$failed" -eq 0 ] || fail "$failed python suite(s) failed"
