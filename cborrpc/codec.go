@@ -11,16 +11,16 @@ import (
 // TagTuple is the CBOR tag of a Python tuple (PROTOCOL §5.1).
 const TagTuple = 128
 
-// codec holds the fxamacker modes configured for this protocol. They are
+// cborModes holds the fxamacker modes configured for this protocol. They are
 // built once and immutable.
-type codec struct {
+type cborModes struct {
 	enc cbor.EncMode
 	dec cbor.DecMode
 }
 
 var modes = mustModes()
 
-func mustModes() codec {
+func mustModes() cborModes {
 	c, err := newModes()
 	if err != nil {
 		panic("cborrpc: building CBOR modes: " + err.Error())
@@ -28,13 +28,13 @@ func mustModes() codec {
 	return c
 }
 
-func newModes() (codec, error) {
+func newModes() (cborModes, error) {
 	tags := cbor.NewTagSet()
 	if err := tags.Add(
 		cbor.TagOptions{EncTag: cbor.EncTagRequired, DecTag: cbor.DecTagRequired},
 		reflect.TypeOf(Tuple(nil)), TagTuple,
 	); err != nil {
-		return codec{}, err
+		return cborModes{}, err
 	}
 	enc, err := cbor.EncOptions{
 		Sort:          cbor.SortBytewiseLexical, // deterministic, and `id` < `result`/`error`
@@ -46,7 +46,7 @@ func newModes() (codec, error) {
 		TimeTag:       cbor.EncTagNone,
 	}.EncModeWithTags(tags)
 	if err != nil {
-		return codec{}, err
+		return cborModes{}, err
 	}
 	dec, err := cbor.DecOptions{
 		MaxNestedLevels:  MaxNestingDepth + 1,
@@ -57,9 +57,9 @@ func newModes() (codec, error) {
 		IntDec:           cbor.IntDecConvertNone,
 	}.DecModeWithTags(tags)
 	if err != nil {
-		return codec{}, err
+		return cborModes{}, err
 	}
-	return codec{enc: enc, dec: dec}, nil
+	return cborModes{enc: enc, dec: dec}, nil
 }
 
 // EncMode returns the encoder used for results: Tuple as tag 128, sorted

@@ -89,28 +89,28 @@ func (fr *frameReader) readWrapped() ([]byte, error) {
 }
 
 // readHead reads one item head from the stream, appending its raw bytes to
-// raw (when raw is non-nil the caller keeps them).
+// raw (when raw is non-nil the caller keeps them). It peeks at the
+// reader's buffer rather than copying, so it does not allocate.
 func (fr *frameReader) readHead(raw *[]byte) (head, error) {
-	c, err := fr.r.ReadByte()
+	p, err := fr.r.Peek(1)
 	if err != nil {
 		return head{}, err
 	}
-	var buf [9]byte
-	buf[0] = c
 	n := 1
-	if info := c & 0x1f; info >= 24 && info <= 27 {
+	if info := p[0] & 0x1f; info >= 24 && info <= 27 {
 		n += 1 << (info - 24)
-		if _, err := io.ReadFull(fr.r, buf[1:n]); err != nil {
+		if p, err = fr.r.Peek(n); err != nil {
 			return head{}, err
 		}
 	}
-	h, err := readHead(buf[:n])
+	h, err := readHead(p[:n])
 	if err != nil {
 		return head{}, err
 	}
 	if raw != nil {
-		*raw = append(*raw, buf[:n]...)
+		*raw = append(*raw, p[:n]...)
 	}
+	fr.r.Discard(n)
 	return h, nil
 }
 

@@ -80,40 +80,98 @@ func parseCall(item []byte, depth int) (call, error) {
 // parseRequest reads the envelope of a validated request map (PROTOCOL
 // §3.1). Keys may be byte or text strings; other keys are ignored.
 func parseRequest(item []byte, h head) (call, error) {
-	kv, err := containerItems(item, h, 2)
-	if err != nil {
-		return call{}, err
-	}
 	var c call
 	var method, params []byte
-	for i := 0; i < len(kv); i += 2 {
-		key, ok := stringValue(kv[i])
-		if !ok {
-			continue
+	pos := h.size
+	for i := 0; h.info == infoIndefinite || i < int(h.arg); i++ {
+		if h.info == infoIndefinite && item[pos] == breakByte {
+			break
 		}
-		switch key {
+		kn, err := skipItem(item[pos:], 1)
+		if err != nil {
+			return call{}, err
+		}
+		key := item[pos : pos+kn]
+		pos += kn
+		vn, err := skipItem(item[pos:], 1)
+		if err != nil {
+			return call{}, err
+		}
+		val := item[pos : pos+vn : pos+vn]
+		pos += vn
+		switch envelopeKey(key) {
 		case "id":
-			c.req.ID = cbor.RawMessage(kv[i+1])
+			c.req.ID = cbor.RawMessage(val)
 		case "method":
-			method = kv[i+1]
+			method = val
 		case "params":
-			params = kv[i+1]
+			params = val
 		}
 	}
 	if method == nil {
 		c.reqErr = "KeyError('method',)\nrequest has no method\n"
 		return c, nil
 	}
-	name, ok := stringValue(method)
+	name, ok := stringBytes(method)
 	if !ok {
-		c.reqErr = "TypeError('method name must be a string',)\n"
-		return c, nil
+		s, ok := stringValue(method)
+		if !ok {
+			c.reqErr = "TypeError('method name must be a string',)\n"
+			return c, nil
+		}
+		name = []byte(s)
 	}
-	c.req.Method = name
+	c.req.Method = internMethod(name)
 	if params != nil {
 		c.reqErr = parseParams(&c.req, params)
 	}
 	return c, nil
+}
+
+// envelopeKey returns the envelope key a map key item names, or "".
+func envelopeKey(key []byte) string {
+	b, ok := stringBytes(key)
+	if !ok {
+		s, ok := stringValue(key) // indefinite-length key: rare
+		if !ok {
+			return ""
+		}
+		b = []byte(s)
+	}
+	switch string(b) {
+	case "id":
+		return "id"
+	case "method":
+		return "method"
+	case "params":
+		return "params"
+	}
+	return ""
+}
+
+// methodNames holds the method names of PROTOCOL §7–§8 so that parsing a
+// request does not allocate a string for them. It is never modified.
+var methodNames = func() map[string]string {
+	m := make(map[string]string)
+	for _, n := range []string{
+		"set_work_spec", "get_work_spec", "list_work_specs", "control_work_spec",
+		"get_work_spec_meta", "clear", "del_work_spec", "archive", "add_work_units",
+		"count_work_units", "get_work_units", "prioritize_work_units", "del_work_units",
+		"get_work_unit_status", "update_work_unit", "get_work", "get_child_work_units",
+		"worker_heartbeat", "worker_unregister", "list_worker_modes", "get_worker_info",
+		"mode_counts", "worker_stats", "get_config", "now", "lock", "locksome", "renew",
+		"readlock", "unlock", "delete_namespace",
+	} {
+		m[n] = n
+	}
+	return m
+}()
+
+func internMethod(b []byte) string {
+	if s, ok := methodNames[string(b)]; ok {
+		return s
+	}
+	return string(b)
 }
 
 // parseParams fills Params (array, or tuple) or NamedParams (map) and
@@ -136,10 +194,7 @@ func parseParams(req *Request, params []byte) string {
 		if err != nil {
 			return dontUnderstand(params)
 		}
-		req.Params = make([]cbor.RawMessage, len(items))
-		for i, it := range items {
-			req.Params[i] = it
-		}
+		req.Params = items
 		return ""
 	case majorMap:
 		kv, err := containerItems(params, h, 2)

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"unicode/utf8"
+
+	"github.com/fxamacker/cbor/v2"
 )
 
 // CBOR major types (RFC 8949 §3.1).
@@ -203,11 +205,11 @@ func skipIndefiniteContainer(b []byte, h head, per, depth int) (int, error) {
 
 // containerItems returns the raw element items of the validated array at
 // the start of b (definite or indefinite length).
-func containerItems(b []byte, h head, per int) ([][]byte, error) {
+func containerItems(b []byte, h head, per int) ([]cbor.RawMessage, error) {
 	pos := h.size
-	var items [][]byte
+	var items []cbor.RawMessage
 	if h.info != infoIndefinite {
-		items = make([][]byte, 0, int(h.arg)*per)
+		items = make([]cbor.RawMessage, 0, int(h.arg)*per)
 	}
 	for i := 0; ; i++ {
 		if h.info == infoIndefinite {
@@ -227,6 +229,17 @@ func containerItems(b []byte, h head, per int) ([][]byte, error) {
 		items = append(items, b[pos:pos+n:pos+n])
 		pos += n
 	}
+}
+
+// stringBytes returns the contents of a definite-length byte or text
+// string item without copying; ok is false for anything else.
+func stringBytes(b []byte) (s []byte, ok bool) {
+	h, err := readHead(b)
+	if err != nil || (h.major != majorBytes && h.major != majorText) ||
+		h.info == infoIndefinite || h.arg > uint64(len(b)-h.size) {
+		return nil, false
+	}
+	return b[h.size : h.size+int(h.arg)], true
 }
 
 // stringValue returns the contents of the byte or text string item b
