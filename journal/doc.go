@@ -46,6 +46,13 @@
 // renamed aside (".damaged-<time>") and logged, and the journal goes on
 // from there. Only the last segment can be torn, because the journal
 // fsyncs a segment before it starts the next one.
+// A corrupt newest snapshot makes Recover fall back to an older one left
+// over by an interrupted cleanup, if any; segments that cannot follow the
+// snapshot used are set aside. One limit: in the last segment, a length
+// field damaged so that the frame seems to run past the end of the file
+// cannot be told from a torn write, and is truncated as one (with the
+// warning). Every Replay starts a new segment; old segments are never
+// appended to again.
 //
 // If a write or fsync fails, the journal stops acknowledging: every Wait
 // from then on returns that error (after a failed fsync the kernel may
@@ -83,5 +90,14 @@
 // supersedes. A crash at any point leaves either the old snapshot with all
 // its segments, or the new one with all of its segments.
 //
-// BytesSinceRotate tells how much journal a snapshot would compact away.
+// Close lets a snapshot in progress finish, then writes and fsyncs
+// whatever is still buffered.
+//
+// # Observing
+//
+// Report tells what Open and Replay found (snapshot loaded, records
+// replayed, a truncated torn tail, files set aside or removed). Stats
+// counts records, bytes, write rounds and fsyncs (records/round is the
+// group-commit batch size). BytesSinceRotate tells how much journal a
+// snapshot would compact away, a cue for when to take one.
 package journal
