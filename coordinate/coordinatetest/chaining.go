@@ -21,6 +21,7 @@ var chainingTests = []test{
 	{"NoOutput", testChainNoOutput},
 	{"ReAddsExisting", testChainReAddsExisting},
 	{"OnlyOnFinish", testChainOnlyOnFinish},
+	{"ReSetChangesSuccessor", testChainReSetChangesSuccessor},
 }
 
 // chainSpecs makes spec "a" chaining to "b" and a unit "k" in a with the
@@ -180,4 +181,16 @@ func testChainOnlyOnFinish(e *env) {
 	e.update("a", "r", coordinate.WorkUnitUpdate{Status: coordinate.StatusPending, Data: enc(e.t, m{"output": []any{"y"}})})
 	e.update("a", "r", coordinate.WorkUnitUpdate{Status: coordinate.StatusAvailable})
 	e.checkCounts("b", nil)
+}
+
+func testChainReSetChangesSuccessor(e *env) {
+	e.spec(m{"name": "a", "then": "b"})
+	e.spec(m{"name": "b"})
+	e.spec(m{"name": "c"})
+	e.addKeys("a", "k1", "k2")
+	e.finish("a", "k1", m{"output": []any{"x1"}})
+	e.spec(m{"name": "a", "then": "c"})
+	e.finish("a", "k2", m{"output": []any{"x2"}})
+	e.checkKeys("b", e.list("b", coordinate.WorkUnitQuery{}), []string{"x1"})
+	e.checkKeys("c after re-setting a's then", e.list("c", coordinate.WorkUnitQuery{}), []string{"x2"})
 }

@@ -22,6 +22,7 @@ var getWorkTests = []test{
 	{"AttemptFields", testGetWorkAttemptFields},
 	{"NeverTwice", testGetWorkNeverTwice},
 	{"Delayed", testGetWorkDelayed},
+	{"MinGBNotEnforcedByDefault", testGetWorkMinGB},
 }
 
 func testGetWorkNoSpecs(e *env) {
@@ -263,4 +264,11 @@ func testGetWorkDelayed(e *env) {
 	e.clock.Add(time.Second)
 	as = e.work(coordinate.WorkRequest{Worker: text("w"), MaxJobs: 10})
 	e.checkKeys("at the delay", attemptKeys(as), []string{"later"})
+}
+
+func testGetWorkMinGB(e *env) {
+	e.spec(m{"name": "big", "min_gb": 64})
+	e.addKeys("big", "k")
+	as := e.work(coordinate.WorkRequest{Worker: text("w"), AvailableGB: 1})
+	e.checkKeys("min_gb above available_gb, not enforced by default", attemptKeys(as), []string{"k"})
 }

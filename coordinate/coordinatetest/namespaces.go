@@ -12,10 +12,11 @@ var namespaceTests = []test{
 }
 
 func testNamespacesListedAndIsolated(e *env) {
-	if e.ns.Name() != e.t.Name() {
-		e.t.Errorf("Name() = %q, want %q", e.ns.Name(), e.t.Name())
+	self := e.t.Name() + e.run
+	if e.ns.Name() != self {
+		e.t.Errorf("Name() = %q, want %q", e.ns.Name(), self)
 	}
-	nameB, nameA := e.t.Name()+"/b", e.t.Name()+"/a"
+	nameB, nameA := self+"/b", self+"/a"
 	nsB, err := e.b.Namespace(e.ctx, nameB)
 	if err != nil {
 		e.t.Fatalf("Namespace(%q): %v", nameB, err)
@@ -50,7 +51,7 @@ func testNamespacesListedAndIsolated(e *env) {
 	if !sort.StringsAreSorted(names) {
 		e.t.Errorf("Namespaces not sorted: %q", names)
 	}
-	for _, want := range []string{e.t.Name(), nameA, nameB} {
+	for _, want := range []string{self, nameA, nameB} {
 		i := sort.SearchStrings(names, want)
 		if i == len(names) || names[i] != want {
 			e.t.Errorf("Namespaces = %q, missing %q", names, want)

@@ -299,6 +299,7 @@ func testSpecDelete(e *env) {
 	e.spec(m{"name": "b"})
 	e.addKeys("a", "k1", "k2")
 	e.addKeys("b", "k1")
+	leased := e.work(coordinate.WorkRequest{Worker: text("w"), WorkSpecs: []string{"a"}})
 	if err := e.ns.DeleteWorkSpec(e.ctx, "a"); err != nil {
 		e.t.Fatalf("DeleteWorkSpec: %v", err)
 	}
@@ -307,6 +308,15 @@ func testSpecDelete(e *env) {
 	_, err = e.ns.CountWorkUnits(e.ctx, "a")
 	e.wantErr("CountWorkUnits after delete", err, coordinate.ErrNoSuchWorkSpec)
 	e.checkCounts("b", map[coordinate.Status]int{coordinate.StatusAvailable: 1})
+	// A worker finishing a unit of the deleted spec gets an error, not a crash.
+	err = e.ns.UpdateWorkUnit(e.ctx, "a", "k1", coordinate.WorkUnitUpdate{Status: coordinate.StatusFinished})
+	e.wantErr("UpdateWorkUnit in a deleted spec", err, coordinate.ErrNoSuchWorkSpec)
+	if len(leased) == 1 {
+		err = e.ns.UpdateAttempt(e.ctx, ref(leased[0]), coordinate.WorkUnitUpdate{Status: coordinate.StatusFinished})
+		if err == nil {
+			e.t.Errorf("UpdateAttempt on a unit of a deleted spec succeeded")
+		}
+	}
 	// Re-creating the spec does not bring the units back.
 	e.spec(m{"name": "a"})
 	e.checkCounts("a", nil)

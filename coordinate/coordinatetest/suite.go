@@ -13,13 +13,15 @@
 //	}
 //
 // Every test gets a fresh backend from the factory, a FakeClock starting at
-// Epoch, and its own namespace (named after the test), so a backend shared
-// by many tests stays isolated. Time moves only through FakeClock.Add; no
+// Epoch, and its own namespace (named after the test plus a suffix unique
+// to this run), so a backend shared by many tests, or a database reused
+// across runs, stays isolated. Time moves only through FakeClock.Add; no
 // test sleeps or measures time.
 package coordinatetest
 
 import (
 	"context"
+	"strconv"
 	"testing"
 	"time"
 
@@ -67,11 +69,13 @@ func groups() []group {
 
 // Run runs every conformance test as subtests of t.
 func Run(t *testing.T, factory Factory) {
+	// The wall clock only makes namespace names unique across runs.
+	run := "@" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	for _, g := range groups() {
 		t.Run(g.name, func(t *testing.T) {
 			for _, tc := range g.tests {
 				t.Run(tc.name, func(t *testing.T) {
-					tc.fn(newEnv(t, factory))
+					tc.fn(newEnv(t, factory, run))
 				})
 			}
 		})
@@ -81,13 +85,14 @@ func Run(t *testing.T, factory Factory) {
 // env is one test's world: its clock, backend and namespace.
 type env struct {
 	t     *testing.T
+	run   string // suffix of namespace names, unique to this Run
 	ctx   context.Context
 	clock *coordinate.FakeClock
 	b     coordinate.Backend
 	ns    coordinate.Namespace
 }
 
-func newEnv(t *testing.T, factory Factory) *env {
+func newEnv(t *testing.T, factory Factory, run string) *env {
 	t.Helper()
 	clock := coordinate.NewFakeClock(Epoch)
 	b := factory(t, clock)
@@ -100,11 +105,11 @@ func newEnv(t *testing.T, factory Factory) *env {
 		}
 	})
 	ctx := t.Context()
-	ns, err := b.Namespace(ctx, t.Name())
+	ns, err := b.Namespace(ctx, t.Name()+run)
 	if err != nil {
-		t.Fatalf("coordinatetest: Namespace(%q): %v", t.Name(), err)
+		t.Fatalf("coordinatetest: Namespace(%q): %v", t.Name()+run, err)
 	}
-	return &env{t: t, ctx: ctx, clock: clock, b: b, ns: ns}
+	return &env{t: t, run: run, ctx: ctx, clock: clock, b: b, ns: ns}
 }
 
 // now is the fake clock's current time.
@@ -115,9 +120,9 @@ func (e *env) now() time.Time { return e.clock.Now() }
 func sub(e *env, t *testing.T) *env {
 	t.Helper()
 	ctx := t.Context()
-	ns, err := e.b.Namespace(ctx, t.Name())
+	ns, err := e.b.Namespace(ctx, t.Name()+e.run)
 	if err != nil {
-		t.Fatalf("coordinatetest: Namespace(%q): %v", t.Name(), err)
+		t.Fatalf("coordinatetest: Namespace(%q): %v", t.Name()+e.run, err)
 	}
-	return &env{t: t, ctx: ctx, clock: e.clock, b: e.b, ns: ns}
+	return &env{t: t, run: e.run, ctx: ctx, clock: e.clock, b: e.b, ns: ns}
 }

@@ -16,6 +16,7 @@ var workerTests = []test{
 	{"Children", testWorkerChildren},
 	{"ChildrenUnknownParent", testWorkerChildrenUnknownParent},
 	{"ChildUnitsDropOnDelete", testWorkerChildUnitsDropOnDelete},
+	{"NoImplicitRecords", testWorkerNoImplicitRecords},
 }
 
 func testWorkerHeartbeat(e *env) {
@@ -243,4 +244,19 @@ func testWorkerChildUnitsDropOnDelete(e *env) {
 		e.t.Fatal(err)
 	}
 	e.checkKeys("after deleting the spec", sortedKeys(childUnits(e.children("p"), "c")), nil)
+}
+
+func testWorkerNoImplicitRecords(e *env) {
+	e.spec(m{"name": "s"})
+	e.addKeys("s", "k")
+	e.workOne("ghost")
+	_, err := e.ns.Worker(e.ctx, "ghost")
+	e.wantErr("Worker after GetWork from an unregistered worker", err, coordinate.ErrNoSuchWorker)
+	if ch := e.children("ghost"); len(ch) != 0 {
+		e.t.Errorf("children of an unregistered worker = %+v", ch)
+	}
+	ws, err := e.ns.Workers(e.ctx)
+	if err != nil || len(ws) != 0 {
+		e.t.Errorf("Workers = %d, %v; want none (no implicit records)", len(ws), err)
+	}
 }
