@@ -10,7 +10,7 @@ import (
 	"coordinated/cborrpc"
 )
 
-func TestUnknownAndRefusedMethods(t *testing.T) {
+func testUnknownAndRefusedMethods(t *testing.T, newServer serverFactory) {
 	js, _ := newServer(t, Config{})
 	for _, name := range []string{"snapshot", "maybe_periodic_snapshot", "load_snapshot", "wsgi", "foo", "GetWork", ""} {
 		got := callErr(t, js, name)
@@ -20,7 +20,7 @@ func TestUnknownAndRefusedMethods(t *testing.T) {
 	}
 }
 
-func TestParameterCounts(t *testing.T) {
+func testParameterCounts(t *testing.T, newServer serverFactory) {
 	js, _ := newServer(t, Config{})
 	if got := callErr(t, js, "get_work", b("w")); !strings.Contains(got, "get_work() takes exactly 2 arguments (1 given)") {
 		t.Errorf("missing param: %q", got)
@@ -33,7 +33,7 @@ func TestParameterCounts(t *testing.T) {
 	}
 }
 
-func TestKeywordParams(t *testing.T) {
+func testKeywordParams(t *testing.T, newServer serverFactory) {
 	js, _ := newServer(t, Config{})
 	req := &cborrpc.Request{Method: "get_work", NamedParams: map[string]cbor.RawMessage{
 		"worker_id": rawOf(t, b("w")),
@@ -46,7 +46,7 @@ func TestKeywordParams(t *testing.T) {
 	expect(t, "keyword call", diag(t, res), `128([[], null])`)
 }
 
-func TestGetConfig(t *testing.T) {
+func testGetConfig(t *testing.T, newServer serverFactory) {
 	js, _ := newServer(t, Config{})
 	expect(t, "no config", call(t, js, "get_config"), `128([{}, null])`)
 	data, policy, err := LoadYAMLConfig([]byte("coordinate:\n  job_queue:\n    limit_completed_count: 5\nname: fü\nlist: [1, 2.5, x]\n"))

@@ -2,19 +2,86 @@ package jobserver
 
 import (
 	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
 	"testing"
 	"time"
 
 	"coordinated/coordinate"
 	"coordinated/memory"
+	"coordinated/postgres"
 )
 
 // start is the fake clock's starting time in tests.
 var start = time.Unix(1_700_000_000, 0)
 
-// newServer returns a JobServer over a fresh memory backend with a fake
-// clock.
-func newServer(t *testing.T, cfg Config) (*JobServer, *coordinate.FakeClock) {
+// serverFactory returns a JobServer over an empty namespace of some
+// backend, with a fake clock.
+type serverFactory func(t *testing.T, cfg Config) (*JobServer, *coordinate.FakeClock)
+
+// methodTests exercise the RPC methods end to end; each runs against every
+// backend, so both are held to the same wire results.
+var methodTests = []struct {
+	name string
+	fn   func(*testing.T, serverFactory)
+}{
+	{"WorkSpecLifecycle", testWorkSpecLifecycle},
+	{"SetWorkSpecErrors", testSetWorkSpecErrors},
+	{"ControlWorkSpecAndMeta", testControlWorkSpecAndMeta},
+	{"ArchiveAppliesRetention", testArchiveAppliesRetention},
+	{"ArchiveWithoutPolicyKeepsEverything", testArchiveWithoutPolicyKeepsEverything},
+	{"AddWorkUnitsValidation", testAddWorkUnitsValidation},
+	{"AddAndListWorkUnits", testAddAndListWorkUnits},
+	{"PrioritizeWorkUnits", testPrioritizeWorkUnits},
+	{"DelWorkUnits", testDelWorkUnits},
+	{"UpdateWorkUnitAndStatus", testUpdateWorkUnitAndStatus},
+	{"GetWorkShapes", testGetWorkShapes},
+	{"GetWorkLeaseTime", testGetWorkLeaseTime},
+	{"ChildWorkUnits", testChildWorkUnits},
+	{"WorkerRegistry", testWorkerRegistry},
+	{"UnknownAndRefusedMethods", testUnknownAndRefusedMethods},
+	{"ParameterCounts", testParameterCounts},
+	{"KeywordParams", testKeywordParams},
+	{"GetConfig", testGetConfig},
+}
+
+func TestMethodsMemory(t *testing.T) {
+	for _, mt := range methodTests {
+		t.Run(mt.name, func(t *testing.T) { mt.fn(t, newMemoryServer) })
+	}
+}
+
+// TestMethodsPostgres runs the same tests against the database named by
+// COORDINATE_TEST_POSTGRES (scripts/test.sh always starts one), each in a
+// namespace of its own.
+func TestMethodsPostgres(t *testing.T) {
+	url := os.Getenv("COORDINATE_TEST_POSTGRES")
+	if url == "" {
+		t.Skip("COORDINATE_TEST_POSTGRES is not set (scripts/postgres.sh start DIR prints one)")
+	}
+	factory := func(t *testing.T, cfg Config) (*JobServer, *coordinate.FakeClock) {
+		t.Helper()
+		clock := coordinate.NewFakeClock(start)
+		be, err := postgres.New(context.Background(), url, postgres.Options{Clock: clock})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { be.Close() })
+		ns, err := be.Namespace(context.Background(), fmt.Sprintf("jobserver-test-%x", rand.Uint64()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Clock = clock
+		return New(ns, cfg), clock
+	}
+	for _, mt := range methodTests {
+		t.Run(mt.name, func(t *testing.T) { mt.fn(t, factory) })
+	}
+}
+
+// newMemoryServer is the serverFactory of the memory backend.
+func newMemoryServer(t *testing.T, cfg Config) (*JobServer, *coordinate.FakeClock) {
 	t.Helper()
 	clock := coordinate.NewFakeClock(start)
 	be := memory.New(memory.Options{Clock: clock})

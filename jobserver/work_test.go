@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-func TestGetWorkShapes(t *testing.T) {
+func testGetWorkShapes(t *testing.T, newServer serverFactory) {
 	js, _ := newServer(t, Config{})
 	expect(t, "none, max_jobs 1", call(t, js, "get_work", b("w"), m{"lease_time": 900, "max_jobs": 1}),
 		`128([128([null, null, null]), null])`)
@@ -25,7 +25,7 @@ func TestGetWorkShapes(t *testing.T) {
 		`128([128([null, null, null]), null])`)
 }
 
-func TestGetWorkLeaseTime(t *testing.T) {
+func testGetWorkLeaseTime(t *testing.T, newServer serverFactory) {
 	js, clock := newServer(t, Config{})
 	addSpec(t, js, "ws", nil)
 	call(t, js, "add_work_units", b("ws"), []any{tuple{b("a"), m{}}, tuple{b("b"), m{}}})
@@ -39,7 +39,7 @@ func TestGetWorkLeaseTime(t *testing.T) {
 	expect(t, "re-leased", call(t, js, "get_work", b("w2"), m{}), `128([128(['ws', 'a', {}]), null])`)
 }
 
-func TestChildWorkUnits(t *testing.T) {
+func testChildWorkUnits(t *testing.T, newServer serverFactory) {
 	js, clock := newServer(t, Config{})
 	addSpec(t, js, "ws", nil)
 	call(t, js, "add_work_units", b("ws"), []any{tuple{b("a"), m{"n": 1}}})

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-func TestWorkerRegistry(t *testing.T) {
+func testWorkerRegistry(t *testing.T, newServer serverFactory) {
 	js, clock := newServer(t, Config{})
 	expect(t, "no workers", call(t, js, "list_worker_modes"), `128([{}, null])`)
 	expect(t, "stats empty", call(t, js, "worker_stats"), `{'num_workers': 0, 'num_children': 0, 'num_expirable': 0}`)

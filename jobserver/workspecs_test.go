@@ -8,7 +8,7 @@ import (
 	"coordinated/coordinate"
 )
 
-func TestWorkSpecLifecycle(t *testing.T) {
+func testWorkSpecLifecycle(t *testing.T, newServer serverFactory) {
 	js, _ := newServer(t, Config{})
 	expect(t, "empty listing", call(t, js, "list_work_specs", m{}), `128([[], null])`)
 
@@ -35,7 +35,7 @@ func TestWorkSpecLifecycle(t *testing.T) {
 	expect(t, "empty again", call(t, js, "list_work_specs", m{}), `128([[], null])`)
 }
 
-func TestSetWorkSpecErrors(t *testing.T) {
+func testSetWorkSpecErrors(t *testing.T, newServer serverFactory) {
 	js, _ := newServer(t, Config{})
 	if got := callErr(t, js, "set_work_spec", m{"min_gb": 1}); got != "KeyError('name',)\n" {
 		t.Errorf("missing name: %q", got)
@@ -52,7 +52,7 @@ func TestSetWorkSpecErrors(t *testing.T) {
 	expect(t, "nothing stored", call(t, js, "list_work_specs", m{}), `128([[], null])`)
 }
 
-func TestControlWorkSpecAndMeta(t *testing.T) {
+func testControlWorkSpecAndMeta(t *testing.T, newServer serverFactory) {
 	js, _ := newServer(t, Config{})
 	addSpec(t, js, "ws1", nil)
 	addSpec(t, js, "cont", m{"continuous": true})
@@ -83,7 +83,7 @@ func TestControlWorkSpecAndMeta(t *testing.T) {
 		`128([{'status': 1, 'weight': 20, 'interval': null, 'continuous': true, 'max_running': null}, null])`)
 }
 
-func TestArchiveAppliesRetention(t *testing.T) {
+func testArchiveAppliesRetention(t *testing.T, newServer serverFactory) {
 	js, clock := newServer(t, Config{Retention: &coordinate.RetentionPolicy{MaxCount: 1}})
 	addSpec(t, js, "ws", nil)
 	call(t, js, "add_work_units", b("ws"), []any{tuple{b("a"), m{}}, tuple{b("b"), m{}}, tuple{b("c"), m{}}})
@@ -97,7 +97,7 @@ func TestArchiveAppliesRetention(t *testing.T) {
 	expect(t, "archive with names", call(t, js, "archive", m{"work_spec_names": []any{b("ws"), b("unknown")}}), `null`)
 }
 
-func TestArchiveWithoutPolicyKeepsEverything(t *testing.T) {
+func testArchiveWithoutPolicyKeepsEverything(t *testing.T, newServer serverFactory) {
 	js, _ := newServer(t, Config{})
 	addSpec(t, js, "ws", nil)
 	call(t, js, "add_work_units", b("ws"), []any{tuple{b("a"), m{}}})

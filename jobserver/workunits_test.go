@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-func TestAddWorkUnitsValidation(t *testing.T) {
+func testAddWorkUnitsValidation(t *testing.T, newServer serverFactory) {
 	js, _ := newServer(t, Config{})
 	addSpec(t, js, "ws", nil)
 	expect(t, "unknown spec", call(t, js, "add_work_units", b("nope"), []any{}), `128([false, 'no such work_spec \'nope\''])`)
@@ -27,7 +27,7 @@ func TestAddWorkUnitsValidation(t *testing.T) {
 	expect(t, "nothing was added", call(t, js, "count_work_units", b("ws")), `128([{}, null])`)
 }
 
-func TestAddAndListWorkUnits(t *testing.T) {
+func testAddAndListWorkUnits(t *testing.T, newServer serverFactory) {
 	js, _ := newServer(t, Config{})
 	addSpec(t, js, "ws", nil)
 	expect(t, "add", call(t, js, "add_work_units", b("ws"), tuple{
@@ -53,7 +53,7 @@ func TestAddAndListWorkUnits(t *testing.T) {
 	expect(t, "count unknown", call(t, js, "count_work_units", "nope"), `128([false, 'no such work_spec u\'nope\''])`)
 }
 
-func TestPrioritizeWorkUnits(t *testing.T) {
+func testPrioritizeWorkUnits(t *testing.T, newServer serverFactory) {
 	js, _ := newServer(t, Config{})
 	addSpec(t, js, "ws", nil)
 	call(t, js, "add_work_units", b("ws"), []any{tuple{b("a"), m{}}, tuple{b("b"), m{}}, tuple{b("c"), m{}}})
@@ -68,7 +68,7 @@ func TestPrioritizeWorkUnits(t *testing.T) {
 		`128([[128(['c', {}]), 128(['b', {}]), 128(['a', {}])], null])`)
 }
 
-func TestDelWorkUnits(t *testing.T) {
+func testDelWorkUnits(t *testing.T, newServer serverFactory) {
 	js, _ := newServer(t, Config{})
 	addSpec(t, js, "ws", nil)
 	call(t, js, "add_work_units", b("ws"), []any{tuple{b("a"), m{}}, tuple{b("b"), m{}}, tuple{b("c"), m{}}, tuple{b("d"), m{}}})
@@ -89,7 +89,7 @@ func TestDelWorkUnits(t *testing.T) {
 	expect(t, "none left", call(t, js, "count_work_units", b("ws")), `128([{}, null])`)
 }
 
-func TestUpdateWorkUnitAndStatus(t *testing.T) {
+func testUpdateWorkUnitAndStatus(t *testing.T, newServer serverFactory) {
 	js, clock := newServer(t, Config{})
 	addSpec(t, js, "ws", nil)
 	call(t, js, "add_work_units", b("ws"), []any{tuple{b("a"), m{}}, tuple{"kü", m{}}})
