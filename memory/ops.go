@@ -195,6 +195,7 @@ type opDeleteWorkUnits struct {
 func (o *opDeleteWorkUnits) apply(s *state) {
 	sp := s.specs[o.Spec]
 	q := o.Query
+	o.deleted = 0
 	want := func(st coordinate.Status) bool { return slices.Contains(q.Statuses, st) }
 	var victims []*unit
 	switch {
@@ -343,6 +344,7 @@ type opGetWork struct {
 
 func (o *opGetWork) apply(s *state) {
 	sp := s.specs[o.Spec]
+	o.attempts = nil
 	if o.FirstLeaseID != 0 {
 		s.nextLease = o.FirstLeaseID
 	}
@@ -465,6 +467,7 @@ type opCancelGroup struct {
 }
 
 func (o *opCancelGroup) apply(s *state) {
+	o.cancelled = 0
 	gr := s.groups[o.Group]
 	if gr == nil {
 		return

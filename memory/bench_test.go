@@ -1,0 +1,142 @@
+package memory
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"testing"
+	"time"
+
+	"coordinated/coordinate"
+)
+
+// Benchmarks of the hot paths at growing queue sizes. Run with e.g.
+//
+//	go test -run '^$' -bench . -benchmem -benchtime 100000x ./memory/
+//
+// ns/op is per unit; heap-B/unit is the live heap per queued unit.
+
+var queueSizes = []int{10_000, 100_000, 1_000_000}
+
+// smallData is a typical small unit data map: {"i": 1234}.
+var smallData = coordinate.Data{0xa1, 0x61, 'i', 0x19, 0x04, 0xd2}
+
+func benchNamespace(b testing.TB) (*namespace, context.Context) {
+	b.Helper()
+	ns := newNamespace("", Options{Clock: coordinate.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), StallTimeout: DefaultStallTimeout})
+	ctx := context.Background()
+	def := coordinate.Data{0xa1, 0x64, 'n', 'a', 'm', 'e', 0x61, 's'} // {"name": "s"}
+	if _, err := ns.SetWorkSpec(ctx, def); err != nil {
+		b.Fatal(err)
+	}
+	return ns, ctx
+}
+
+// fill adds n units keyed prefix+index in batches, as `coordinate load` does.
+func fill(b testing.TB, ns *namespace, ctx context.Context, prefix string, n int) {
+	b.Helper()
+	const batch = 10_000
+	units := make([]coordinate.WorkUnitInput, 0, batch)
+	for i := 0; i < n; i++ {
+		units = append(units, coordinate.WorkUnitInput{Key: coordinate.Name{Bytes: fmt.Sprintf("%s%09d", prefix, i), Text: true}, Data: smallData})
+		if len(units) == batch || i == n-1 {
+			if err := ns.AddWorkUnits(ctx, "s", units); err != nil {
+				b.Fatal(err)
+			}
+			units = units[:0]
+		}
+	}
+}
+
+func BenchmarkAddWorkUnits(b *testing.B) {
+	for _, size := range queueSizes {
+		b.Run(fmt.Sprint(size), func(b *testing.B) {
+			ns, ctx := benchNamespace(b)
+			fill(b, ns, ctx, "q", size)
+			units := make([]coordinate.WorkUnitInput, 100)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i += len(units) {
+				for j := range units {
+					units[j] = coordinate.WorkUnitInput{Key: coordinate.Name{Bytes: fmt.Sprintf("n%09d", i+j), Text: true}, Data: smallData}
+				}
+				if err := ns.AddWorkUnits(ctx, "s", units); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkGetWorkAndFinish(b *testing.B) {
+	for _, size := range queueSizes {
+		b.Run(fmt.Sprint(size), func(b *testing.B) {
+			ns, ctx := benchNamespace(b)
+			// Enough units that the queue stays at least size long.
+			fill(b, ns, ctx, "q", size+b.N)
+			req := coordinate.WorkRequest{Worker: coordinate.Name{Bytes: "w", Text: true}, LeaseTime: time.Minute, MaxJobs: 1}
+			finish := coordinate.WorkUnitUpdate{Status: coordinate.StatusFinished}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				as, err := ns.GetWork(ctx, req)
+				if err != nil || len(as) != 1 {
+					b.Fatalf("GetWork = %d attempts, %v", len(as), err)
+				}
+				a := as[0]
+				if err := ns.UpdateAttempt(ctx, coordinate.AttemptRef{Spec: "s", Key: a.Key.Bytes, ID: a.ID}, finish); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkCountWorkUnits(b *testing.B) {
+	for _, size := range queueSizes {
+		b.Run(fmt.Sprint(size), func(b *testing.B) {
+			ns, ctx := benchNamespace(b)
+			fill(b, ns, ctx, "q", size)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := ns.CountWorkUnits(ctx, "s"); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkQueuedUnitMemory reports the live heap per queued unit after
+// adding 1M small units.
+func BenchmarkQueuedUnitMemory(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		perUnit := heapPerUnit(b, 1_000_000)
+		b.ReportMetric(perUnit, "heap-B/unit")
+	}
+}
+
+// heapPerUnit measures the live heap growth per unit when n small units
+// are queued.
+func heapPerUnit(tb testing.TB, n int) float64 {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	ns, ctx := benchNamespace(tb)
+	fill(tb, ns, ctx, "unit-", n)
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	runtime.KeepAlive(ns)
+	return float64(after.HeapAlloc-before.HeapAlloc) / float64(n)
+}
+
+// TestQueuedUnitMemory holds the backend to its memory budget: under 400
+// bytes of live heap per queued unit with small data.
+func TestQueuedUnitMemory(t *testing.T) {
+	if perUnit := heapPerUnit(t, 100_000); perUnit >= 400 {
+		t.Errorf("%.0f bytes of heap per queued unit, want < 400", perUnit)
+	} else {
+		t.Logf("%.0f bytes of heap per queued unit", perUnit)
+	}
+}
