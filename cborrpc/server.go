@@ -11,6 +11,7 @@ import (
 	"os"
 	"runtime/debug"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -196,15 +197,34 @@ type serverConn struct {
 const connBufferSize = 16 << 10
 
 func newServerConn(s *Server, nc net.Conn) *serverConn {
-	br := bufio.NewReaderSize(nc, connBufferSize)
+	bw := bufio.NewWriterSize(nc, connBufferSize)
+	br := bufio.NewReaderSize(flushingReader{r: nc, w: bw}, connBufferSize)
 	return &serverConn{
 		srv:    s,
 		nc:     nc,
 		remote: nc.RemoteAddr().String(),
 		br:     br,
-		bw:     bufio.NewWriterSize(nc, connBufferSize),
+		bw:     bw,
 		frames: frameReader{r: br, limit: s.limit},
 	}
+}
+
+// flushingReader writes out buffered responses just before the connection
+// would block waiting for more request bytes. Pipelined requests that are
+// already buffered are therefore answered with a single write, and a
+// client waiting for its answer always gets it.
+type flushingReader struct {
+	r io.Reader
+	w *bufio.Writer
+}
+
+func (f flushingReader) Read(p []byte) (int, error) {
+	if f.w.Buffered() > 0 {
+		if err := f.w.Flush(); err != nil {
+			return 0, err
+		}
+	}
+	return f.r.Read(p)
 }
 
 // stopReading makes the connection's next blocking read return at once;
@@ -233,17 +253,11 @@ func (c *serverConn) serve() {
 			c.bw.Flush()
 			return
 		}
+		// The response stays buffered until the reader needs more bytes
+		// (flushingReader), so a pipelined burst costs one write.
 		if err := c.answer(&call); err != nil {
 			c.srv.log.Info("cborrpc: closing connection: write failed", "remote", c.remote, "error", err)
 			return
-		}
-		// Pipelined requests already buffered are answered together:
-		// flush only once the reader has nothing left.
-		if c.br.Buffered() == 0 {
-			if err := c.bw.Flush(); err != nil {
-				c.srv.log.Info("cborrpc: closing connection: write failed", "remote", c.remote, "error", err)
-				return
-			}
 		}
 	}
 }
@@ -256,6 +270,9 @@ func (c *serverConn) readFailed(err error) {
 	case errors.Is(err, os.ErrDeadlineExceeded) && c.srv.isShutdown():
 		return
 	case errors.Is(err, net.ErrClosed):
+		return
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
+		c.srv.log.Debug("cborrpc: connection lost", "remote", c.remote, "error", err.Error())
 		return
 	}
 	var over *oversizeError

@@ -11,6 +11,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -524,5 +525,63 @@ func TestThousandConcurrentConnections(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Error(err)
+	}
+}
+
+// countingListener counts the Write calls made on accepted connections.
+type countingListener struct {
+	net.Listener
+	writes *atomic.Int64
+}
+
+func (l countingListener) Accept() (net.Conn, error) {
+	nc, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return countingConn{Conn: nc, writes: l.writes}, nil
+}
+
+type countingConn struct {
+	net.Conn
+	writes *atomic.Int64
+}
+
+func (c countingConn) Write(p []byte) (int, error) {
+	c.writes.Add(1)
+	return c.Conn.Write(p)
+}
+
+func TestPipelinedBurstIsAnsweredWithFewWrites(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var writes atomic.Int64
+	srv := NewServer(&fakeHandler{}, ServerOptions{})
+	go srv.Serve(countingListener{Listener: ln, writes: &writes})
+	defer srv.Shutdown(context.Background())
+
+	c, err := Dial(ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	const n = 100
+	for i := 0; i < n; i++ {
+		if _, err := c.Send("echo", i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < n; i++ { // the first Recv sends the whole burst at once
+		if _, res, err := c.Recv(); err != nil || fmt.Sprint(res) != fmt.Sprintf("[%d]", i) {
+			t.Fatalf("response %d: %v %v", i, res, err)
+		}
+	}
+	// 100 responses of ~20 bytes fit in one buffer: one write per read
+	// burst, not one per response.
+	t.Logf("%d responses took %d writes", n, writes.Load())
+	if got := writes.Load(); got > 10 {
+		t.Errorf("%d responses took %d writes", n, got)
 	}
 }
