@@ -62,6 +62,14 @@ func testArchiveByCount(e *env) {
 	e.archive(nil, coordinate.RetentionPolicy{MaxCount: 0})
 	e.checkKeys("after MaxCount 0", e.list("s", coordinate.WorkUnitQuery{}), []string{"a0", "p0"})
 	e.checkCounts("s", fixtureCounts)
+	// An archived key behaves as deleted: adding it again makes a new unit,
+	// and the archived count stays.
+	e.add("s", e.unit("f0", m{"again": true}))
+	checkData(e.t, "re-added archived key", e.mustGet("s", "f0").Data, m{"again": true})
+	e.checkCounts("s", map[coordinate.Status]int{
+		coordinate.StatusAvailable: 2, coordinate.StatusPending: 1,
+		coordinate.StatusFinished: 3, coordinate.StatusFailed: 2,
+	})
 }
 
 func testArchiveByAge(e *env) {

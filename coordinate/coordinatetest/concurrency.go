@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"time"
 
 	"coordinated/coordinate"
 )
@@ -13,6 +14,7 @@ import (
 var concurrencyTests = []test{
 	{"GetWorkNeverTwice", testConcurrentGetWork},
 	{"AddAndFinish", testConcurrentAddAndFinish},
+	{"Mixed", testConcurrentMixed},
 }
 
 func testConcurrentGetWork(e *env) {
@@ -161,5 +163,141 @@ func testConcurrentAddAndFinish(e *env) {
 	c := e.counts("s")
 	if c[coordinate.StatusFinished]+c[coordinate.StatusFailed] != total || len(c) > 2 {
 		e.t.Errorf("counts = %v, want %d completed units and nothing else", c, total)
+	}
+}
+
+// testConcurrentMixed runs every kind of call at once, for the race
+// detector, and checks that every unit still gets done exactly once.
+func testConcurrentMixed(e *env) {
+	const units, workers = 300, 6
+	e.spec(m{"name": "s", "max_getwork": 5})
+	e.spec(m{"name": "t"})
+	e.addKeys("s", keysN("s", units)...)
+	e.heartbeat("parent", nil, time.Hour)
+	var (
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		errs    []error
+		done    = map[string]int{}
+		stop    = make(chan struct{})
+		readers sync.WaitGroup
+	)
+	report := func(err error) {
+		mu.Lock()
+		errs = append(errs, err)
+		mu.Unlock()
+	}
+	defs := make([]coordinate.Data, 5) // encoded here: no t.Fatal off the test goroutine
+	for i := range defs {
+		defs[i] = enc(e.t, m{"name": "s", "max_getwork": 1 + i})
+	}
+	// Readers and control changes run until the workers are done.
+	readers.Add(3)
+	go func() {
+		defer readers.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if _, err := e.ns.CountWorkUnits(e.ctx, "s"); err != nil {
+				report(err)
+			}
+			if _, err := e.ns.ListWorkUnits(e.ctx, "s", coordinate.WorkUnitQuery{Statuses: []coordinate.Status{coordinate.StatusPending}, Limit: 10}); err != nil {
+				report(err)
+			}
+			if _, _, err := e.ns.ListWorkSpecs(e.ctx, "", 0); err != nil {
+				report(err)
+			}
+			runtime.Gosched()
+		}
+	}()
+	go func() {
+		defer readers.Done()
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if _, err := e.ns.ChildWorkUnits(e.ctx, "parent"); err != nil {
+				report(err)
+			}
+			if _, err := e.ns.Workers(e.ctx); err != nil {
+				report(err)
+			}
+			if err := e.ns.PrioritizeWorkUnits(e.ctx, "s", []string{fmt.Sprintf("s%03d", i%units)}, nil, 1); err != nil {
+				report(err)
+			}
+			runtime.Gosched()
+		}
+	}()
+	go func() {
+		defer readers.Done()
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if _, err := e.ns.SetWorkSpec(e.ctx, defs[i%len(defs)]); err != nil {
+				report(err)
+			}
+			if err := e.ns.ControlWorkSpec(e.ctx, "t", coordinate.WorkSpecControl{Weight: ptr(1 + i%7)}); err != nil {
+				report(err)
+			}
+			runtime.Gosched()
+		}
+	}()
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			id := fmt.Sprintf("child%d", w)
+			if err := e.ns.WorkerHeartbeat(e.ctx, coordinate.Heartbeat{Worker: text(id), Mode: coordinate.Null, Data: coordinate.EmptyMap, Parent: ptr(text("parent")), Expire: time.Hour}); err != nil {
+				report(err)
+				return
+			}
+			for {
+				as, err := e.ns.GetWork(e.ctx, coordinate.WorkRequest{Worker: text(id), MaxJobs: 4, LeaseTime: time.Hour})
+				if err != nil {
+					report(err)
+					return
+				}
+				if len(as) == 0 {
+					return
+				}
+				for _, a := range as {
+					if err := e.ns.UpdateAttempt(e.ctx, ref(a), coordinate.WorkUnitUpdate{Status: coordinate.StatusFinished}); err != nil {
+						report(err)
+						return
+					}
+					mu.Lock()
+					done[a.Key.Bytes]++
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	readers.Wait()
+	for _, err := range errs {
+		e.t.Errorf("concurrent call: %v", err)
+	}
+	if len(done) != units {
+		e.t.Errorf("finished %d distinct units, want %d", len(done), units)
+	}
+	for k, n := range done {
+		if n != 1 {
+			e.t.Errorf("unit %s finished %d times", k, n)
+		}
+	}
+	e.checkCounts("s", map[coordinate.Status]int{coordinate.StatusFinished: units})
+	for _, c := range e.children("parent") {
+		if len(c.Units) != 0 {
+			e.t.Errorf("child %s still lists %d finished units", c.Worker.Bytes, len(c.Units))
+		}
 	}
 }

@@ -92,6 +92,11 @@ func testLeaseCompletedByOther(e *env) {
 	err := e.ns.UpdateAttempt(e.ctx, ref(a), coordinate.WorkUnitUpdate{Status: coordinate.StatusFinished})
 	e.wantErr("UpdateAttempt after another client failed the unit", err, coordinate.ErrLostLease)
 	e.checkStatus("s", coordinate.StatusFailed, "k")
+	// Retried by another client, the old lease stays lost.
+	e.update("s", "k", coordinate.WorkUnitUpdate{Status: coordinate.StatusAvailable})
+	err = e.ns.UpdateAttempt(e.ctx, ref(a), coordinate.WorkUnitUpdate{Status: coordinate.StatusFinished})
+	e.wantErr("UpdateAttempt after another client retried the unit", err, coordinate.ErrLostLease)
+	e.checkStatus("s", coordinate.StatusAvailable, "k")
 }
 
 func testLeaseDeleted(e *env) {
