@@ -68,6 +68,9 @@ func testUpdateTransitionTable(e *env) {
 				e.t.Run(name, func(t *testing.T) { testTransition(sub(e, t), from, to, result[from][to], withLease) })
 			}
 		}
+		// No status, a positive lease: the status stays (a PENDING unit is
+		// renewed).
+		e.t.Run(fmt.Sprintf("%v lease only", from), func(t *testing.T) { testTransition(sub(e, t), from, 0, from, true) })
 	}
 }
 
