@@ -34,7 +34,7 @@ type Backend struct {
 	clock   coordinate.Clock
 	opts    Options
 	log     *slog.Logger
-	updates *updateBatcher
+	commits *committer
 	sweeper sweeper
 
 	mu         sync.Mutex
@@ -76,13 +76,13 @@ func New(ctx context.Context, url string, opts Options) (*Backend, error) {
 		log:        opts.Logger,
 		namespaces: map[string]*namespace{},
 	}
-	b.updates = newUpdateBatcher(b)
+	b.commits = newCommitter(b)
 	return b, nil
 }
 
-// Close stops the update batcher and closes the connection pool.
+// Close stops the committer and closes the connection pool.
 func (b *Backend) Close() error {
-	b.updates.close()
+	b.commits.close()
 	b.pool.Close()
 	return nil
 }

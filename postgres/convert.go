@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"errors"
-	"math/rand/v2"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -54,11 +53,6 @@ func bytesOf(s string) []byte {
 	}
 	return []byte(s)
 }
-
-// counterSlots is how many unit_count rows each spec/status has.
-const counterSlots = 8
-
-func randomSlot() int16 { return int16(rand.IntN(counterSlots)) }
 
 // retryable reports whether a transaction failed only because of
 // concurrency (deadlock, serialization failure) and may simply be rerun.

@@ -33,9 +33,29 @@ func (d countDelta) move(spec int64, from, to coordinate.Status) {
 	}
 }
 
-// apply writes the deltas into one random slot per cell, in a fixed order
-// so concurrent transactions lock counter rows in the same order.
-func (d countDelta) apply(ctx context.Context, tx pgx.Tx) error {
+// apply writes the deltas into this connection's slot of each cell, in a
+// fixed order so concurrent transactions lock counter rows in the same
+// order.
+func (d countDelta) apply(ctx context.Context, tx dbtx) error {
+	sql, args := d.statement()
+	if sql == "" {
+		return nil
+	}
+	if _, err := tx.Exec(ctx, sql, args...); err != nil {
+		return fmt.Errorf("postgres unit counts: %w", err)
+	}
+	return nil
+}
+
+// queue is apply as part of a pipelined batch.
+func (d countDelta) queue(b *pgx.Batch) {
+	if sql, args := d.statement(); sql != "" {
+		b.Queue(sql, args...)
+	}
+}
+
+// statement is the upsert that applies d ("" when there is nothing to do).
+func (d countDelta) statement() (string, []any) {
 	keys := make([]countKey, 0, len(d))
 	for k, n := range d {
 		if n != 0 {
@@ -43,7 +63,7 @@ func (d countDelta) apply(ctx context.Context, tx pgx.Tx) error {
 		}
 	}
 	if len(keys) == 0 {
-		return nil
+		return "", nil
 	}
 	sort.Slice(keys, func(i, j int) bool {
 		if keys[i].spec != keys[j].spec {
@@ -57,14 +77,10 @@ func (d countDelta) apply(ctx context.Context, tx pgx.Tx) error {
 	for i, k := range keys {
 		specs[i], statuses[i], ns[i] = k.spec, int16(k.status), d[k]
 	}
-	_, err := tx.Exec(ctx, `INSERT INTO unit_count (spec_id, status, slot, n)
-		SELECT spec_id, status, $4, n FROM unnest($1::bigint[], $2::smallint[], $3::bigint[]) AS d (spec_id, status, n)
+	return `INSERT INTO unit_count (spec_id, status, slot, n)
+		SELECT spec_id, status, (pg_backend_pid() % 64)::smallint, n FROM unnest($1::bigint[], $2::smallint[], $3::bigint[]) AS d (spec_id, status, n)
 		ON CONFLICT (spec_id, status, slot) DO UPDATE SET n = unit_count.n + EXCLUDED.n`,
-		specs, statuses, ns, randomSlot())
-	if err != nil {
-		return fmt.Errorf("postgres unit counts: %w", err)
-	}
-	return nil
+		[]any{specs, statuses, ns}
 }
 
 // specCounts reads a spec's unit counts by stored status (without archived

@@ -4,7 +4,6 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -125,33 +124,17 @@ func (ns *namespace) candidates(ctx context.Context, req coordinate.WorkRequest,
 	return cands, nil
 }
 
-// claim leases up to n units of spec to worker in one statement.
+// claim leases up to n units of spec to worker, group-committed with
+// other callers' claims and updates.
 func (ns *namespace) claim(ctx context.Context, spec specRow, n int, worker coordinate.Name, now, expires time.Time) ([]coordinate.Attempt, error) {
 	if n <= 0 {
 		return nil, nil
 	}
-	var as []coordinate.Attempt
-	for attempt := 0; ; attempt++ {
-		rows, err := ns.b.pool.Query(ctx, claimSQL, spec.id, now.UnixNano(), n, expires.UnixNano(),
-			bytesOf(worker.Bytes), worker.Text, randomSlot(), ns.id)
-		if err == nil {
-			as, err = collectAttempts(rows, spec.spec.Name, worker, expires)
-		}
-		if err == nil {
-			break
-		}
-		if attempt < 10 && retryable(err) {
-			continue
-		}
+	cl := &claimRequest{ns: ns, spec: spec, n: n, worker: worker, now: now, expires: expires}
+	if err := ns.b.commits.submit(ctx, &commitItem{claim: cl}); err != nil {
 		return nil, fmt.Errorf("postgres get_work on %q: %w", spec.spec.Name.Bytes, err)
 	}
-	sort.Slice(as, func(i, j int) bool {
-		if as[i].Priority != as[j].Priority {
-			return as[i].Priority > as[j].Priority
-		}
-		return as[i].Key.Bytes < as[j].Key.Bytes
-	})
-	return as, nil
+	return cl.attempts, nil
 }
 
 func collectAttempts(rows pgx.Rows, spec, worker coordinate.Name, expires time.Time) ([]coordinate.Attempt, error) {

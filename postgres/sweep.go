@@ -75,7 +75,7 @@ func (b *Backend) expireLeases(ctx context.Context, now time.Time) error {
 func (b *Backend) sweepAll(ctx context.Context, now time.Time) error {
 	for {
 		var n int64
-		if err := b.pool.QueryRow(ctx, sweepSQL, now.UnixNano(), randomSlot(), sweepBatch).Scan(&n); err != nil {
+		if err := b.pool.QueryRow(ctx, sweepSQL, now.UnixNano(), sweepBatch).Scan(&n); err != nil {
 			if retryable(err) {
 				continue
 			}

@@ -90,7 +90,7 @@ func (ns *namespace) AddWorkUnits(ctx context.Context, spec string, units []coor
 
 // addUnits adds or re-adds deduplicated units to spec inside tx
 // (SEMANTICS §5.5, DECISIONS §4) and records count changes in d.
-func addUnits(ctx context.Context, tx pgx.Tx, spec int64, units []coordinate.WorkUnitInput, now time.Time, d countDelta) error {
+func addUnits(ctx context.Context, tx dbtx, spec int64, units []coordinate.WorkUnitInput, now time.Time, d countDelta) error {
 	if len(units) == 0 {
 		return nil
 	}

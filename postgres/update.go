@@ -2,9 +2,7 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -13,7 +11,7 @@ import (
 )
 
 // updateRequest is one UpdateWorkUnit or UpdateAttempt call waiting for the
-// batcher.
+// committer.
 type updateRequest struct {
 	ns      *namespace
 	spec    string
@@ -21,112 +19,13 @@ type updateRequest struct {
 	upd     coordinate.WorkUnitUpdate
 	leaseID *int64 // UpdateAttempt: the lease that must still hold
 	now     time.Time
-	done    chan error
-}
-
-// maxUpdateBatch caps how many updates share one transaction.
-const maxUpdateBatch = 512
-
-// updateBatcher group-commits updates: one goroutine takes every request
-// queued while the previous transaction ran and applies them all in the
-// next one. Each request still gets its own result.
-type updateBatcher struct {
-	b       *Backend
-	queue   chan *updateRequest
-	stop    chan struct{}
-	stopped sync.WaitGroup
-}
-
-func newUpdateBatcher(b *Backend) *updateBatcher {
-	u := &updateBatcher{b: b, queue: make(chan *updateRequest, 4*maxUpdateBatch), stop: make(chan struct{})}
-	u.stopped.Add(1)
-	go u.run()
-	return u
-}
-
-func (u *updateBatcher) close() {
-	close(u.stop)
-	u.stopped.Wait()
-}
-
-var errBackendClosed = errors.New("postgres backend closed")
-
-// submit queues r and waits for its result.
-func (u *updateBatcher) submit(ctx context.Context, r *updateRequest) error {
-	r.done = make(chan error, 1)
-	select {
-	case u.queue <- r:
-	case <-u.stop:
-		return errBackendClosed
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	select {
-	case err := <-r.done:
-		return err
-	case <-ctx.Done():
-		// The update may still be applied; the caller gives up waiting.
-		return ctx.Err()
-	}
-}
-
-func (u *updateBatcher) run() {
-	defer u.stopped.Done()
-	batch := make([]*updateRequest, 0, maxUpdateBatch)
-	for {
-		select {
-		case <-u.stop:
-			u.drain()
-			return
-		case r := <-u.queue:
-			batch = append(batch[:0], r)
-		}
-	gather:
-		for len(batch) < maxUpdateBatch {
-			select {
-			case r := <-u.queue:
-				batch = append(batch, r)
-			default:
-				break gather
-			}
-		}
-		u.apply(batch)
-	}
-}
-
-// drain fails the requests still queued at close.
-func (u *updateBatcher) drain() {
-	for {
-		select {
-		case r := <-u.queue:
-			r.done <- errBackendClosed
-		default:
-			return
-		}
-	}
-}
-
-// apply runs one batch in one transaction and answers every request.
-func (u *updateBatcher) apply(batch []*updateRequest) {
-	ctx := context.Background()
-	results := make([]error, len(batch))
-	err := u.b.inTx(ctx, func(tx pgx.Tx) error {
-		return applyUpdates(ctx, tx, batch, results)
-	})
-	for i, r := range batch {
-		if err != nil {
-			r.done <- fmt.Errorf("postgres update_work_unit %q/%q: %w", r.spec, r.key, err)
-		} else {
-			r.done <- results[i]
-		}
-	}
 }
 
 func (ns *namespace) UpdateWorkUnit(ctx context.Context, spec, key string, update coordinate.WorkUnitUpdate) error {
 	if update.Status == 0 && update.LeaseTime == nil {
 		return coordinate.ErrNothingToDo
 	}
-	return ns.b.updates.submit(ctx, &updateRequest{ns: ns, spec: spec, key: key, upd: update, now: ns.now()})
+	return ns.b.commits.submit(ctx, &commitItem{upd: &updateRequest{ns: ns, spec: spec, key: key, upd: update, now: ns.now()}})
 }
 
 func (ns *namespace) UpdateAttempt(ctx context.Context, ref coordinate.AttemptRef, update coordinate.WorkUnitUpdate) error {
@@ -134,7 +33,7 @@ func (ns *namespace) UpdateAttempt(ctx context.Context, ref coordinate.AttemptRe
 		return coordinate.ErrNothingToDo
 	}
 	id := ref.ID
-	return ns.b.updates.submit(ctx, &updateRequest{ns: ns, spec: ref.Spec, key: ref.Key, upd: update, leaseID: &id, now: ns.now()})
+	return ns.b.commits.submit(ctx, &commitItem{upd: &updateRequest{ns: ns, spec: ref.Spec, key: ref.Key, upd: update, leaseID: &id, now: ns.now()}})
 }
 
 // lockedUnit is a unit row locked by an update batch, with the spec facts
@@ -154,6 +53,8 @@ type lockedUnit struct {
 	stored     coordinate.Status // status in the database before this batch
 	dirty      bool
 	completed  bool
+	// outstanding: some worker has the unit in its outstanding set.
+	outstanding bool
 }
 
 type unitAddr struct {
@@ -161,31 +62,35 @@ type unitAddr struct {
 	spec, key string
 }
 
-// applyUpdates applies a batch inside tx, setting results[i] for each
-// request that fails on its own.
-func applyUpdates(ctx context.Context, tx pgx.Tx, batch []*updateRequest, results []error) error {
-	for i := range results {
-		results[i] = nil
-	}
-	nsIDs := make([]int64, len(batch))
-	specs := make([][]byte, len(batch))
-	keys := make([][]byte, len(batch))
-	for i, r := range batch {
+// lockedUnits are the units an update batch locked, by address.
+type lockedUnits struct {
+	byAddr  map[unitAddr]*lockedUnit
+	ordered []*lockedUnit // by id
+}
+
+// queueLockUnits queues the statement that locks the units of updates (in
+// id order, so concurrent batches lock in the same order).
+func queueLockUnits(b *pgx.Batch, updates []*updateRequest) {
+	nsIDs := make([]int64, len(updates))
+	specs := make([][]byte, len(updates))
+	keys := make([][]byte, len(updates))
+	for i, r := range updates {
 		nsIDs[i], specs[i], keys[i] = r.ns.id, bytesOf(r.spec), bytesOf(r.key)
 	}
-	rows, err := tx.Query(ctx, `SELECT u.id, s.namespace_id, s.id, s.name, s.name_text, s.then_name, s.max_retries,
-			u.key, u.data, u.status, u.priority, u.expires, u.worker, u.worker_text, u.lease_id, u.attempts, u.grp
+	b.Queue(`SELECT u.id, s.namespace_id, s.id, s.name, s.name_text, s.then_name, s.max_retries,
+			u.key, u.data, u.status, u.priority, u.expires, u.worker, u.worker_text, u.lease_id, u.attempts, u.grp,
+			EXISTS (SELECT 1 FROM worker_unit w WHERE w.unit_id = u.id)
 		FROM work_unit u
 		JOIN work_spec s ON s.id = u.spec_id
 		JOIN (SELECT DISTINCT * FROM unnest($1::bigint[], $2::bytea[], $3::bytea[])) AS r (ns, spec, key)
 			ON s.namespace_id = r.ns AND s.name = r.spec AND u.key = r.key
 		ORDER BY u.id
 		FOR UPDATE OF u`, nsIDs, specs, keys)
-	if err != nil {
-		return err
-	}
-	units := map[unitAddr]*lockedUnit{}
-	var ordered []*lockedUnit
+}
+
+func scanLockedUnits(rows pgx.Rows) (*lockedUnits, error) {
+	lus := &lockedUnits{byAddr: map[unitAddr]*lockedUnit{}}
+	defer rows.Close()
 	for rows.Next() {
 		var (
 			lu                  lockedUnit
@@ -198,9 +103,9 @@ func applyUpdates(ctx context.Context, tx pgx.Tx, batch []*updateRequest, result
 			maxRetries, att     int32
 		)
 		if err := rows.Scan(&lu.id, &lu.nsID, &lu.specID, &specName, &specText, &then, &maxRetries,
-			&key, &data, &status, &lu.priority, &expires, &worker, &workerText, &lu.leaseID, &att, &lu.grp); err != nil {
-			rows.Close()
-			return err
+			&key, &data, &status, &lu.priority, &expires, &worker, &workerText, &lu.leaseID, &att, &lu.grp,
+			&lu.outstanding); err != nil {
+			return nil, err
 		}
 		lu.specName = coordinate.Name{Bytes: string(specName), Text: specText}
 		lu.then = string(then)
@@ -208,13 +113,18 @@ func applyUpdates(ctx context.Context, tx pgx.Tx, batch []*updateRequest, result
 		lu.attempts = int(att)
 		lu.stored = coordinate.Status(status)
 		lu.st = coordinate.UnitState{Status: lu.stored, Data: data, Expiration: timeOf(expires), Worker: nameOf(worker, workerText)}
-		units[unitAddr{lu.nsID, string(specName), string(key)}] = &lu
-		ordered = append(ordered, &lu)
+		lus.byAddr[unitAddr{lu.nsID, string(specName), string(key)}] = &lu
+		lus.ordered = append(lus.ordered, &lu)
 	}
-	if err := rows.Err(); err != nil {
-		return err
-	}
+	return lus, rows.Err()
+}
 
+// applyUpdates computes the transitions of a batch from the locked units,
+// setting results[i] for each request that fails on its own, and queues
+// the writes on out. Chaining runs its statements on tx at once.
+func applyUpdates(ctx context.Context, tx dbtx, batch []*updateRequest, locked *lockedUnits, results []error, out *pgx.Batch) error {
+	units := locked.byAddr
+	ordered := locked.ordered
 	d := countDelta{}
 	type chainJob struct {
 		ns    *namespace
@@ -279,24 +189,19 @@ func applyUpdates(ctx context.Context, tx pgx.Tx, batch []*updateRequest, result
 		workers = append(workers, w)
 		workerTexts = append(workerTexts, wt)
 		leaseIDs = append(leaseIDs, lu.leaseID)
-		if lu.completed && lu.st.Status.Completed() {
+		if lu.completed && lu.st.Status.Completed() && lu.outstanding {
 			completedIDs = append(completedIDs, lu.id)
 		}
 	}
 	if len(ids) > 0 {
-		_, err := tx.Exec(ctx, `UPDATE work_unit u SET status = r.status, data = r.data, expires = r.expires,
+		out.Queue(`UPDATE work_unit u SET status = r.status, data = r.data, expires = r.expires,
 				worker = r.worker, worker_text = r.worker_text, lease_id = r.lease_id
 			FROM unnest($1::bigint[], $2::smallint[], $3::bytea[], $4::bigint[], $5::bytea[], $6::boolean[], $7::bigint[])
 				AS r (id, status, data, expires, worker, worker_text, lease_id)
 			WHERE u.id = r.id`, ids, statuses, datas, expiresCol, workers, workerTexts, leaseIDs)
-		if err != nil {
-			return err
-		}
 	}
 	if len(completedIDs) > 0 {
-		if _, err := tx.Exec(ctx, `DELETE FROM worker_unit WHERE unit_id = ANY($1)`, completedIDs); err != nil {
-			return err
-		}
+		out.Queue(`DELETE FROM worker_unit WHERE unit_id = ANY($1)`, completedIDs)
 	}
 	for _, c := range chains {
 		var next int64
@@ -312,7 +217,8 @@ func applyUpdates(ctx context.Context, tx pgx.Tx, batch []*updateRequest, result
 			return fmt.Errorf("chaining to %q: %w", c.from.then, err)
 		}
 	}
-	return d.apply(ctx, tx)
+	d.queue(out)
+	return nil
 }
 
 // expireInGo applies lease expiry to a locked unit whose lease ended
@@ -336,7 +242,7 @@ func expireInGo(lu *lockedUnit, now time.Time) {
 }
 
 // missingUnitError says whether the spec or the unit of r is missing.
-func missingUnitError(ctx context.Context, tx pgx.Tx, r *updateRequest) error {
+func missingUnitError(ctx context.Context, tx dbtx, r *updateRequest) error {
 	if r.leaseID != nil {
 		return fmt.Errorf("%w: %q/%q no longer exists", coordinate.ErrLostLease, r.spec, r.key)
 	}

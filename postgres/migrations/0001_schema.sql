@@ -71,9 +71,9 @@ CREATE SEQUENCE lease_id_seq;
 
 -- Per-spec unit counts by stored status, kept in the same transactions as
 -- the units they count so count_work_units and the scheduler never scan
--- units. Each spec/status has several slots; a writer picks one at random
--- so concurrent transactions rarely wait on the same counter row. The
--- count is the sum over slots.
+-- units. Each spec/status has up to 64 slots; a connection writes the slot
+-- pg_backend_pid() % 64, so concurrent transactions rarely wait on the
+-- same counter row. The count is the sum over slots.
 CREATE TABLE unit_count (
     spec_id bigint   NOT NULL REFERENCES work_spec (id) ON DELETE CASCADE,
     status  smallint NOT NULL,

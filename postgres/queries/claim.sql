@@ -1,8 +1,8 @@
 -- Leases up to $3 of the best units of spec $1 that can be handed out at
 -- $2 (now, ns) to worker ($5, $6) until $4, skipping rows other
 -- transactions hold, so concurrent callers never wait for each other nor
--- get the same unit. Keeps unit_count (slot $7) and, when the worker is
--- registered in namespace $8, its outstanding set in step.
+-- get the same unit. Keeps unit_count (in this connection's slot) and,
+-- when the worker is registered in namespace $7, its outstanding set in step.
 WITH picked AS (
     SELECT id FROM work_unit
     WHERE spec_id = $1 AND status = 1 AND (not_before IS NULL OR not_before <= $2)
@@ -16,7 +16,7 @@ WITH picked AS (
     RETURNING u.id, u.key, u.key_text, u.data, u.priority, u.lease_id
 ), counted AS (
     INSERT INTO unit_count (spec_id, status, slot, n)
-    SELECT $1, d.status, $7, d.n FROM (
+    SELECT $1, d.status, (pg_backend_pid() % 64)::smallint, d.n FROM (
         SELECT 1 AS status, -count(*) AS n FROM leased
         UNION ALL SELECT 3, count(*) FROM leased
     ) d WHERE d.n <> 0
@@ -24,7 +24,7 @@ WITH picked AS (
 ), outstanding AS (
     INSERT INTO worker_unit (worker_id, unit_id)
     SELECT w.id, leased.id FROM leased, worker w
-    WHERE w.namespace_id = $8 AND w.name = $5 AND w.expires >= $2
+    WHERE w.namespace_id = $7 AND w.name = $5 AND w.expires >= $2
     ON CONFLICT DO NOTHING
 )
 SELECT key, key_text, data, priority, lease_id FROM leased

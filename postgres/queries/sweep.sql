@@ -2,14 +2,14 @@
 -- unit becomes available again. Units whose spec's max_retries is
 -- exhausted are left to expireExhausted (their data changes in Go). Rows
 -- another transaction holds are skipped (that transaction is changing them
--- anyway). Keeps unit_count in step. $2 is the counter slot, $3 the most
--- rows to expire at once.
+-- anyway). Keeps unit_count in step. $2 is the most rows to expire at
+-- once.
 WITH expired AS (
     SELECT u.id FROM work_unit u JOIN work_spec s ON s.id = u.spec_id
     WHERE u.status = 3 AND u.expires < $1
         AND NOT (s.max_retries > 0 AND u.attempts > s.max_retries)
     ORDER BY u.expires
-    LIMIT $3
+    LIMIT $2
     FOR UPDATE OF u SKIP LOCKED
 ), upd AS (
     UPDATE work_unit u SET status = 1, expires = NULL, worker = NULL, worker_text = NULL, lease_id = NULL
@@ -17,7 +17,7 @@ WITH expired AS (
     RETURNING u.spec_id
 ), counted AS (
     INSERT INTO unit_count (spec_id, status, slot, n)
-    SELECT d.spec_id, d.status, $2, d.n FROM (
+    SELECT d.spec_id, d.status, (pg_backend_pid() % 64)::smallint, d.n FROM (
         SELECT spec_id, 1 AS status, count(*) AS n FROM upd GROUP BY spec_id
         UNION ALL
         SELECT spec_id, 3, -count(*) FROM upd GROUP BY spec_id

@@ -1,0 +1,187 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/fxamacker/cbor/v2"
+
+	"coordinated/coordinate"
+)
+
+// Benchmarks of the issue 4 targets. They need COORDINATE_TEST_POSTGRES
+// like the tests. Queue sizes come from COORDINATE_BENCH_QUEUED (comma
+// separated, default "10000,100000"; add 1000000 by hand, it takes a while
+// to fill). Concurrency comes from COORDINATE_BENCH_CLIENTS (default 32).
+//
+//	go test -run '^$' -bench . -benchtime 20000x ./postgres
+
+func benchSizes(b *testing.B) []int {
+	s := os.Getenv("COORDINATE_BENCH_QUEUED")
+	if s == "" {
+		s = "10000,100000"
+	}
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 {
+			b.Fatalf("COORDINATE_BENCH_QUEUED: bad size %q", f)
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+func benchClients() int {
+	if n, err := strconv.Atoi(os.Getenv("COORDINATE_BENCH_CLIENTS")); err == nil && n > 0 {
+		return n
+	}
+	return 32
+}
+
+// benchNamespace returns a namespace of a fresh Backend on a fresh schema
+// with one spec "s".
+func benchNamespace(b *testing.B) coordinate.Namespace {
+	b.Helper()
+	ctx := context.Background()
+	be, err := New(ctx, freshSchema(b), Options{MaxConns: int32(benchClients() + 4)})
+	if err != nil {
+		b.Fatalf("New: %v", err)
+	}
+	b.Cleanup(func() { be.Close() })
+	ns, err := be.Namespace(ctx, "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	def, _ := cbor.Marshal(map[string]any{"name": "s"})
+	if _, err := ns.SetWorkSpec(ctx, def); err != nil {
+		b.Fatal(err)
+	}
+	return ns
+}
+
+var benchData = func() coordinate.Data {
+	d, _ := cbor.Marshal(map[string]any{"url": "http://example.com/some/page", "n": 12345})
+	return d
+}()
+
+// fill adds n units with keys prefix%09d in batches of 1000.
+func fill(b *testing.B, ns coordinate.Namespace, prefix string, n int) {
+	b.Helper()
+	const batch = 1000
+	in := make([]coordinate.WorkUnitInput, 0, batch)
+	for i := 0; i < n; i++ {
+		in = append(in, coordinate.WorkUnitInput{Key: coordinate.Name{Bytes: fmt.Sprintf("%s%09d", prefix, i), Text: true}, Data: benchData})
+		if len(in) == batch || i == n-1 {
+			if err := ns.AddWorkUnits(context.Background(), "s", in); err != nil {
+				b.Fatal(err)
+			}
+			in = in[:0]
+		}
+	}
+}
+
+// BenchmarkAdd adds units in add_work_units calls of 1000 from 4 clients
+// on top of a queue of each size.
+func BenchmarkAdd(b *testing.B) {
+	for _, size := range benchSizes(b) {
+		b.Run(fmt.Sprintf("queued=%d", size), func(b *testing.B) {
+			ns := benchNamespace(b)
+			fill(b, ns, "q", size)
+			const clients, batch = 4, 1000
+			var next atomic.Int64
+			b.ResetTimer()
+			start := time.Now()
+			var wg sync.WaitGroup
+			for c := 0; c < clients; c++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					in := make([]coordinate.WorkUnitInput, 0, batch)
+					for {
+						first := next.Add(batch) - batch
+						if first >= int64(b.N) {
+							return
+						}
+						in = in[:0]
+						for i := first; i < min(first+batch, int64(b.N)); i++ {
+							in = append(in, coordinate.WorkUnitInput{Key: coordinate.Name{Bytes: fmt.Sprintf("a%09d", i), Text: true}, Data: benchData})
+						}
+						if err := ns.AddWorkUnits(context.Background(), "s", in); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "units/s")
+		})
+	}
+}
+
+// BenchmarkDrain: clients loop GetWork(max_jobs) + UpdateAttempt(finished)
+// for each unit, as legacy workers do, on a queue of each size.
+func BenchmarkDrain(b *testing.B) {
+	for _, perCall := range []int{1, 100} {
+		for _, size := range benchSizes(b) {
+			b.Run(fmt.Sprintf("perCall=%d/queued=%d", perCall, size), func(b *testing.B) {
+				benchDrain(b, perCall, size)
+			})
+		}
+	}
+}
+
+func benchDrain(b *testing.B, perCall, size int) {
+	ns := benchNamespace(b)
+	fill(b, ns, "q", size+b.N+perCall*benchClients())
+	clients := benchClients()
+	if perCall > 1 {
+		clients = min(clients, 8)
+	}
+	var done atomic.Int64
+	b.ResetTimer()
+	start := time.Now()
+	var wg sync.WaitGroup
+	for c := 0; c < clients; c++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w := coordinate.Name{Bytes: fmt.Sprintf("w%d", c), Text: true}
+			for done.Load() < int64(b.N) {
+				as, err := ns.GetWork(context.Background(), coordinate.WorkRequest{Worker: w, MaxJobs: perCall, LeaseTime: time.Hour})
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				if len(as) == 0 {
+					b.Error("queue ran dry")
+					return
+				}
+				var fwg sync.WaitGroup
+				for _, a := range as {
+					fwg.Add(1)
+					go func() {
+						defer fwg.Done()
+						err := ns.UpdateAttempt(context.Background(), coordinate.AttemptRef{Spec: a.Spec.Bytes, Key: a.Key.Bytes, ID: a.ID},
+							coordinate.WorkUnitUpdate{Status: coordinate.StatusFinished})
+						if err != nil {
+							b.Error(err)
+						}
+					}()
+				}
+				fwg.Wait()
+				done.Add(int64(len(as)))
+			}
+		}()
+	}
+	wg.Wait()
+	b.ReportMetric(float64(done.Load())/time.Since(start).Seconds(), "units/s")
+}

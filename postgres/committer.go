@@ -1,0 +1,254 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"coordinated/coordinate"
+)
+
+// The committer group-commits the hot operations: get_work claims and
+// update_work_unit calls from every connection of this daemon. One
+// goroutine takes everything queued while the previous transaction ran and
+// applies it all in the next one, so one WAL flush answers many requests.
+// Each request still gets its own result: claims never fail one another
+// (SKIP LOCKED), and updates are validated one by one in Go from rows
+// locked FOR UPDATE. A transaction is three pipelined round trips: BEGIN +
+// claims + locking the updated units; the writes + COMMIT.
+
+// maxCommitBatch caps how many requests share one transaction.
+const maxCommitBatch = 512
+
+// dbtx is what both a transaction and a connection inside one offer.
+type dbtx interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// claimRequest is one get_work lease step waiting for the committer.
+type claimRequest struct {
+	ns      *namespace
+	spec    specRow
+	n       int
+	worker  coordinate.Name
+	now     time.Time
+	expires time.Time
+
+	attempts []coordinate.Attempt // result
+}
+
+// commitItem is one queued request: a claim or an update.
+type commitItem struct {
+	claim *claimRequest
+	upd   *updateRequest
+	done  chan error
+}
+
+type committer struct {
+	b       *Backend
+	queue   chan *commitItem
+	stop    chan struct{}
+	stopped sync.WaitGroup
+}
+
+func newCommitter(b *Backend) *committer {
+	c := &committer{b: b, queue: make(chan *commitItem, 4*maxCommitBatch), stop: make(chan struct{})}
+	c.stopped.Add(1)
+	go c.run()
+	return c
+}
+
+func (c *committer) close() {
+	close(c.stop)
+	c.stopped.Wait()
+}
+
+var errBackendClosed = errors.New("postgres backend closed")
+
+// submit queues it and waits for its result.
+func (c *committer) submit(ctx context.Context, it *commitItem) error {
+	it.done = make(chan error, 1)
+	select {
+	case c.queue <- it:
+	case <-c.stop:
+		return errBackendClosed
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case err := <-it.done:
+		return err
+	case <-ctx.Done():
+		// The request may still be applied; the caller stops waiting.
+		return ctx.Err()
+	}
+}
+
+func (c *committer) run() {
+	defer c.stopped.Done()
+	batch := make([]*commitItem, 0, maxCommitBatch)
+	for {
+		select {
+		case <-c.stop:
+			c.drain()
+			return
+		case it := <-c.queue:
+			batch = append(batch[:0], it)
+		}
+	gather:
+		for len(batch) < maxCommitBatch {
+			select {
+			case it := <-c.queue:
+				batch = append(batch, it)
+			default:
+				break gather
+			}
+		}
+		c.apply(batch)
+	}
+}
+
+// drain fails the requests still queued at close.
+func (c *committer) drain() {
+	for {
+		select {
+		case it := <-c.queue:
+			it.done <- errBackendClosed
+		default:
+			return
+		}
+	}
+}
+
+// apply commits one batch and answers every request. A transaction that
+// fails for concurrency reasons is rerun; one that fails otherwise is
+// split so only the request at fault gets the error.
+func (c *committer) apply(batch []*commitItem) {
+	ctx := context.Background()
+	results := make([]error, len(batch))
+	var err error
+	for attempt := 0; ; attempt++ {
+		err = c.runBatch(ctx, batch, results)
+		if err == nil || !retryable(err) || attempt >= 10 {
+			break
+		}
+	}
+	if err != nil && len(batch) > 1 {
+		for _, it := range batch {
+			c.apply([]*commitItem{it})
+		}
+		return
+	}
+	for i, it := range batch {
+		if err != nil {
+			it.done <- fmt.Errorf("postgres commit: %w", err)
+		} else {
+			it.done <- results[i]
+		}
+	}
+}
+
+// runBatch runs the batch in one transaction on one connection.
+func (c *committer) runBatch(ctx context.Context, batch []*commitItem, results []error) (err error) {
+	conn, err := c.b.pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Release()
+	inTx := false
+	defer func() {
+		if err != nil && inTx {
+			if _, rbErr := conn.Exec(ctx, "ROLLBACK"); rbErr != nil {
+				conn.Conn().Close(ctx) //nolint:errcheck // the pool drops a closed connection
+			}
+		}
+	}()
+
+	var claims []*claimRequest
+	var updates []*updateRequest
+	var updIdx []int
+	for i, it := range batch {
+		results[i] = nil
+		if it.claim != nil {
+			it.claim.attempts = nil
+			claims = append(claims, it.claim)
+		} else {
+			updates = append(updates, it.upd)
+			updIdx = append(updIdx, i)
+		}
+	}
+
+	// Round trip 1: BEGIN, every claim, and locking the units to update.
+	first := &pgx.Batch{}
+	first.Queue("BEGIN")
+	for _, cl := range claims {
+		first.Queue(claimSQL, cl.spec.id, cl.now.UnixNano(), cl.n, cl.expires.UnixNano(),
+			bytesOf(cl.worker.Bytes), cl.worker.Text, cl.ns.id)
+	}
+	if len(updates) > 0 {
+		queueLockUnits(first, updates)
+	}
+	br := conn.SendBatch(ctx, first)
+	inTx = true
+	if _, err := br.Exec(); err != nil {
+		br.Close()
+		return err
+	}
+	for _, cl := range claims {
+		rows, err := br.Query()
+		if err == nil {
+			cl.attempts, err = collectAttempts(rows, cl.spec.spec.Name, cl.worker, cl.expires)
+		}
+		if err != nil {
+			br.Close()
+			return err
+		}
+		sort.Slice(cl.attempts, func(i, j int) bool {
+			a, b := cl.attempts[i], cl.attempts[j]
+			if a.Priority != b.Priority {
+				return a.Priority > b.Priority
+			}
+			return a.Key.Bytes < b.Key.Bytes
+		})
+	}
+	var locked *lockedUnits
+	if len(updates) > 0 {
+		rows, err := br.Query()
+		if err == nil {
+			locked, err = scanLockedUnits(rows)
+		}
+		if err != nil {
+			br.Close()
+			return err
+		}
+	}
+	if err := br.Close(); err != nil {
+		return err
+	}
+
+	// The update transitions, computed in Go; then round trip 2.
+	second := &pgx.Batch{}
+	if len(updates) > 0 {
+		updResults := make([]error, len(updates))
+		if err := applyUpdates(ctx, conn, updates, locked, updResults, second); err != nil {
+			return err
+		}
+		for j, i := range updIdx {
+			results[i] = updResults[j]
+		}
+	}
+	second.Queue("COMMIT")
+	if err := conn.SendBatch(ctx, second).Close(); err != nil {
+		return err
+	}
+	inTx = false
+	return nil
+}
