@@ -29,8 +29,9 @@ func noSuchMethod(name string) error {
 	return &pyError{kind: "AttributeError", detail: fmt.Sprintf("no such method %s", pyReprBytes(name))}
 }
 
-// backendError wraps an unexpected backend failure so the client sees the
-// method concerned.
-func backendError(method string, err error) error {
+// backendError logs an unexpected backend failure and wraps it so the
+// client sees the method concerned.
+func (js *JobServer) backendError(method string, err error) error {
+	js.log.Error("backend failure", "method", method, "error", err)
 	return &pyError{kind: "Exception", detail: fmt.Sprintf("%s: %v", method, err)}
 }

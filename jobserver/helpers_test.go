@@ -36,7 +36,7 @@ func diag(t *testing.T, v any) string {
 
 // request builds a request whose params are encoded with the wire encoder
 // ([]byte -> byte string, string -> text, cborrpc.Tuple -> tag 128).
-func request(t *testing.T, method string, params ...any) *cborrpc.Request {
+func request(t testing.TB, method string, params ...any) *cborrpc.Request {
 	t.Helper()
 	req := &cborrpc.Request{Method: method, Params: make([]cbor.RawMessage, len(params))}
 	for i, p := range params {

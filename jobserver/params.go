@@ -207,7 +207,7 @@ func (o options) present(key string) bool {
 	return !isNull(o[key])
 }
 
-// decodeNumber decodes an integer or a float as float64.
+// decodeNumber decodes an integer or a float (not NaN) as float64.
 func decodeNumber(raw cbor.RawMessage, what string) (float64, error) {
 	var v any
 	if err := decMode.Unmarshal(raw, &v); err != nil {
@@ -219,6 +219,9 @@ func decodeNumber(raw cbor.RawMessage, what string) (float64, error) {
 	case int64:
 		return float64(x), nil
 	case float64:
+		if math.IsNaN(x) {
+			return 0, valueError("%s must be a number, not NaN", what)
+		}
 		return x, nil
 	case big.Int:
 		f, _ := new(big.Float).SetInt(&x).Float64()

@@ -18,7 +18,7 @@ var start = time.Unix(1_700_000_000, 0)
 
 // serverFactory returns a JobServer over an empty namespace of some
 // backend, with a fake clock.
-type serverFactory func(t *testing.T, cfg Config) (*JobServer, *coordinate.FakeClock)
+type serverFactory func(t testing.TB, cfg Config) (*JobServer, *coordinate.FakeClock)
 
 // methodTests exercise the RPC methods end to end; each runs against every
 // backend, so both are held to the same wire results.
@@ -60,7 +60,7 @@ func TestMethodsPostgres(t *testing.T) {
 	if url == "" {
 		t.Skip("COORDINATE_TEST_POSTGRES is not set (scripts/postgres.sh start DIR prints one)")
 	}
-	factory := func(t *testing.T, cfg Config) (*JobServer, *coordinate.FakeClock) {
+	factory := func(t testing.TB, cfg Config) (*JobServer, *coordinate.FakeClock) {
 		t.Helper()
 		clock := coordinate.NewFakeClock(start)
 		be, err := postgres.New(context.Background(), url, postgres.Options{Clock: clock})
@@ -81,7 +81,7 @@ func TestMethodsPostgres(t *testing.T) {
 }
 
 // newMemoryServer is the serverFactory of the memory backend.
-func newMemoryServer(t *testing.T, cfg Config) (*JobServer, *coordinate.FakeClock) {
+func newMemoryServer(t testing.TB, cfg Config) (*JobServer, *coordinate.FakeClock) {
 	t.Helper()
 	clock := coordinate.NewFakeClock(start)
 	be := memory.New(memory.Options{Clock: clock})

@@ -56,7 +56,7 @@ func (js *JobServer) getWork(ctx context.Context, p []cbor.RawMessage) (any, err
 	}
 	attempts, err := js.ns.GetWork(ctx, req)
 	if err != nil {
-		return nil, backendError("get_work", err)
+		return nil, js.backendError("get_work", err)
 	}
 	if single {
 		if len(attempts) == 0 {
@@ -89,7 +89,7 @@ func (js *JobServer) getChildWorkUnits(ctx context.Context, p []cbor.RawMessage)
 	if errors.Is(err, coordinate.ErrNoSuchWorker) {
 		return pair(map[any]any{}, nil), nil
 	} else if err != nil {
-		return nil, backendError("get_child_work_units", err)
+		return nil, js.backendError("get_child_work_units", err)
 	}
 	out := make(map[any]any, len(children))
 	for _, c := range children {

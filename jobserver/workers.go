@@ -33,7 +33,7 @@ func (js *JobServer) workerHeartbeat(ctx context.Context, p []cbor.RawMessage) (
 		Expire: expire,
 	}
 	if err := js.ns.WorkerHeartbeat(ctx, hb); err != nil {
-		return nil, backendError("worker_heartbeat", err)
+		return nil, js.backendError("worker_heartbeat", err)
 	}
 	if warning != "" {
 		return pair(true, message(warning)), nil
@@ -59,7 +59,7 @@ func (js *JobServer) workerUnregister(ctx context.Context, p []cbor.RawMessage) 
 	if errors.Is(err, coordinate.ErrNoSuchWorker) {
 		return pair(false, message("no worker "+pyReprName(id))), nil
 	} else if err != nil {
-		return nil, backendError("worker_unregister", err)
+		return nil, js.backendError("worker_unregister", err)
 	}
 	return okPair(), nil
 }
@@ -69,7 +69,7 @@ func (js *JobServer) workerUnregister(ctx context.Context, p []cbor.RawMessage) 
 func (js *JobServer) listWorkerModes(ctx context.Context, _ []cbor.RawMessage) (any, error) {
 	workers, err := js.ns.Workers(ctx)
 	if err != nil {
-		return nil, backendError("list_worker_modes", err)
+		return nil, js.backendError("list_worker_modes", err)
 	}
 	pairs := make([]rawPair, len(workers))
 	for i, w := range workers {
@@ -91,7 +91,7 @@ func (js *JobServer) getWorkerInfo(ctx context.Context, p []cbor.RawMessage) (an
 	if errors.Is(err, coordinate.ErrNoSuchWorker) {
 		return pair(nil, nil), nil
 	} else if err != nil {
-		return nil, backendError("get_worker_info", err)
+		return nil, js.backendError("get_worker_info", err)
 	}
 	pairs, err := splitMap(w.Data)
 	if err != nil {
@@ -114,7 +114,7 @@ func (js *JobServer) getWorkerInfo(ctx context.Context, p []cbor.RawMessage) (an
 func (js *JobServer) modeCounts(ctx context.Context, _ []cbor.RawMessage) (any, error) {
 	workers, err := js.ns.Workers(ctx)
 	if err != nil {
-		return nil, backendError("mode_counts", err)
+		return nil, js.backendError("mode_counts", err)
 	}
 	index := make(map[string]int) // encoded mode -> position in pairs
 	var modes []string
@@ -143,7 +143,7 @@ func (js *JobServer) modeCounts(ctx context.Context, _ []cbor.RawMessage) (any, 
 func (js *JobServer) workerStats(ctx context.Context, _ []cbor.RawMessage) (any, error) {
 	workers, err := js.ns.Workers(ctx)
 	if err != nil {
-		return nil, backendError("worker_stats", err)
+		return nil, js.backendError("worker_stats", err)
 	}
 	children := 0
 	for _, w := range workers {

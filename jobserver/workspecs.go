@@ -40,7 +40,7 @@ func (js *JobServer) setWorkSpec(ctx context.Context, p []cbor.RawMessage) (any,
 		if errors.Is(err, coordinate.ErrInvalidWorkSpec) {
 			return nil, valueError("%v", err)
 		}
-		return nil, backendError("set_work_spec", err)
+		return nil, js.backendError("set_work_spec", err)
 	}
 	return okPair(), nil
 }
@@ -55,7 +55,7 @@ func (js *JobServer) getWorkSpec(ctx context.Context, p []cbor.RawMessage) (any,
 	if errors.Is(err, coordinate.ErrNoSuchWorkSpec) {
 		return nil, nil
 	} else if err != nil {
-		return nil, backendError("get_work_spec", err)
+		return nil, js.backendError("get_work_spec", err)
 	}
 	return byteifyDefinition(spec.Definition), nil
 }
@@ -120,7 +120,7 @@ func (js *JobServer) listWorkSpecs(ctx context.Context, p []cbor.RawMessage) (an
 	}
 	specs, next, err := js.ns.ListWorkSpecs(ctx, start, limit)
 	if err != nil {
-		return nil, backendError("list_work_specs", err)
+		return nil, js.backendError("list_work_specs", err)
 	}
 	defs := make([]any, len(specs))
 	for i, s := range specs {
@@ -203,7 +203,7 @@ func (js *JobServer) controlWorkSpec(ctx context.Context, p []cbor.RawMessage) (
 	case errors.Is(err, coordinate.ErrInvalidWorkSpec):
 		return nil, valueError("%v", err)
 	}
-	return nil, backendError("control_work_spec", err)
+	return nil, js.backendError("control_work_spec", err)
 }
 
 // secondsDuration converts float seconds to a Duration, saturating.
@@ -230,7 +230,7 @@ func (js *JobServer) getWorkSpecMeta(ctx context.Context, p []cbor.RawMessage) (
 	if errors.Is(err, coordinate.ErrNoSuchWorkSpec) {
 		return pair(nil, noSuchWorkSpecPlain(name)), nil
 	} else if err != nil {
-		return nil, backendError("get_work_spec_meta", err)
+		return nil, js.backendError("get_work_spec_meta", err)
 	}
 	m := spec.Meta
 	status := 1
@@ -257,7 +257,7 @@ func (js *JobServer) getWorkSpecMeta(ctx context.Context, p []cbor.RawMessage) (
 func (js *JobServer) clear(ctx context.Context, _ []cbor.RawMessage) (any, error) {
 	n, err := js.ns.Clear(ctx)
 	if err != nil {
-		return nil, backendError("clear", err)
+		return nil, js.backendError("clear", err)
 	}
 	return n, nil
 }
@@ -272,7 +272,7 @@ func (js *JobServer) delWorkSpec(ctx context.Context, p []cbor.RawMessage) (any,
 	if errors.Is(err, coordinate.ErrNoSuchWorkSpec) {
 		return pair(false, noSuchWorkSpec(name)), nil
 	} else if err != nil {
-		return nil, backendError("del_work_spec", err)
+		return nil, js.backendError("del_work_spec", err)
 	}
 	return okPair(), nil
 }
@@ -297,7 +297,7 @@ func (js *JobServer) archive(ctx context.Context, p []cbor.RawMessage) (any, err
 	}
 	err = js.ns.Archive(ctx, names, *js.retention)
 	if err != nil && !errors.Is(err, coordinate.ErrNoSuchWorkSpec) {
-		return nil, backendError("archive", err)
+		return nil, js.backendError("archive", err)
 	}
 	return nil, nil
 }

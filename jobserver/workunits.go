@@ -49,7 +49,7 @@ func (js *JobServer) addWorkUnits(ctx context.Context, p []cbor.RawMessage) (any
 	case errors.Is(err, coordinate.ErrInvalidWorkUnit), errors.Is(err, coordinate.ErrCycle):
 		return nil, valueError("%v", err)
 	}
-	return nil, backendError("add_work_units", err)
+	return nil, js.backendError("add_work_units", err)
 }
 
 // decodeUnitItem decodes one add_work_units item: a list or tuple of key,
@@ -92,7 +92,7 @@ func (js *JobServer) countWorkUnits(ctx context.Context, p []cbor.RawMessage) (a
 	if errors.Is(err, coordinate.ErrNoSuchWorkSpec) {
 		return pair(false, noSuchWorkSpec(name)), nil
 	} else if err != nil {
-		return nil, backendError("count_work_units", err)
+		return nil, js.backendError("count_work_units", err)
 	}
 	out := make(map[int]int, len(counts))
 	for s, n := range counts {
@@ -125,7 +125,7 @@ func (js *JobServer) getWorkUnits(ctx context.Context, p []cbor.RawMessage) (any
 		if errors.Is(err, coordinate.ErrNoSuchWorkSpec) {
 			return pair(nil, noSuchWorkSpec(name)), nil
 		} else if err != nil {
-			return nil, backendError("get_work_units", err)
+			return nil, js.backendError("get_work_units", err)
 		}
 		out := make([]any, len(keys))
 		for i, k := range keys {
@@ -164,7 +164,7 @@ func (js *JobServer) getWorkUnits(ctx context.Context, p []cbor.RawMessage) (any
 		if _, err := js.ns.WorkSpec(ctx, name.Bytes); errors.Is(err, coordinate.ErrNoSuchWorkSpec) {
 			return pair(nil, noSuchWorkSpec(name)), nil
 		} else if err != nil {
-			return nil, backendError("get_work_units", err)
+			return nil, js.backendError("get_work_units", err)
 		}
 		return pair([]any{}, nil), nil
 	}
@@ -174,7 +174,7 @@ func (js *JobServer) getWorkUnits(ctx context.Context, p []cbor.RawMessage) (any
 		if _, err := js.ns.WorkSpec(ctx, name.Bytes); errors.Is(err, coordinate.ErrNoSuchWorkSpec) {
 			return pair(nil, noSuchWorkSpec(name)), nil
 		} else if err != nil {
-			return nil, backendError("get_work_units", err)
+			return nil, js.backendError("get_work_units", err)
 		}
 		return pair([]any{}, nil), nil
 	}
@@ -182,7 +182,7 @@ func (js *JobServer) getWorkUnits(ctx context.Context, p []cbor.RawMessage) (any
 	if errors.Is(err, coordinate.ErrNoSuchWorkSpec) {
 		return pair(nil, noSuchWorkSpec(name)), nil
 	} else if err != nil {
-		return nil, backendError("get_work_units", err)
+		return nil, js.backendError("get_work_units", err)
 	}
 	out := make([]any, len(units))
 	for i, u := range units {
@@ -228,7 +228,7 @@ func (js *JobServer) prioritizeWorkUnits(ctx context.Context, p []cbor.RawMessag
 	if errors.Is(err, coordinate.ErrNoSuchWorkSpec) {
 		return pair(false, noSuchWorkSpec(name)), nil
 	} else if err != nil {
-		return nil, backendError("prioritize_work_units", err)
+		return nil, js.backendError("prioritize_work_units", err)
 	}
 	return okPair(), nil
 }
@@ -277,7 +277,7 @@ func (js *JobServer) delWorkUnits(ctx context.Context, p []cbor.RawMessage) (any
 	if errors.Is(err, coordinate.ErrNoSuchWorkSpec) {
 		return pair(0, noSuchWorkSpec(name)), nil
 	} else if err != nil {
-		return nil, backendError("del_work_units", err)
+		return nil, js.backendError("del_work_units", err)
 	}
 	if !usable {
 		return pair(0, message("no usable options to del_work_units")), nil
@@ -300,7 +300,7 @@ func (js *JobServer) getWorkUnitStatus(ctx context.Context, p []cbor.RawMessage)
 	if errors.Is(err, coordinate.ErrNoSuchWorkSpec) {
 		return pair(nil, noSuchWorkSpec(name)), nil
 	} else if err != nil {
-		return nil, backendError("get_work_unit_status", err)
+		return nil, js.backendError("get_work_unit_status", err)
 	}
 	out := make([]any, len(keys))
 	for i := range keys {
@@ -396,5 +396,5 @@ func (js *JobServer) updateWorkUnit(ctx context.Context, p []cbor.RawMessage) (a
 	case errors.Is(err, coordinate.ErrInvalidWorkUnit):
 		return nil, valueError("%v", err)
 	}
-	return nil, backendError("update_work_unit", err)
+	return nil, js.backendError("update_work_unit", err)
 }
