@@ -16,7 +16,9 @@
 # requirements file is unchanged. Python 2.7 comes from pyenv
 # ($PYTHON27, else `pyenv root`/versions/2.7.18/bin/python).
 #
-# Any suite that fails, cannot run, or collects no test fails the script.
+# COORDINATED_BIN names a prebuilt daemon to test instead of building
+# ./cmd/coordinated. Any suite that fails, cannot run, or collects no test
+# fails the script.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
@@ -84,9 +86,14 @@ cleanup() {
 }
 trap cleanup EXIT
 
-echo "== building coordinated"
-go build -o "$work/coordinated" ./cmd/coordinated || fail "go build ./cmd/coordinated failed"
-export COORDINATED_BIN="$work/coordinated"
+if [ -n "${COORDINATED_BIN:-}" ]; then
+  [ -x "$COORDINATED_BIN" ] || fail "COORDINATED_BIN=$COORDINATED_BIN is not executable"
+  echo "== using coordinated at $COORDINATED_BIN"
+else
+  echo "== building coordinated"
+  go build -o "$work/coordinated" ./cmd/coordinated || fail "go build ./cmd/coordinated failed"
+  export COORDINATED_BIN="$work/coordinated"
+fi
 
 # use_fresh_postgres SUFFIX: set $url to a new, empty database on the test
 # server (dropped at exit), or to the test URL itself when psql is missing
