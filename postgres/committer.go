@@ -26,6 +26,10 @@ import (
 // maxCommitBatch caps how many requests share one transaction.
 const maxCommitBatch = 512
 
+// commitWorkers is how many transactions the committer keeps in flight:
+// while one waits for its WAL flush, the next batch gathers and starts.
+const commitWorkers = 1
+
 // dbtx is what both a transaction and a connection inside one offer.
 type dbtx interface {
 	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
@@ -61,8 +65,10 @@ type committer struct {
 
 func newCommitter(b *Backend) *committer {
 	c := &committer{b: b, queue: make(chan *commitItem, 4*maxCommitBatch), stop: make(chan struct{})}
-	c.stopped.Add(1)
-	go c.run()
+	c.stopped.Add(commitWorkers)
+	for range commitWorkers {
+		go c.run()
+	}
 	return c
 }
 
