@@ -239,3 +239,27 @@ func TestSIGTERMExitsCleanly(t *testing.T) {
 		t.Fatal("daemon did not exit within a minute of SIGTERM")
 	}
 }
+
+func TestMaxRequestSizeClosesOnlyThatConnection(t *testing.T) {
+	addr, logs, stop := startDaemon(t, "-max-request-size", "1000")
+	defer stop()
+	good, err := cborrpc.Dial(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer good.Close()
+	big, err := cborrpc.Dial(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer big.Close()
+	if _, err := big.Call("set_work_spec", map[string]any{"name": []byte("ws"), "pad": make([]byte, 5000)}); err == nil {
+		t.Fatal("a request over -max-request-size was answered")
+	}
+	if res, err := good.Call("list_work_specs", map[string]any{}); err != nil || fmt.Sprint(res) != "[[] <nil>]" {
+		t.Fatalf("the other connection broke: %v, %v", res, err)
+	}
+	if !strings.Contains(logs.String(), "request too large") {
+		t.Errorf("no log line for the oversized request:\n%s", logs.String())
+	}
+}
