@@ -105,10 +105,7 @@ func appendValue(dst []byte, v any) ([]byte, error) {
 	case cbor.ByteString:
 		return append(appendHead(dst, majorBytes, uint64(len(x))), x...), nil
 	case cbor.RawMessage:
-		if len(x) == 0 {
-			return append(dst, 0xF6), nil
-		}
-		return append(dst, x...), nil
+		return appendRaw(dst, x)
 	case Tuple:
 		dst = append(dst, 0xD8, TagTuple)
 		return appendArray(dst, x)
@@ -116,8 +113,11 @@ func appendValue(dst []byte, v any) ([]byte, error) {
 		return appendArray(dst, x)
 	case []cbor.RawMessage:
 		dst = appendHead(dst, majorArray, uint64(len(x)))
+		var err error
 		for _, item := range x {
-			dst, _ = appendValue(dst, item)
+			if dst, err = appendRaw(dst, item); err != nil {
+				return nil, err
+			}
 		}
 		return dst, nil
 	}
@@ -126,6 +126,22 @@ func appendValue(dst []byte, v any) ([]byte, error) {
 		return nil, fmt.Errorf("cborrpc: encoding %T: %w", v, err)
 	}
 	return append(dst, b...), nil
+}
+
+// appendRaw copies an encoded item verbatim (empty means null) after
+// checking it is exactly one acceptable item: a corrupt one would
+// desynchronise every later response on the connection.
+func appendRaw(dst []byte, raw cbor.RawMessage) ([]byte, error) {
+	if len(raw) == 0 {
+		return append(dst, 0xF6), nil
+	}
+	if n, err := skipItem(raw, 0); err != nil || n != len(raw) {
+		if err == nil {
+			err = malformed("%d bytes after the item", len(raw)-n)
+		}
+		return nil, fmt.Errorf("cborrpc: raw CBOR value is not one valid item: %w", err)
+	}
+	return append(dst, raw...), nil
 }
 
 func appendArray(dst []byte, items []any) ([]byte, error) {

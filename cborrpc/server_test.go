@@ -52,6 +52,8 @@ func (h *fakeHandler) Handle(ctx context.Context, req *Request) (any, error) {
 		return nil, errors.New(msg)
 	case "boom":
 		panic("kaboom")
+	case "corrupt":
+		return Tuple{cbor.RawMessage{0xA1, 0x41}}, nil
 	case "block":
 		h.entered <- struct{}{}
 		select {
@@ -186,7 +188,11 @@ func TestCallEchoAndErrors(t *testing.T) {
 	if !strings.Contains(ts.logs.String(), "handler panicked") {
 		t.Errorf("no log line for the panic: %s", ts.logs.String())
 	}
-	// The connection survives the panic.
+	_, err = c.Call("corrupt")
+	if !errors.As(err, &rpcErr) || !strings.Contains(rpcErr.Message, "not one valid item") {
+		t.Errorf("corrupt result: got %v", err)
+	}
+	// The connection survives the panic and the bad result.
 	if res, err := c.Call("echo", 1); err != nil || fmt.Sprint(res) != "[1]" {
 		t.Errorf("echo after panic: %v %v", res, err)
 	}

@@ -215,3 +215,17 @@ func TestEncodeOtherValues(t *testing.T) {
 		}
 	}
 }
+
+func TestEncodeRejectsCorruptRawMessage(t *testing.T) {
+	for _, raw := range []string{"A1 41", "01 02", "C1 00", "FF"} {
+		if _, err := appendValue(nil, Tuple{cbor.RawMessage(unhex(t, raw))}); err == nil {
+			t.Errorf("raw % s accepted", raw)
+		}
+	}
+	// Over the wire the client gets an error response, and the stream
+	// stays in sync.
+	payload, err := appendResult(nil, []byte{1}, Tuple{cbor.RawMessage{0xA1}})
+	if err == nil {
+		t.Fatalf("corrupt result encoded: % X", payload)
+	}
+}
