@@ -159,24 +159,10 @@ func (js *JobServer) getWorkUnits(ctx context.Context, p []cbor.RawMessage) (any
 		}
 		q.Limit = int(min(l, maxUnitLimit))
 	}
-	if q.Limit <= 0 {
-		// Python sliced [:limit]: nothing. Still report an unknown spec.
-		if _, err := js.ns.WorkSpec(ctx, name.Bytes); errors.Is(err, coordinate.ErrNoSuchWorkSpec) {
-			return pair(nil, noSuchWorkSpec(name)), nil
-		} else if err != nil {
-			return nil, js.backendError("get_work_units", err)
-		}
-		return pair([]any{}, nil), nil
-	}
-	if opts.present("state") && len(q.Statuses) == 0 {
-		// An empty state list matches nothing (the backend would read it
-		// as "any state").
-		if _, err := js.ns.WorkSpec(ctx, name.Bytes); errors.Is(err, coordinate.ErrNoSuchWorkSpec) {
-			return pair(nil, noSuchWorkSpec(name)), nil
-		} else if err != nil {
-			return nil, js.backendError("get_work_units", err)
-		}
-		return pair([]any{}, nil), nil
+	// Python sliced [:limit], so a limit <= 0 lists nothing; an empty state
+	// list matches nothing (the backend would read it as "any state").
+	if q.Limit <= 0 || (opts.present("state") && len(q.Statuses) == 0) {
+		return js.noUnits(ctx, name)
 	}
 	units, err := js.ns.ListWorkUnits(ctx, name.Bytes, q)
 	if errors.Is(err, coordinate.ErrNoSuchWorkSpec) {
@@ -189,6 +175,18 @@ func (js *JobServer) getWorkUnits(ctx context.Context, p []cbor.RawMessage) (any
 		out[i] = cborrpc.Tuple{nameValue(u.Key), rawData(u.Data)}
 	}
 	return pair(out, nil), nil
+}
+
+// noUnits is get_work_units' answer for a query that matches nothing: an
+// empty list, or the in-band message for an unknown spec.
+func (js *JobServer) noUnits(ctx context.Context, name coordinate.Name) (any, error) {
+	_, err := js.ns.WorkSpec(ctx, name.Bytes)
+	if errors.Is(err, coordinate.ErrNoSuchWorkSpec) {
+		return pair(nil, noSuchWorkSpec(name)), nil
+	} else if err != nil {
+		return nil, js.backendError("get_work_units", err)
+	}
+	return pair([]any{}, nil), nil
 }
 
 // prioritizeWorkUnits: prioritize_work_units(name, {work_unit_keys,

@@ -49,6 +49,9 @@ func testAddAndListWorkUnits(t *testing.T, newServer serverFactory) {
 	expect(t, "no finished units", call(t, js, "get_work_units", b("ws"), m{"state": 4}), `128([[], null])`)
 	expect(t, "blocked is accepted", call(t, js, "get_work_units", b("ws"), m{"state": 2}), `128([[], null])`)
 	expect(t, "unknown spec", call(t, js, "get_work_units", b("nope"), m{}), `128([null, 'no such work_spec \'nope\''])`)
+	expect(t, "limit 0", call(t, js, "get_work_units", b("ws"), m{"limit": 0}), `128([[], null])`)
+	expect(t, "empty state list", call(t, js, "get_work_units", b("ws"), m{"state": []any{}}), `128([[], null])`)
+	expect(t, "limit 0, unknown spec", call(t, js, "get_work_units", b("nope"), m{"limit": 0}), `128([null, 'no such work_spec \'nope\''])`)
 	expect(t, "counts", call(t, js, "count_work_units", b("ws")), `128([{1: 5}, null])`)
 	expect(t, "count unknown", call(t, js, "count_work_units", "nope"), `128([false, 'no such work_spec u\'nope\''])`)
 }
