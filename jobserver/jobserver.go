@@ -23,7 +23,7 @@ type Config struct {
 	// Clock tells the time for the lock service, `now` and age_seconds.
 	// Nil means the system clock. It should be the backend's clock.
 	Clock coordinate.Clock
-	// Logger receives debug logs; nil means slog.Default().
+	// Logger receives backend failures; nil means slog.Default().
 	Logger *slog.Logger
 }
 
