@@ -361,6 +361,7 @@ coordinate:
     env = dict(os.environ)
     env['PYTHONPATH'] = HERE + os.pathsep + env.get('PYTHONPATH', '')
     log = tmpdir.join('worker.log')
+    workers_before = tm.workers()
     with open(str(log), 'wb') as logf:
         proc = subprocess.Popen(
             [os.path.join(BIN, 'coordinate_worker'), '-c', str(config),
@@ -388,6 +389,9 @@ coordinate:
                 proc.wait()
                 pytest.fail('coordinate_worker did not stop within %.0fs of '
                             'SIGTERM:\n%s' % (WORKER_STOP_TIMEOUT, log.read()))
+    # A graceful stop: children finish and unregister, then the parent does.
+    assert proc.returncode == 0, log.read()
+    assert tm.workers() == workers_before, log.read()
     expected_b = dict(('%s-b' % k, {'from': k, 'done_by': 'run_b'})
                       for k in keys)
     assert dict(tm.get_work_units('B')) == expected_b
