@@ -18,6 +18,9 @@ type call struct {
 // parseTop parses one top-level item (tag-24 envelope already removed).
 // closeConn is true for a top-level null or undefined: close without reply.
 func parseTop(item []byte) (c call, closeConn bool, err error) {
+	if len(item) == 0 {
+		return call{}, false, malformed("empty tag-24 envelope")
+	}
 	n, err := skipItem(item, 0)
 	if err != nil {
 		return call{}, false, err

@@ -107,3 +107,20 @@ func TestParseQueued(t *testing.T) {
 		}
 	}
 }
+
+func TestQuotaNeverOvercommits(t *testing.T) {
+	q := &quota{limit: 10}
+	if got := q.take(4); got != 4 {
+		t.Fatalf("take 4 = %d", got)
+	}
+	if got := q.take(100); got != 6 {
+		t.Fatalf("take 100 with 6 left = %d", got)
+	}
+	if got := q.take(1); got != 0 {
+		t.Fatalf("take from empty quota = %d", got)
+	}
+	q.give(3)
+	if got := q.take(5); got != 3 {
+		t.Fatalf("take after give(3) = %d", got)
+	}
+}

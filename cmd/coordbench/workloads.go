@@ -219,24 +219,35 @@ func mix(seed, i uint64) uint64 {
 }
 
 // drain runs get_work/update_work_unit loops on every connection, like
-// legacy workers, until target units are finished. finishData, if set,
-// gives the data to send with a unit's finish (nil: none).
+// legacy workers, until exactly target units are finished. finishData, if
+// set, gives the data to send with a unit's finish (nil: none).
 func (b *bench) drain(ctx context.Context, workload string, specNames []any, target, maxJobs int,
 	finishData func(workUnit) any) (result, error) {
 	var finished atomic.Int64
+	claims := &quota{limit: int64(target)}
 	pid := os.Getpid()
 	start := time.Now()
 	lat, err := b.withConns(ctx, b.conns, func(ctx context.Context, c *conn) error {
 		worker := fmt.Sprintf("coordbench-%d-%d", pid, c.id)
 		var idleSince time.Time
-		for finished.Load() < int64(target) {
+		for {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			units, err := c.getWork(worker, maxJobs, specNames)
+			// Ask only for what is left, so exactly target units are
+			// leased and finished.
+			want := claims.take(int64(maxJobs))
+			if want == 0 {
+				return nil
+			}
+			units, err := c.getWork(worker, int(want), specNames)
 			if err != nil {
 				return err
 			}
+			if int64(len(units)) > want {
+				return fmt.Errorf("get_work with max_jobs %d returned %d units", want, len(units))
+			}
+			claims.give(want - int64(len(units)))
 			if len(units) == 0 {
 				if idleSince.IsZero() {
 					idleSince = time.Now()
@@ -260,10 +271,32 @@ func (b *bench) drain(ctx context.Context, workload string, specNames []any, tar
 				finished.Add(1)
 			}
 		}
-		return nil
 	})
 	return newResult(workload, int(finished.Load()), time.Since(start), lat), err
 }
+
+// quota hands out at most limit claims in total across goroutines.
+type quota struct {
+	limit int64
+	used  atomic.Int64
+}
+
+// take claims up to n and returns how many it got (0 when none are left).
+func (q *quota) take(n int64) int64 {
+	for {
+		cur := q.used.Load()
+		k := min(n, q.limit-cur)
+		if k <= 0 {
+			return 0
+		}
+		if q.used.CompareAndSwap(cur, cur+k) {
+			return k
+		}
+	}
+}
+
+// give returns n unused claims.
+func (q *quota) give(n int64) { q.used.Add(-n) }
 
 // expectFinished checks with count_work_units that the specs hold want
 // FINISHED units in total: the drain really completed the work.
