@@ -18,7 +18,12 @@ import coordinated_proc  # noqa: E402
 import rpcclient  # noqa: E402
 
 # The server configuration handed to the daemon; get_config must return it.
+# Its retention policy (SEMANTICS §12) only acts when `archive` is called,
+# which only test_archive_* does.
 CONFIG_YAML = """\
+coordinate:
+  job_queue:
+    limit_completed_count: 1
 pythontest:
   marker: wire-suite
   numbers: [1, 2.5, 3]

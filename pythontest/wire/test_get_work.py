@@ -219,3 +219,79 @@ def test_continuous_turned_off_gives_no_work(conn):
     make_spec(conn, b'cont', continuous=True)
     conn.control_work_spec(b'cont', {b'continuous': False})
     assert conn.get_work(b'w', {}) == NO_WORK
+
+
+def test_continuous_interval_throttles_synthetic_units(conn):
+    # Only what does not depend on timing margins: with an hour's interval,
+    # a second synthetic unit cannot come right after the first.
+    make_spec(conn, b'hourly', continuous=True, interval=3600)
+    (name, key, _), _ = conn.get_work(b'w', {})
+    assert name == b'hourly'
+    conn.update_work_unit(b'hourly', key, {b'status': FINISHED})
+    assert conn.get_work(b'w', {}) == NO_WORK
+    # Real units are still handed out inside the interval.
+    conn.add_work_units(b'hourly', [(b'real', {})])
+    assert conn.get_work(b'w', {})[0][1] == b'real'
+
+
+def test_delayed_unit_counts_available_but_waits(conn):
+    make_spec(conn, b'ws')
+    conn.add_work_units(b'ws', [(b'later', {}, {b'delay': 3600}),
+                                (b'now', {})])
+    assert conn.count_work_units(b'ws') == ({AVAILABLE: 2}, None)
+    assert conn.get_work(b'w', {b'max_jobs': 10}) == (
+        [(b'ws', b'now', {})], None)
+    assert conn.get_work(b'w', {}) == NO_WORK
+
+
+def test_available_gb_is_ignored_by_default(conn):
+    make_spec(conn, b'big', min_gb=64)
+    conn.add_work_units(b'big', [(b'u', {})])
+    assert conn.get_work(b'w', {b'available_gb': 0.5})[0][1] == b'u'
+
+
+def test_then_successor_preempts(conn):
+    make_spec(conn, b'A', then=b'B')
+    make_spec(conn, b'B')
+    conn.add_work_units(b'A', [(b'a', {})])
+    conn.add_work_units(b'B', [(b'b', {})])
+    assert conn.get_work(b'w', {})[0][0] == b'B'
+
+
+def test_then_preempts_false_falls_back_to_name_order(conn):
+    make_spec(conn, b'A', then=b'B', then_preempts=False)
+    make_spec(conn, b'B')
+    conn.add_work_units(b'A', [(b'a', {})])
+    conn.add_work_units(b'B', [(b'b', {})])
+    assert conn.get_work(b'w', {})[0][0] == b'A'
+
+
+def test_concurrent_get_work_never_leases_a_unit_twice(conn, connect):
+    import threading
+    make_spec(conn, b'ws')
+    keys = [b'u%04d' % i for i in range(400)]
+    conn.add_work_units(b'ws', [(k, {}) for k in keys])
+    conns = [connect() for _ in range(8)]
+    leased = [[] for _ in conns]
+    errors = []
+
+    def worker(i):
+        try:
+            while True:
+                got, _ = conns[i].get_work(b'w%d' % i, {b'max_jobs': 3})
+                if not got:
+                    return
+                leased[i].extend(t[1] for t in got)
+        except Exception as e:  # reported below; a thread cannot fail a test
+            errors.append(e)
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(len(conns))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert not errors, errors
+    assert not any(t.is_alive() for t in threads)
+    everything = [k for per in leased for k in per]
+    assert sorted(everything) == keys  # each unit exactly once
+    assert conn.count_work_units(b'ws') == ({PENDING: 400}, None)

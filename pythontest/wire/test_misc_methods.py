@@ -13,21 +13,48 @@ from rpcclient import RpcError, as_text
 def test_get_config_returns_the_config_file(conn):
     config, msg = conn.get_config()
     assert msg is None
-    assert as_text(config) == {'pythontest': {
-        'marker': 'wire-suite', 'numbers': [1, 2.5, 3],
-        'nested': {'flag': True, 'empty': None}}}
+    assert as_text(config) == {
+        'coordinate': {'job_queue': {'limit_completed_count': 1}},
+        'pythontest': {'marker': 'wire-suite', 'numbers': [1, 2.5, 3],
+                       'nested': {'flag': True, 'empty': None}}}
 
 
-def test_archive_returns_result_null(conn):
-    conn.set_work_spec({b'name': b'ws', b'min_gb': 1})
-    conn.add_work_units(b'ws', [(b'a', {})])
-    conn.update_work_unit(b'ws', b'a', {b'status': 4})
-    for params in ((), ({},), ({b'work_spec_names': [b'ws', b'unknown']},)):
+def finish_and_fail(conn, spec, finished, failed):
+    conn.set_work_spec({b'name': spec, b'min_gb': 1})
+    conn.add_work_units(spec, [(k, {}) for k in finished + failed])
+    for k in finished:
+        assert conn.update_work_unit(spec, k, {b'status': 4}) == (True, None)
+    for k in failed:
+        assert conn.update_work_unit(spec, k, {b'status': 5}) == (True, None)
+
+
+def test_archive_returns_result_null_and_applies_retention(conn):
+    # The session daemon keeps limit_completed_count: 1 (conftest.py).
+    finish_and_fail(conn, b'ws1', [b'a', b'b', b'c'], [b'x', b'y'])
+    finish_and_fail(conn, b'ws2', [b'a', b'b'], [])
+    resp = conn.call_response('archive', {b'work_spec_names': [b'ws1', b'nope']})
+    assert b'error' not in resp
+    assert b'result' in resp and resp[b'result'] is None
+    # Archived units still count, but are otherwise gone.
+    assert conn.count_work_units(b'ws1') == ({4: 3, 5: 2}, None)
+    kept = [k for k, _ in conn.get_work_units(b'ws1', {})[0]]
+    assert len(kept) == 2
+    statuses = as_text(conn.get_work_unit_status(
+        b'ws1', [b'a', b'b', b'c', b'x', b'y'])[0])
+    assert sorted(s['status'] for s in statuses if s is not None) == [4, 5]
+    assert statuses.count(None) == 3
+    # Specs not named are untouched until archive() without options.
+    assert len(conn.get_work_units(b'ws2', {})[0]) == 2
+    for params in ((), ({},)):
         resp = conn.call_response('archive', *params)
-        assert b'error' not in resp
         assert b'result' in resp and resp[b'result'] is None
-    # The default retention keeps everything.
-    assert conn.count_work_units(b'ws') == ({4: 1}, None)
+    assert len(conn.get_work_units(b'ws2', {})[0]) == 1
+    assert conn.count_work_units(b'ws2') == ({4: 2}, None)
+    # Deleting by state counts (and resets) the archived units too.
+    assert conn.del_work_units(b'ws1', {b'state': 4}) == (3, None)
+    assert conn.count_work_units(b'ws1') == ({5: 2}, None)
+    assert conn.del_work_units(b'ws1', {b'all': True}) == (2, None)
+    assert conn.count_work_units(b'ws1') == ({}, None)
 
 
 def test_now_is_server_unix_time(conn):
