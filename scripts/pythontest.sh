@@ -24,6 +24,9 @@ cd "$(dirname "$0")/.."
 repo=$(pwd)
 
 LEGACY_REPEAT=${LEGACY_REPEAT:-20}
+# Seconds one test may take before pytest-timeout fails it: a hung daemon
+# must fail the run, not stall it until CI's own limit.
+TEST_TIMEOUT=${TEST_TIMEOUT:-300}
 PYTHON3=${PYTHON3:-python3}
 
 fail() { echo "pythontest: $*" >&2; exit 1; }
@@ -174,7 +177,7 @@ run_all() {
 
   url=$backend; [ "$backend" = memory ] || use_fresh_postgres wire
   run_suite wire "$url" \
-    .venv-py3/bin/python -m pytest -p no:cacheprovider -q pythontest/wire
+    .venv-py3/bin/python -m pytest -p no:cacheprovider -q --timeout="$TEST_TIMEOUT" pythontest/wire
 
   if [ "$py27_ok" -eq 0 ]; then
     results+=("FAIL  legacy and cli ($backend_label): the Python 2.7 environment could not be set up (see above)")
@@ -185,7 +188,7 @@ run_all() {
   url=$backend; [ "$backend" = memory ] || use_fresh_postgres legacy
   run_suite "legacy x$LEGACY_REPEAT" "$url" \
     .venv-py27/bin/python -m pytest -p no:cacheprovider -q \
-    --count="$LEGACY_REPEAT" --rootdir="$repo" \
+    --timeout="$TEST_TIMEOUT" --count="$LEGACY_REPEAT" --rootdir="$repo" \
     pythontest/legacy --ignore=pythontest/legacy/test_cli.py \
     "$legacy_tests/test_job_client.py" \
     "$legacy_tests/test_task_master.py" \
@@ -193,8 +196,8 @@ run_all() {
 
   url=$backend; [ "$backend" = memory ] || use_fresh_postgres cli
   run_suite cli "$url" \
-    .venv-py27/bin/python -m pytest -p no:cacheprovider -q --rootdir="$repo" \
-    pythontest/legacy/test_cli.py
+    .venv-py27/bin/python -m pytest -p no:cacheprovider -q \
+    --timeout="$TEST_TIMEOUT" --rootdir="$repo" pythontest/legacy/test_cli.py
 }
 
 run_all memory memory

@@ -76,10 +76,13 @@ class CoordinatedServer(object):
 
 
 @pytest.fixture
-def task_master(coordinated_address):
+def task_master(coordinated):
     """A TaskMaster talking to coordinated over TCP, on a cleared daemon."""
     from coordinate.job_client import TaskMaster
-    tm = TaskMaster({'address': coordinated_address})
+    # A dead daemon fails the test at once, instead of after the client's
+    # five reconnect attempts.
+    assert coordinated.alive(), 'coordinated died; log:\n' + coordinated.log()
+    tm = TaskMaster({'address': coordinated.address})
     tm.clear()
     yield tm
     tm.clear()

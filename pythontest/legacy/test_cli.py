@@ -46,8 +46,9 @@ UNITS_JSON = """\
 
 
 @pytest.fixture
-def tm(coordinated_address):
-    t = TaskMaster({'address': coordinated_address})
+def tm(coordinated):
+    assert coordinated.alive(), 'coordinated died; log:\n' + coordinated.log()
+    t = TaskMaster({'address': coordinated.address})
     t.clear()
     yield t
     t.clear()
