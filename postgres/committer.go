@@ -240,20 +240,35 @@ func (c *committer) runBatch(ctx context.Context, batch []*commitItem, results [
 		return err
 	}
 
-	// The update transitions, computed in Go; then round trip 2.
+	// The update transitions, computed in Go; then round trip 2: the
+	// writes and, unless chaining or failures must follow them, COMMIT.
 	second := &pgx.Batch{}
+	var after *afterUpdates
 	if len(updates) > 0 {
 		updResults := make([]error, len(updates))
-		if err := applyUpdates(ctx, conn, updates, locked, updResults, second); err != nil {
+		after, err = applyUpdates(ctx, conn, updates, locked, updResults, second)
+		if err != nil {
 			return err
 		}
 		for j, i := range updIdx {
 			results[i] = updResults[j]
 		}
 	}
-	second.Queue("COMMIT")
-	if err := conn.SendBatch(ctx, second).Close(); err != nil {
-		return err
+	if after == nil || after.empty() {
+		second.Queue("COMMIT")
+		if err := conn.SendBatch(ctx, second).Close(); err != nil {
+			return err
+		}
+	} else {
+		if err := conn.SendBatch(ctx, second).Close(); err != nil {
+			return err
+		}
+		if err := after.run(ctx, conn); err != nil {
+			return err
+		}
+		if _, err := conn.Exec(ctx, "COMMIT"); err != nil {
+			return err
+		}
 	}
 	inTx = false
 	return nil

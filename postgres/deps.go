@@ -2,19 +2,319 @@ package postgres
 
 import (
 	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"coordinated/coordinate"
 )
 
-// fillDependencies sets DependsOn on the BLOCKED units of a listing.
-func (ns *namespace) fillDependencies(ctx context.Context, units []*coordinate.WorkUnit, rows []unitRow) error {
+// Work-unit dependencies (issue 6, DECISIONS §9). unit_dep holds each
+// unit's dependencies that are not FINISHED yet. A unit with edges is
+// BLOCKED; when a dependency finishes its edges go and dependents left
+// without edges become AVAILABLE; when one fails (or is deleted) its
+// dependents fail too, transitively, and are marked dep_failed; retrying
+// the failed unit blocks those dependents again.
+
+// unitKey names a unit of a namespace.
+type unitKey struct {
+	ns        int64
+	spec, key string
+}
+
+func (k unitKey) ref() coordinate.UnitRef { return coordinate.UnitRef{Spec: k.spec, Key: k.key} }
+
+// resolveFinishedSQL removes the edges to units that just finished and
+// makes the blocked dependents left without edges available, keeping
+// unit_count (this connection's slot) and unit_group in step. $1-$3 are
+// the finished units (namespace, spec, key), $4 now.
+const resolveFinishedSQL = `WITH done AS (
+    SELECT * FROM unnest($1::bigint[], $2::bytea[], $3::bytea[]) AS r (ns, spec, key)
+), del AS (
+    DELETE FROM unit_dep e USING done
+    WHERE e.namespace_id = done.ns AND e.dep_spec = done.spec AND e.dep_key = done.key
+    RETURNING e.unit_id
+), ready AS (
+    UPDATE work_unit u SET status = 1
+    WHERE u.id IN (SELECT unit_id FROM del) AND u.status = 2
+        AND NOT EXISTS (
+            SELECT 1 FROM unit_dep e2
+            WHERE e2.unit_id = u.id
+                AND (e2.namespace_id, e2.dep_spec, e2.dep_key) NOT IN (SELECT ns, spec, key FROM done))
+    RETURNING u.spec_id, u.grp
+), counted AS (
+    INSERT INTO unit_count (spec_id, status, slot, n)
+    SELECT c.spec_id, c.status, (pg_backend_pid() % 64)::smallint, c.n FROM (
+        SELECT spec_id, 1 AS status, count(*) AS n FROM ready GROUP BY spec_id
+        UNION ALL SELECT spec_id, 2, -count(*) FROM ready GROUP BY spec_id
+    ) c
+    ON CONFLICT (spec_id, status, slot) DO UPDATE SET n = unit_count.n + EXCLUDED.n
+)
+INSERT INTO unit_group (namespace_id, name, last_progress)
+SELECT DISTINCT s.namespace_id, ready.grp, $4::bigint FROM ready JOIN work_spec s ON s.id = ready.spec_id
+WHERE ready.grp IS NOT NULL
+ON CONFLICT (namespace_id, name) DO UPDATE
+SET last_progress = GREATEST(unit_group.last_progress, EXCLUDED.last_progress)`
+
+// queueResolveFinished queues resolveFinishedSQL for units that finished.
+func queueResolveFinished(b *pgx.Batch, finished []unitKey, now time.Time) {
+	if len(finished) == 0 {
+		return
+	}
+	nss := make([]int64, len(finished))
+	specs := make([][]byte, len(finished))
+	keys := make([][]byte, len(finished))
+	for i, f := range finished {
+		nss[i], specs[i], keys[i] = f.ns, bytesOf(f.spec), bytesOf(f.key)
+	}
+	b.Queue(resolveFinishedSQL, nss, specs, keys, now.UnixNano())
+}
+
+// resolveFinished runs resolveFinishedSQL at once.
+func resolveFinished(ctx context.Context, tx dbtx, finished []unitKey, now time.Time) error {
+	b := &pgx.Batch{}
+	queueResolveFinished(b, finished, now)
+	if b.Len() == 0 {
+		return nil
+	}
+	_, err := tx.Exec(ctx, b.QueuedQueries[0].SQL, b.QueuedQueries[0].Arguments...)
+	return err
+}
+
+// propagateFailures fails the unfinished dependents of the units in
+// failed (transitively), and blocks again the dep_failed dependents of the
+// units in unfailed (retried after failing) that have no other failed
+// dependency (transitively).
+func propagateFailures(ctx context.Context, tx dbtx, now time.Time, failed, unfailed []unitKey, d countDelta, g groupBumps) error {
+	seen := map[unitKey]bool{}
+	// Dependents failed transitively name the unit whose failure started it.
+	type failure struct{ unit, root unitKey }
+	var queue []failure
+	for _, f := range failed {
+		queue = append(queue, failure{f, f})
+	}
+	for len(queue) > 0 {
+		r, root := queue[0].unit, queue[0].root
+		queue = queue[1:]
+		if seen[r] {
+			continue
+		}
+		seen[r] = true
+		rows, err := tx.Query(ctx, `SELECT u.id, u.spec_id, s.name, u.key, u.data, u.status, u.grp
+			FROM unit_dep e
+			JOIN work_unit u ON u.id = e.unit_id
+			JOIN work_spec s ON s.id = u.spec_id
+			WHERE e.namespace_id = $1 AND e.dep_spec = $2 AND e.dep_key = $3 AND u.status NOT IN (4, 5)
+			ORDER BY s.name, u.key
+			FOR UPDATE OF u`, r.ns, bytesOf(r.spec), bytesOf(r.key))
+		if err != nil {
+			return err
+		}
+		var (
+			ids       []int64
+			datas     [][]byte
+			id, spec  int64
+			name, key []byte
+			data, grp []byte
+			status    int16
+			traceback = coordinate.DependencyFailedTraceback(root.ref())
+		)
+		if _, err := pgx.ForEachRow(rows, []any{&id, &spec, &name, &key, &data, &status, &grp}, func() error {
+			ids = append(ids, id)
+			datas = append(datas, coordinate.WithTraceback(data, traceback))
+			d.move(spec, coordinate.Status(status), coordinate.StatusFailed)
+			g.bump(r.ns, grp, now)
+			queue = append(queue, failure{unitKey{r.ns, string(name), string(key)}, root})
+			return nil
+		}); err != nil {
+			return err
+		}
+		if len(ids) == 0 {
+			continue
+		}
+		if _, err := tx.Exec(ctx, `UPDATE work_unit u SET status = 5, data = r.data, expires = $2,
+				lease_id = NULL, dep_failed = true
+			FROM unnest($1::bigint[], $3::bytea[]) AS r (id, data) WHERE u.id = r.id`,
+			ids, now.UnixNano(), datas); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM worker_unit WHERE unit_id = ANY($1)`, ids); err != nil {
+			return err
+		}
+	}
+	clear(seen)
+	for len(unfailed) > 0 {
+		r := unfailed[0]
+		unfailed = unfailed[1:]
+		if seen[r] {
+			continue
+		}
+		seen[r] = true
+		// Dependents failed because of r, with no other failed dependency.
+		rows, err := tx.Query(ctx, `UPDATE work_unit u SET status = 2, dep_failed = false, expires = NULL,
+				worker = NULL, worker_text = NULL, lease_id = NULL
+			FROM unit_dep e, work_spec s
+			WHERE e.namespace_id = $1 AND e.dep_spec = $2 AND e.dep_key = $3 AND u.id = e.unit_id
+				AND s.id = u.spec_id AND u.status = 5 AND u.dep_failed
+				AND NOT EXISTS (
+					SELECT 1 FROM unit_dep e2
+					JOIN work_spec s2 ON s2.namespace_id = e2.namespace_id AND s2.name = e2.dep_spec
+					JOIN work_unit u2 ON u2.spec_id = s2.id AND u2.key = e2.dep_key
+					WHERE e2.unit_id = u.id AND u2.status = 5
+						AND NOT (e2.dep_spec = $2 AND e2.dep_key = $3))
+			RETURNING u.spec_id, s.name, u.key, u.grp`, r.ns, bytesOf(r.spec), bytesOf(r.key))
+		if err != nil {
+			return err
+		}
+		var (
+			spec      int64
+			name, key []byte
+			grp       []byte
+		)
+		if _, err := pgx.ForEachRow(rows, []any{&spec, &name, &key, &grp}, func() error {
+			d.move(spec, coordinate.StatusFailed, coordinate.StatusBlocked)
+			g.bump(r.ns, grp, now)
+			unfailed = append(unfailed, unitKey{r.ns, string(name), string(key)})
+			return nil
+		}); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
-func (ns *namespace) GroupStatus(ctx context.Context, group string) (*coordinate.GroupStatus, error) {
-	return nil, errNotImplemented("GroupStatus")
+// depGraph reads stored dependency edges for the cycle check.
+type depGraph struct {
+	ns    int64
+	edges map[coordinate.UnitRef][]coordinate.UnitRef
 }
 
-func (ns *namespace) CancelGroup(ctx context.Context, group string) (int, error) {
-	return 0, errNotImplemented("CancelGroup")
+// checkCycles fails with coordinate.ErrCycle when giving the units of
+// batch (unit -> its new dependencies, replacing its current ones) would
+// close a dependency cycle. order lists the batch units in input order.
+func checkCycles(ctx context.Context, tx dbtx, nsID int64, batch map[coordinate.UnitRef][]coordinate.UnitRef, order []coordinate.UnitRef) error {
+	// Load the stored edges of every unit reachable from the batch, one
+	// query per level of the search.
+	stored := map[coordinate.UnitRef][]coordinate.UnitRef{}
+	loaded := map[coordinate.UnitRef]bool{}
+	var frontier []coordinate.UnitRef
+	for _, r := range order {
+		loaded[r] = true
+		frontier = append(frontier, batch[r]...)
+	}
+	for len(frontier) > 0 {
+		var specs, keys [][]byte
+		for _, r := range frontier {
+			if loaded[r] {
+				continue
+			}
+			loaded[r] = true
+			specs = append(specs, bytesOf(r.Spec))
+			keys = append(keys, bytesOf(r.Key))
+		}
+		frontier = frontier[:0]
+		if len(specs) == 0 {
+			break
+		}
+		rows, err := tx.Query(ctx, `SELECT s.name, u.key, e.dep_spec, e.dep_key
+			FROM unnest($2::bytea[], $3::bytea[]) AS r (spec, key)
+			JOIN work_spec s ON s.namespace_id = $1 AND s.name = r.spec
+			JOIN work_unit u ON u.spec_id = s.id AND u.key = r.key
+			JOIN unit_dep e ON e.unit_id = u.id
+			ORDER BY e.unit_id, e.seq`, nsID, specs, keys)
+		if err != nil {
+			return err
+		}
+		var spec, key, dspec, dkey []byte
+		if _, err := pgx.ForEachRow(rows, []any{&spec, &key, &dspec, &dkey}, func() error {
+			from := coordinate.UnitRef{Spec: string(spec), Key: string(key)}
+			to := coordinate.UnitRef{Spec: string(dspec), Key: string(dkey)}
+			stored[from] = append(stored[from], to)
+			frontier = append(frontier, to)
+			return nil
+		}); err != nil {
+			return err
+		}
+	}
+	next := func(r coordinate.UnitRef) []coordinate.UnitRef {
+		if deps, ok := batch[r]; ok {
+			return deps
+		}
+		return stored[r]
+	}
+	for _, start := range order {
+		if path := findPath(start, next); path != nil {
+			parts := make([]string, len(path))
+			for i, r := range path {
+				parts[i] = r.Spec + "/" + r.Key
+			}
+			return fmt.Errorf("%w: %s", coordinate.ErrCycle, strings.Join(parts, " -> "))
+		}
+	}
+	return nil
+}
+
+// findPath returns a path from start back to start along next, or nil.
+func findPath(start coordinate.UnitRef, next func(coordinate.UnitRef) []coordinate.UnitRef) []coordinate.UnitRef {
+	done := map[coordinate.UnitRef]bool{}
+	onPath := map[coordinate.UnitRef]bool{}
+	var path []coordinate.UnitRef
+	var visit func(r coordinate.UnitRef) bool
+	visit = func(r coordinate.UnitRef) bool {
+		path = append(path, r)
+		onPath[r] = true
+		for _, n := range next(r) {
+			if n == start {
+				path = append(path, n)
+				return true
+			}
+			if done[n] || onPath[n] {
+				continue
+			}
+			if visit(n) {
+				return true
+			}
+		}
+		path = path[:len(path)-1]
+		onPath[r] = false
+		done[r] = true
+		return false
+	}
+	if visit(start) {
+		return path
+	}
+	return nil
+}
+
+// fillDependencies sets DependsOn on the listed units that have edges.
+func (ns *namespace) fillDependencies(ctx context.Context, units []*coordinate.WorkUnit, rows []unitRow) error {
+	var ids []int64
+	byID := map[int64]*coordinate.WorkUnit{}
+	for i := range rows {
+		if rows[i].hasDeps {
+			ids = append(ids, rows[i].id)
+			byID[rows[i].id] = units[i]
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	rs, err := ns.b.pool.Query(ctx, `SELECT unit_id, dep_spec, dep_key FROM unit_dep
+		WHERE unit_id = ANY($1) ORDER BY unit_id, seq`, ids)
+	if err != nil {
+		return fmt.Errorf("postgres unit dependencies: %w", err)
+	}
+	var id int64
+	var spec, key []byte
+	_, err = pgx.ForEachRow(rs, []any{&id, &spec, &key}, func() error {
+		u := byID[id]
+		u.DependsOn = append(u.DependsOn, coordinate.UnitRef{Spec: string(spec), Key: string(key)})
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("postgres unit dependencies: %w", err)
+	}
+	return nil
 }

@@ -191,14 +191,24 @@ func (ns *namespace) ControlWorkSpec(ctx context.Context, name string, control c
 }
 
 func (ns *namespace) DeleteWorkSpec(ctx context.Context, name string) error {
-	tag, err := ns.b.pool.Exec(ctx, "DELETE FROM work_spec WHERE namespace_id = $1 AND name = $2", ns.id, bytesOf(name))
-	if err != nil {
-		return fmt.Errorf("postgres delete work spec %q: %w", name, err)
-	}
-	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("%w %q", coordinate.ErrNoSuchWorkSpec, name)
-	}
-	return nil
+	return ns.b.inTx(ctx, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, "DELETE FROM work_spec WHERE namespace_id = $1 AND name = $2", ns.id, bytesOf(name))
+		if err != nil {
+			return fmt.Errorf("postgres delete work spec %q: %w", name, err)
+		}
+		if tag.RowsAffected() == 0 {
+			return fmt.Errorf("%w %q", coordinate.ErrNoSuchWorkSpec, name)
+		}
+		// Units of other specs waiting for the deleted units fail.
+		d, g := countDelta{}, groupBumps{}
+		if err := ns.failDependentsOfDeleted(ctx, tx, name, nil, d, g); err != nil {
+			return fmt.Errorf("postgres delete work spec %q: %w", name, err)
+		}
+		if err := d.apply(ctx, tx); err != nil {
+			return err
+		}
+		return g.apply(ctx, tx)
+	})
 }
 
 func (ns *namespace) Clear(ctx context.Context) (int, error) {

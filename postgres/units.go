@@ -2,8 +2,8 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -12,12 +12,14 @@ import (
 
 // unitCols are the work_unit columns scanUnit reads, in order (alias u).
 const unitCols = `u.id, u.key, u.key_text, u.data, u.status, u.priority, u.expires,
-	u.worker, u.worker_text, u.not_before, u.attempts, u.grp`
+	u.worker, u.worker_text, u.not_before, u.attempts, u.grp,
+	EXISTS (SELECT 1 FROM unit_dep e WHERE e.unit_id = u.id)`
 
 // unitRow is one work_unit row.
 type unitRow struct {
-	id   int64
-	unit coordinate.WorkUnit
+	id      int64
+	unit    coordinate.WorkUnit
+	hasDeps bool
 }
 
 func scanUnit(r pgx.Row, spec coordinate.Name) (unitRow, error) {
@@ -32,7 +34,7 @@ func scanUnit(r pgx.Row, spec coordinate.Name) (unitRow, error) {
 		attempts           int32
 	)
 	err := r.Scan(&ur.id, &key, &keyText, &data, &status, &ur.unit.Priority, &expires,
-		&worker, &workerText, &notBefore, &attempts, &grp)
+		&worker, &workerText, &notBefore, &attempts, &grp, &ur.hasDeps)
 	if err != nil {
 		return ur, err
 	}
@@ -68,11 +70,6 @@ func dedupeUnits(units []coordinate.WorkUnitInput) []coordinate.WorkUnitInput {
 }
 
 func (ns *namespace) AddWorkUnits(ctx context.Context, spec string, units []coordinate.WorkUnitInput) error {
-	for _, u := range units {
-		if len(u.Data) == 0 {
-			return fmt.Errorf("%w: unit %q has no data", coordinate.ErrInvalidWorkUnit, u.Key.Bytes)
-		}
-	}
 	units = dedupeUnits(units)
 	now := ns.now()
 	return ns.b.inTx(ctx, func(tx pgx.Tx) error {
@@ -80,102 +77,22 @@ func (ns *namespace) AddWorkUnits(ctx context.Context, spec string, units []coor
 		if err != nil {
 			return err
 		}
-		d := countDelta{}
-		if err := addUnits(ctx, tx, id, units, now, d); err != nil {
+		d, g := countDelta{}, groupBumps{}
+		failed, unfailed, err := addUnits(ctx, tx, ns.id, id, spec, units, now, d, g)
+		if err != nil {
+			if errors.Is(err, coordinate.ErrCycle) {
+				return err
+			}
 			return fmt.Errorf("postgres add work units to %q: %w", spec, err)
 		}
-		return d.apply(ctx, tx)
+		if err := propagateFailures(ctx, tx, now, failed, unfailed, d, g); err != nil {
+			return err
+		}
+		if err := d.apply(ctx, tx); err != nil {
+			return err
+		}
+		return g.apply(ctx, tx)
 	})
-}
-
-// addUnits adds or re-adds deduplicated units to spec inside tx
-// (SEMANTICS §5.5, DECISIONS §4) and records count changes in d.
-func addUnits(ctx context.Context, tx dbtx, spec int64, units []coordinate.WorkUnitInput, now time.Time, d countDelta) error {
-	if len(units) == 0 {
-		return nil
-	}
-	keys := make([][]byte, len(units))
-	for i, u := range units {
-		keys[i] = bytesOf(u.Key.Bytes)
-	}
-	// Lock the units that exist already, in key order.
-	rows, err := tx.Query(ctx, `SELECT key, status FROM work_unit
-		WHERE spec_id = $1 AND key = ANY($2) ORDER BY key FOR UPDATE`, spec, keys)
-	if err != nil {
-		return err
-	}
-	existing := map[string]coordinate.Status{}
-	var key []byte
-	var status int16
-	if _, err := pgx.ForEachRow(rows, []any{&key, &status}, func() error {
-		existing[string(key)] = coordinate.Status(status)
-		return nil
-	}); err != nil {
-		return err
-	}
-
-	var ins, upd struct {
-		keys      [][]byte
-		text      []bool
-		data      [][]byte
-		prio      []float64
-		hasPrio   []bool
-		notBefore []*int64
-	}
-	for _, u := range units {
-		t := &ins
-		old, exists := existing[u.Key.Bytes]
-		if exists {
-			t = &upd
-			if old.Completed() {
-				d.move(spec, old, coordinate.StatusAvailable)
-			}
-		} else {
-			d.move(spec, 0, coordinate.StatusAvailable)
-		}
-		t.keys = append(t.keys, bytesOf(u.Key.Bytes))
-		t.text = append(t.text, u.Key.Text)
-		t.data = append(t.data, []byte(u.Data))
-		p := 0.0
-		if u.Priority != nil {
-			p = *u.Priority
-		}
-		t.prio = append(t.prio, p)
-		t.hasPrio = append(t.hasPrio, u.Priority != nil)
-		var nb *int64
-		if u.Delay > 0 {
-			nb = nsOf(now.Add(u.Delay))
-		}
-		t.notBefore = append(t.notBefore, nb)
-	}
-	if len(ins.keys) > 0 {
-		_, err := tx.Exec(ctx, `INSERT INTO work_unit (spec_id, key, key_text, data, status, priority, not_before)
-			SELECT $1, k, t, d, 1, p, nb
-			FROM unnest($2::bytea[], $3::boolean[], $4::bytea[], $5::float8[], $6::bigint[]) AS i (k, t, d, p, nb)`,
-			spec, ins.keys, ins.text, ins.data, ins.prio, ins.notBefore)
-		if err != nil {
-			return err
-		}
-	}
-	if len(upd.keys) > 0 {
-		// Completed units become available again; available and pending
-		// ones keep their status (a pending unit keeps its lease).
-		_, err := tx.Exec(ctx, `UPDATE work_unit u SET
-				data = i.d,
-				priority = CASE WHEN i.hp THEN i.p ELSE u.priority END,
-				not_before = i.nb,
-				status = CASE WHEN u.status IN (4, 5) THEN 1 ELSE u.status END,
-				expires = CASE WHEN u.status IN (4, 5) THEN NULL ELSE u.expires END,
-				worker = CASE WHEN u.status IN (4, 5) THEN NULL ELSE u.worker END,
-				worker_text = CASE WHEN u.status IN (4, 5) THEN NULL ELSE u.worker_text END
-			FROM unnest($2::bytea[], $3::bytea[], $4::float8[], $5::boolean[], $6::bigint[]) AS i (k, d, p, hp, nb)
-			WHERE u.spec_id = $1 AND u.key = i.k`,
-			spec, upd.keys, upd.data, upd.prio, upd.hasPrio, upd.notBefore)
-		if err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 func (ns *namespace) CountWorkUnits(ctx context.Context, spec string) (map[coordinate.Status]int, error) {
@@ -323,27 +240,38 @@ func (ns *namespace) DeleteWorkUnits(ctx context.Context, spec string, query coo
 		var rows pgx.Rows
 		switch {
 		case query.All:
-			rows, err = tx.Query(ctx, `DELETE FROM work_unit WHERE spec_id = $1 RETURNING status`, id)
+			rows, err = tx.Query(ctx, `DELETE FROM work_unit WHERE spec_id = $1 RETURNING status, key`, id)
 		case query.Keys != nil:
 			bk := make([][]byte, len(query.Keys))
 			for i, k := range query.Keys {
 				bk[i] = bytesOf(k)
 			}
 			rows, err = tx.Query(ctx, `DELETE FROM work_unit WHERE spec_id = $1 AND key = ANY($2)
-				AND (cardinality($3::smallint[]) = 0 OR status = ANY($3)) RETURNING status`, id, bk, st)
+				AND (cardinality($3::smallint[]) = 0 OR status = ANY($3)) RETURNING status, key`, id, bk, st)
 		default:
-			rows, err = tx.Query(ctx, `DELETE FROM work_unit WHERE spec_id = $1 AND status = ANY($2) RETURNING status`, id, st)
+			rows, err = tx.Query(ctx, `DELETE FROM work_unit WHERE spec_id = $1 AND status = ANY($2) RETURNING status, key`, id, st)
 		}
 		if err != nil {
 			return err
 		}
 		d := countDelta{}
 		var status int16
-		if _, err := pgx.ForEachRow(rows, []any{&status}, func() error {
+		var key []byte
+		var keys [][]byte
+		if _, err := pgx.ForEachRow(rows, []any{&status, &key}, func() error {
 			d.move(id, coordinate.Status(status), 0)
+			keys = append(keys, key)
 			deleted++
 			return nil
 		}); err != nil {
+			return err
+		}
+		// Units waiting for a deleted unit fail.
+		g := groupBumps{}
+		if err := ns.failDependentsOfDeleted(ctx, tx, spec, keys, d, g); err != nil {
+			return err
+		}
+		if err := g.apply(ctx, tx); err != nil {
 			return err
 		}
 		if query.All || query.Keys == nil {
@@ -437,4 +365,27 @@ func (ns *namespace) Archive(ctx context.Context, names []string, policy coordin
 		return fmt.Errorf("postgres archive: %w", err)
 	}
 	return nil
+}
+
+// failDependentsOfDeleted fails the units that depended on deleted units
+// of spec (all of the spec's units when keys is nil).
+func (ns *namespace) failDependentsOfDeleted(ctx context.Context, tx dbtx, spec string, keys [][]byte, d countDelta, g groupBumps) error {
+	rows, err := tx.Query(ctx, `SELECT DISTINCT dep_key FROM unit_dep
+		WHERE namespace_id = $1 AND dep_spec = $2 AND ($3::bytea[] IS NULL OR dep_key = ANY($3))`,
+		ns.id, bytesOf(spec), keys)
+	if err != nil {
+		return err
+	}
+	var failed []unitKey
+	var key []byte
+	if _, err := pgx.ForEachRow(rows, []any{&key}, func() error {
+		failed = append(failed, unitKey{ns.id, spec, string(key)})
+		return nil
+	}); err != nil {
+		return err
+	}
+	if len(failed) == 0 {
+		return nil
+	}
+	return propagateFailures(ctx, tx, ns.now(), failed, nil, d, g)
 }

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -55,6 +56,7 @@ type lockedUnit struct {
 	completed  bool
 	// outstanding: some worker has the unit in its outstanding set.
 	outstanding bool
+	key         string
 }
 
 type unitAddr struct {
@@ -113,26 +115,77 @@ func scanLockedUnits(rows pgx.Rows) (*lockedUnits, error) {
 		lu.attempts = int(att)
 		lu.stored = coordinate.Status(status)
 		lu.st = coordinate.UnitState{Status: lu.stored, Data: data, Expiration: timeOf(expires), Worker: nameOf(worker, workerText)}
+		lu.key = string(key)
 		lus.byAddr[unitAddr{lu.nsID, string(specName), string(key)}] = &lu
 		lus.ordered = append(lus.ordered, &lu)
 	}
 	return lus, rows.Err()
 }
 
+// chainJob is the chaining of one finished unit (SEMANTICS §10).
+type chainJob struct {
+	ns    *namespace
+	from  *lockedUnit
+	units []coordinate.WorkUnitInput
+	now   time.Time
+}
+
+// afterUpdates is the work an update batch leaves for after its writes:
+// chaining, and failing or re-blocking dependents.
+type afterUpdates struct {
+	chains   []chainJob
+	failed   []unitKey
+	unfailed []unitKey
+	now      time.Time
+}
+
+func (a *afterUpdates) empty() bool {
+	return len(a.chains) == 0 && len(a.failed) == 0 && len(a.unfailed) == 0
+}
+
+// run applies the leftover work inside the batch's transaction.
+func (a *afterUpdates) run(ctx context.Context, tx dbtx) error {
+	d, g := countDelta{}, groupBumps{}
+	failed, unfailed := a.failed, a.unfailed
+	for _, c := range a.chains {
+		var next int64
+		err := tx.QueryRow(ctx, "SELECT id FROM work_spec WHERE namespace_id = $1 AND name = $2",
+			c.ns.id, bytesOf(c.from.then)).Scan(&next)
+		if errNotFound(err) {
+			continue // `then` names a missing spec: chaining is skipped (SEMANTICS §10)
+		}
+		if err != nil {
+			return err
+		}
+		f, u, err := addUnits(ctx, tx, c.ns.id, next, c.from.then, dedupeUnits(c.units), c.now, d, g)
+		if errors.Is(err, coordinate.ErrCycle) {
+			continue // chaining never fails the finish; nothing was added
+		}
+		if err != nil {
+			return fmt.Errorf("chaining to %q: %w", c.from.then, err)
+		}
+		failed = append(failed, f...)
+		unfailed = append(unfailed, u...)
+	}
+	if err := propagateFailures(ctx, tx, a.now, failed, unfailed, d, g); err != nil {
+		return err
+	}
+	if err := d.apply(ctx, tx); err != nil {
+		return err
+	}
+	return g.apply(ctx, tx)
+}
+
 // applyUpdates computes the transitions of a batch from the locked units,
 // setting results[i] for each request that fails on its own, and queues
-// the writes on out. Chaining runs its statements on tx at once.
-func applyUpdates(ctx context.Context, tx dbtx, batch []*updateRequest, locked *lockedUnits, results []error, out *pgx.Batch) error {
+// the writes on out. It returns what must run after those writes.
+func applyUpdates(ctx context.Context, tx dbtx, batch []*updateRequest, locked *lockedUnits, results []error, out *pgx.Batch) (*afterUpdates, error) {
 	units := locked.byAddr
 	ordered := locked.ordered
-	d := countDelta{}
-	type chainJob struct {
-		ns    *namespace
-		from  *lockedUnit
-		units []coordinate.WorkUnitInput
-		now   time.Time
-	}
+	d, g := countDelta{}, groupBumps{}
+	after := &afterUpdates{}
 	var chains []chainJob
+	lastNow := map[*lockedUnit]time.Time{}
 	for i, r := range batch {
 		lu := units[unitAddr{r.ns.id, r.spec, r.key}]
 		if lu == nil {
@@ -140,6 +193,12 @@ func applyUpdates(ctx context.Context, tx dbtx, batch []*updateRequest, locked *
 			continue
 		}
 		expireInGo(lu, r.now)
+		if _, ok := lastNow[lu]; !ok && lu.dirty {
+			lastNow[lu] = r.now
+			if r.now.After(after.now) {
+				after.now = r.now
+			}
+		}
 		if r.leaseID != nil && (lu.st.Status != coordinate.StatusPending || lu.leaseID == nil || *lu.leaseID != *r.leaseID) {
 			results[i] = fmt.Errorf("%w: %q/%q", coordinate.ErrLostLease, r.spec, r.key)
 			continue
@@ -158,6 +217,10 @@ func applyUpdates(ctx context.Context, tx dbtx, batch []*updateRequest, locked *
 		}
 		lu.st = st
 		lu.dirty = true
+		lastNow[lu] = r.now
+		if r.now.After(after.now) {
+			after.now = r.now
+		}
 		if eff.Completed {
 			lu.completed = true
 		}
@@ -175,12 +238,26 @@ func applyUpdates(ctx context.Context, tx dbtx, batch []*updateRequest, locked *
 		expiresCol, leaseIDs []*int64
 		workerTexts          []*bool
 		completedIDs         []int64
+		finished             []unitKey
 	)
 	for _, lu := range ordered {
 		if !lu.dirty {
 			continue
 		}
 		d.move(lu.specID, lu.stored, lu.st.Status)
+		if lu.stored != lu.st.Status {
+			now := lastNow[lu]
+			g.bump(lu.nsID, lu.grp, now)
+			ref := unitKey{lu.nsID, lu.specName.Bytes, lu.key}
+			switch {
+			case lu.st.Status == coordinate.StatusFinished:
+				finished = append(finished, ref)
+			case lu.st.Status == coordinate.StatusFailed:
+				after.failed = append(after.failed, ref)
+			case lu.stored == coordinate.StatusFailed:
+				after.unfailed = append(after.unfailed, ref)
+			}
+		}
 		w, wt := nameCols(lu.st.Worker)
 		ids = append(ids, lu.id)
 		statuses = append(statuses, int16(lu.st.Status))
@@ -203,22 +280,11 @@ func applyUpdates(ctx context.Context, tx dbtx, batch []*updateRequest, locked *
 	if len(completedIDs) > 0 {
 		out.Queue(`DELETE FROM worker_unit WHERE unit_id = ANY($1)`, completedIDs)
 	}
-	for _, c := range chains {
-		var next int64
-		err := tx.QueryRow(ctx, "SELECT id FROM work_spec WHERE namespace_id = $1 AND name = $2",
-			c.ns.id, bytesOf(c.from.then)).Scan(&next)
-		if errNotFound(err) {
-			continue // `then` names a missing spec: chaining is skipped (SEMANTICS §10)
-		}
-		if err != nil {
-			return err
-		}
-		if err := addUnits(ctx, tx, next, dedupeUnits(c.units), c.now, d); err != nil {
-			return fmt.Errorf("chaining to %q: %w", c.from.then, err)
-		}
-	}
+	queueResolveFinished(out, finished, after.now)
 	d.queue(out)
-	return nil
+	g.queue(out)
+	after.chains = chains
+	return after, nil
 }
 
 // expireInGo applies lease expiry to a locked unit whose lease ended

@@ -65,7 +65,7 @@ CREATE INDEX work_unit_pending_expiry ON work_unit (expires) WHERE status = 3;
 CREATE INDEX work_unit_completed ON work_unit (spec_id, status, expires) WHERE status IN (4, 5);
 -- Listing by other statuses.
 CREATE INDEX work_unit_other ON work_unit (spec_id, status) WHERE status IN (2, 3);
-CREATE INDEX work_unit_group ON work_unit (grp) WHERE grp IS NOT NULL;
+CREATE INDEX work_unit_group ON work_unit (grp, spec_id) WHERE grp IS NOT NULL;
 
 CREATE SEQUENCE lease_id_seq;
 

@@ -2,7 +2,8 @@
 -- $2 (now, ns) to worker ($5, $6) until $4, skipping rows other
 -- transactions hold, so concurrent callers never wait for each other nor
 -- get the same unit. Keeps unit_count (in this connection's slot) and,
--- when the worker is registered in namespace $7, its outstanding set in step.
+-- when the worker is registered in namespace $7, its outstanding set, and
+-- the progress of the units' groups in step.
 WITH picked AS (
     SELECT id FROM work_unit
     WHERE spec_id = $1 AND status = 1 AND (not_before IS NULL OR not_before <= $2)
@@ -13,7 +14,7 @@ WITH picked AS (
     UPDATE work_unit u SET status = 3, expires = $4, worker = $5, worker_text = $6,
         lease_id = nextval('lease_id_seq'), attempts = u.attempts + 1
     FROM picked WHERE u.id = picked.id
-    RETURNING u.id, u.key, u.key_text, u.data, u.priority, u.lease_id
+    RETURNING u.id, u.key, u.key_text, u.data, u.priority, u.lease_id, u.grp
 ), counted AS (
     INSERT INTO unit_count (spec_id, status, slot, n)
     SELECT $1, d.status, (pg_backend_pid() % 64)::smallint, d.n FROM (
@@ -26,5 +27,10 @@ WITH picked AS (
     SELECT w.id, leased.id FROM leased, worker w
     WHERE w.namespace_id = $7 AND w.name = $5 AND w.expires >= $2
     ON CONFLICT DO NOTHING
+), progressed AS (
+    INSERT INTO unit_group (namespace_id, name, last_progress)
+    SELECT DISTINCT $7::bigint, grp, $2::bigint FROM leased WHERE grp IS NOT NULL
+    ON CONFLICT (namespace_id, name) DO UPDATE
+    SET last_progress = GREATEST(unit_group.last_progress, EXCLUDED.last_progress)
 )
 SELECT key, key_text, data, priority, lease_id FROM leased

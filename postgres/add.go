@@ -1,0 +1,351 @@
+package postgres
+
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"coordinated/coordinate"
+)
+
+// existingUnit is what addUnits reads of a unit being re-added.
+type existingUnit struct {
+	id     int64
+	status coordinate.Status
+	grp    []byte
+}
+
+// addedUnit is the row addUnits writes for one input.
+type addedUnit struct {
+	in        *coordinate.WorkUnitInput
+	old       *existingUnit // nil: new unit
+	status    coordinate.Status
+	data      []byte
+	expires   *int64
+	clear     bool // clear worker and lease (the unit is not pending)
+	depFailed bool
+	edges     []coordinate.UnitRef // replace the unit's edges with these
+	setEdges  bool
+}
+
+// addUnits adds or re-adds deduplicated units to spec (of namespace nsID,
+// named specName) inside tx, following SEMANTICS §5.5 / DECISIONS §4 and
+// the dependency rules: a PENDING unit keeps its lease and edges; a unit
+// given dependencies is BLOCKED on the unfinished ones (FAILED at once if
+// one has failed); a BLOCKED unit re-added without dependencies stays
+// blocked; anything else becomes AVAILABLE. It records count and group
+// changes in d and g and returns the units that became FAILED and those
+// that stopped being FAILED, for propagateFailures. It fails with
+// coordinate.ErrCycle, having changed nothing, when an edge would close a
+// cycle.
+func addUnits(ctx context.Context, tx dbtx, nsID, spec int64, specName string, units []coordinate.WorkUnitInput,
+	now time.Time, d countDelta, g groupBumps) (failed, unfailed []unitKey, err error) {
+	if len(units) == 0 {
+		return nil, nil, nil
+	}
+	keys := make([][]byte, len(units))
+	for i, u := range units {
+		keys[i] = bytesOf(u.Key.Bytes)
+	}
+	rows, err := tx.Query(ctx, `SELECT id, key, status, grp FROM work_unit
+		WHERE spec_id = $1 AND key = ANY($2) ORDER BY key FOR UPDATE`, spec, keys)
+	if err != nil {
+		return nil, nil, err
+	}
+	existing := map[string]*existingUnit{}
+	var (
+		id     int64
+		key    []byte
+		status int16
+		grp    []byte
+	)
+	if _, err := pgx.ForEachRow(rows, []any{&id, &key, &status, &grp}, func() error {
+		existing[string(key)] = &existingUnit{id: id, status: coordinate.Status(status), grp: grp}
+		return nil
+	}); err != nil {
+		return nil, nil, err
+	}
+
+	// Dependencies: the cycle check and the state of each unit depended on.
+	withDeps := map[coordinate.UnitRef][]coordinate.UnitRef{}
+	var depOrder []coordinate.UnitRef
+	for i := range units {
+		in := &units[i]
+		if old := existing[in.Key.Bytes]; len(in.DependsOn) == 0 || (old != nil && old.status == coordinate.StatusPending) {
+			continue
+		}
+		self := coordinate.UnitRef{Spec: specName, Key: in.Key.Bytes}
+		var deps []coordinate.UnitRef
+		seen := map[coordinate.UnitRef]bool{}
+		for _, r := range in.DependsOn {
+			if !seen[r] {
+				seen[r] = true
+				deps = append(deps, r)
+			}
+		}
+		withDeps[self] = deps
+		depOrder = append(depOrder, self)
+	}
+	depStatus := map[coordinate.UnitRef]coordinate.Status{}
+	if len(withDeps) > 0 {
+		if err := checkCycles(ctx, tx, nsID, withDeps, depOrder); err != nil {
+			return nil, nil, err
+		}
+		var specs, dkeys [][]byte
+		for _, deps := range withDeps {
+			for _, r := range deps {
+				specs = append(specs, bytesOf(r.Spec))
+				dkeys = append(dkeys, bytesOf(r.Key))
+			}
+		}
+		rows, err := tx.Query(ctx, `SELECT s.name, u.key, u.status
+			FROM unnest($2::bytea[], $3::bytea[]) AS r (spec, key)
+			JOIN work_spec s ON s.namespace_id = $1 AND s.name = r.spec
+			JOIN work_unit u ON u.spec_id = s.id AND u.key = r.key`, nsID, specs, dkeys)
+		if err != nil {
+			return nil, nil, err
+		}
+		var sname []byte
+		if _, err := pgx.ForEachRow(rows, []any{&sname, &key, &status}, func() error {
+			depStatus[coordinate.UnitRef{Spec: string(sname), Key: string(key)}] = coordinate.Status(status)
+			return nil
+		}); err != nil {
+			return nil, nil, err
+		}
+	}
+
+	nowNS := now.UnixNano()
+	out := make([]addedUnit, len(units))
+	for i := range units {
+		in := &units[i]
+		a := &out[i]
+		a.in = in
+		a.old = existing[in.Key.Bytes]
+		a.data = in.Data
+		if len(a.data) == 0 {
+			a.data = coordinate.Null
+		}
+		self := coordinate.UnitRef{Spec: specName, Key: in.Key.Bytes}
+		deps, hasDeps := withDeps[self]
+		switch {
+		case a.old != nil && a.old.status == coordinate.StatusPending:
+			a.status = coordinate.StatusPending // keeps its lease (DECISIONS §4)
+		case hasDeps:
+			a.clear, a.setEdges = true, true
+			var failedDep *coordinate.UnitRef
+			for _, r := range deps {
+				st := depStatus[r]
+				if st == coordinate.StatusFinished {
+					continue
+				}
+				a.edges = append(a.edges, r)
+				if st == coordinate.StatusFailed && failedDep == nil {
+					failedDep = &r
+				}
+			}
+			switch {
+			case len(a.edges) == 0:
+				a.status = coordinate.StatusAvailable
+			case failedDep != nil:
+				a.status = coordinate.StatusFailed
+				a.data = coordinate.WithTraceback(a.data, coordinate.DependencyFailedTraceback(*failedDep))
+				a.depFailed = true
+				a.expires = &nowNS
+			default:
+				a.status = coordinate.StatusBlocked
+			}
+		case a.old != nil && a.old.status == coordinate.StatusBlocked:
+			a.status = coordinate.StatusBlocked // still waiting for its dependencies
+		default:
+			a.status = coordinate.StatusAvailable
+			a.clear, a.setEdges = true, a.old != nil
+		}
+		var oldStatus coordinate.Status
+		var oldGrp []byte
+		if a.old != nil {
+			oldStatus, oldGrp = a.old.status, a.old.grp
+		}
+		d.move(spec, oldStatus, a.status)
+		if oldStatus != a.status || string(oldGrp) != in.Group {
+			g.bump(nsID, []byte(in.Group), now)
+			if string(oldGrp) != in.Group {
+				g.bump(nsID, oldGrp, now)
+			}
+		}
+		ref := unitKey{nsID, specName, in.Key.Bytes}
+		if a.status == coordinate.StatusFailed && oldStatus != coordinate.StatusFailed {
+			failed = append(failed, ref)
+		}
+		if oldStatus == coordinate.StatusFailed && a.status != coordinate.StatusFailed {
+			unfailed = append(unfailed, ref)
+		}
+	}
+
+	unitIDs := map[string]int64{}
+	if err := insertNewUnits(ctx, tx, spec, out, now, unitIDs); err != nil {
+		return nil, nil, err
+	}
+	if err := updateExistingUnits(ctx, tx, spec, out, now, unitIDs); err != nil {
+		return nil, nil, err
+	}
+	if err := replaceEdges(ctx, tx, nsID, out, unitIDs); err != nil {
+		return nil, nil, err
+	}
+	return failed, unfailed, nil
+}
+
+func notBefore(in *coordinate.WorkUnitInput, now time.Time) *int64 {
+	if in.Delay > 0 {
+		return nsOf(now.Add(in.Delay))
+	}
+	return nil
+}
+
+func groupCol(g string) []byte {
+	if g == "" {
+		return nil
+	}
+	return []byte(g)
+}
+
+// insertNewUnits inserts the new units of out, recording their ids.
+func insertNewUnits(ctx context.Context, tx dbtx, spec int64, out []addedUnit, now time.Time, ids map[string]int64) error {
+	var (
+		keys, datas, grps [][]byte
+		texts, depFailed  []bool
+		statuses          []int16
+		prios             []float64
+		nbs, expires      []*int64
+	)
+	for i := range out {
+		a := &out[i]
+		if a.old != nil {
+			continue
+		}
+		keys = append(keys, bytesOf(a.in.Key.Bytes))
+		texts = append(texts, a.in.Key.Text)
+		datas = append(datas, a.data)
+		statuses = append(statuses, int16(a.status))
+		p := 0.0
+		if a.in.Priority != nil {
+			p = *a.in.Priority
+		}
+		prios = append(prios, p)
+		nbs = append(nbs, notBefore(a.in, now))
+		expires = append(expires, a.expires)
+		depFailed = append(depFailed, a.depFailed)
+		grps = append(grps, groupCol(a.in.Group))
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	rows, err := tx.Query(ctx, `INSERT INTO work_unit (spec_id, key, key_text, data, status, priority,
+			not_before, expires, dep_failed, grp)
+		SELECT $1, k, t, d, s, p, nb, e, df, g
+		FROM unnest($2::bytea[], $3::boolean[], $4::bytea[], $5::smallint[], $6::float8[], $7::bigint[],
+			$8::bigint[], $9::boolean[], $10::bytea[]) AS i (k, t, d, s, p, nb, e, df, g)
+		RETURNING id, key`, spec, keys, texts, datas, statuses, prios, nbs, expires, depFailed, grps)
+	if err != nil {
+		return err
+	}
+	var id int64
+	var key []byte
+	_, err = pgx.ForEachRow(rows, []any{&id, &key}, func() error {
+		ids[string(key)] = id
+		return nil
+	})
+	return err
+}
+
+// updateExistingUnits rewrites the re-added units of out.
+func updateExistingUnits(ctx context.Context, tx dbtx, spec int64, out []addedUnit, now time.Time, ids map[string]int64) error {
+	var (
+		uids                    []int64
+		datas, grps             [][]byte
+		statuses                []int16
+		prios                   []float64
+		hasPrio, clr, depFailed []bool
+		nbs, expires            []*int64
+	)
+	for i := range out {
+		a := &out[i]
+		if a.old == nil {
+			continue
+		}
+		ids[a.in.Key.Bytes] = a.old.id
+		uids = append(uids, a.old.id)
+		datas = append(datas, a.data)
+		statuses = append(statuses, int16(a.status))
+		p := 0.0
+		if a.in.Priority != nil {
+			p = *a.in.Priority
+		}
+		prios = append(prios, p)
+		hasPrio = append(hasPrio, a.in.Priority != nil)
+		nbs = append(nbs, notBefore(a.in, now))
+		clr = append(clr, a.clear)
+		expires = append(expires, a.expires)
+		depFailed = append(depFailed, a.depFailed)
+		grps = append(grps, groupCol(a.in.Group))
+	}
+	if len(uids) == 0 {
+		return nil
+	}
+	_, err := tx.Exec(ctx, `UPDATE work_unit u SET
+			data = i.d,
+			status = i.s,
+			priority = CASE WHEN i.hp THEN i.p ELSE u.priority END,
+			not_before = i.nb,
+			expires = CASE WHEN i.c THEN i.e ELSE u.expires END,
+			worker = CASE WHEN i.c THEN NULL ELSE u.worker END,
+			worker_text = CASE WHEN i.c THEN NULL ELSE u.worker_text END,
+			lease_id = CASE WHEN i.c THEN NULL ELSE u.lease_id END,
+			dep_failed = CASE WHEN i.c THEN i.df ELSE u.dep_failed END,
+			grp = i.g
+		FROM unnest($1::bigint[], $2::bytea[], $3::smallint[], $4::float8[], $5::boolean[], $6::bigint[],
+			$7::boolean[], $8::bigint[], $9::boolean[], $10::bytea[]) AS i (id, d, s, p, hp, nb, c, e, df, g)
+		WHERE u.id = i.id AND u.spec_id = $11`,
+		uids, datas, statuses, prios, hasPrio, nbs, clr, expires, depFailed, grps, spec)
+	return err
+}
+
+// replaceEdges replaces the dependency edges of the units of out that set
+// them (dropping the old ones of units made available).
+func replaceEdges(ctx context.Context, tx dbtx, nsID int64, out []addedUnit, ids map[string]int64) error {
+	var drop []int64
+	var (
+		eunits      []int64
+		especs, eks [][]byte
+		eseq        []int32
+	)
+	for i := range out {
+		a := &out[i]
+		if !a.setEdges {
+			continue
+		}
+		id := ids[a.in.Key.Bytes]
+		if a.old != nil {
+			drop = append(drop, id)
+		}
+		for j, r := range a.edges {
+			eunits = append(eunits, id)
+			especs = append(especs, bytesOf(r.Spec))
+			eks = append(eks, bytesOf(r.Key))
+			eseq = append(eseq, int32(j))
+		}
+	}
+	if len(drop) > 0 {
+		if _, err := tx.Exec(ctx, `DELETE FROM unit_dep WHERE unit_id = ANY($1)`, drop); err != nil {
+			return err
+		}
+	}
+	if len(eunits) > 0 {
+		if _, err := tx.Exec(ctx, `INSERT INTO unit_dep (unit_id, namespace_id, dep_spec, dep_key, seq)
+			SELECT u, $1, s, k, q FROM unnest($2::bigint[], $3::bytea[], $4::bytea[], $5::integer[]) AS e (u, s, k, q)`,
+			nsID, eunits, especs, eks, eseq); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,173 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"coordinated/coordinate"
+)
+
+// Groups (issue 6): a unit's group is the work_unit.grp column; unit_group
+// remembers when a unit of each group last changed status, for the stall
+// watchdog.
+
+// groupRef names one group.
+type groupRef struct {
+	ns   int64
+	name string
+}
+
+// groupBumps collects the groups whose units changed status in a
+// transaction, with the time.
+type groupBumps map[groupRef]time.Time
+
+// bump records progress of group name (nothing for "" or NULL).
+func (g groupBumps) bump(ns int64, name []byte, now time.Time) {
+	if len(name) == 0 {
+		return
+	}
+	k := groupRef{ns, string(name)}
+	if now.After(g[k]) {
+		g[k] = now
+	}
+}
+
+func (g groupBumps) statement() (string, []any) {
+	if len(g) == 0 {
+		return "", nil
+	}
+	nss := make([]int64, 0, len(g))
+	names := make([][]byte, 0, len(g))
+	ts := make([]int64, 0, len(g))
+	for k, t := range g {
+		nss = append(nss, k.ns)
+		names = append(names, []byte(k.name))
+		ts = append(ts, t.UnixNano())
+	}
+	return `INSERT INTO unit_group (namespace_id, name, last_progress)
+		SELECT * FROM unnest($1::bigint[], $2::bytea[], $3::bigint[])
+		ON CONFLICT (namespace_id, name) DO UPDATE
+		SET last_progress = GREATEST(unit_group.last_progress, EXCLUDED.last_progress)`, []any{nss, names, ts}
+}
+
+func (g groupBumps) apply(ctx context.Context, tx dbtx) error {
+	sql, args := g.statement()
+	if sql == "" {
+		return nil
+	}
+	if _, err := tx.Exec(ctx, sql, args...); err != nil {
+		return fmt.Errorf("postgres group progress: %w", err)
+	}
+	return nil
+}
+
+func (g groupBumps) queue(b *pgx.Batch) {
+	if sql, args := g.statement(); sql != "" {
+		b.Queue(sql, args...)
+	}
+}
+
+func (ns *namespace) GroupStatus(ctx context.Context, group string) (*coordinate.GroupStatus, error) {
+	now := ns.now()
+	if err := ns.b.expireLeases(ctx, now); err != nil {
+		return nil, err
+	}
+	gs := &coordinate.GroupStatus{Group: group, Counts: map[coordinate.Status]int{}}
+	rows, err := ns.b.pool.Query(ctx, `SELECT u.status, count(*) FROM work_unit u
+		JOIN work_spec s ON s.id = u.spec_id
+		WHERE u.grp = $2 AND s.namespace_id = $1
+		GROUP BY u.status`, ns.id, bytesOf(group))
+	if err != nil {
+		return nil, fmt.Errorf("postgres group status %q: %w", group, err)
+	}
+	var status int16
+	var n int64
+	if _, err := pgx.ForEachRow(rows, []any{&status, &n}, func() error {
+		gs.Counts[coordinate.Status(status)] = int(n)
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("postgres group status %q: %w", group, err)
+	}
+	var last int64
+	err = ns.b.pool.QueryRow(ctx, "SELECT last_progress FROM unit_group WHERE namespace_id = $1 AND name = $2",
+		ns.id, bytesOf(group)).Scan(&last)
+	switch {
+	case errNotFound(err):
+	case err != nil:
+		return nil, fmt.Errorf("postgres group status %q: %w", group, err)
+	default:
+		gs.LastProgress = time.Unix(0, last).UTC()
+	}
+	runnable := gs.Counts[coordinate.StatusAvailable] + gs.Counts[coordinate.StatusBlocked] + gs.Counts[coordinate.StatusPending]
+	gs.Complete = runnable == 0
+	gs.Stalled = !gs.Complete && !gs.LastProgress.IsZero() && now.Sub(gs.LastProgress) > ns.b.opts.StallTimeout
+	return gs, nil
+}
+
+func (ns *namespace) CancelGroup(ctx context.Context, group string) (int, error) {
+	now := ns.now()
+	if err := ns.b.expireLeases(ctx, now); err != nil {
+		return 0, err
+	}
+	var cancelled int
+	err := ns.b.inTx(ctx, func(tx pgx.Tx) error {
+		cancelled = 0
+		rows, err := tx.Query(ctx, `SELECT u.id, u.spec_id, s.name, u.key, u.data, u.status FROM work_unit u
+			JOIN work_spec s ON s.id = u.spec_id
+			WHERE u.grp = $2 AND s.namespace_id = $1 AND u.status IN (1, 2, 3)
+			ORDER BY u.id
+			FOR UPDATE OF u`, ns.id, bytesOf(group))
+		if err != nil {
+			return err
+		}
+		var (
+			ids    []int64
+			datas  [][]byte
+			failed []unitKey
+			id     int64
+			spec   int64
+			sname  []byte
+			key    []byte
+			data   []byte
+			status int16
+		)
+		d := countDelta{}
+		if _, err := pgx.ForEachRow(rows, []any{&id, &spec, &sname, &key, &data, &status}, func() error {
+			d.move(spec, coordinate.Status(status), coordinate.StatusFailed)
+			ids = append(ids, id)
+			datas = append(datas, coordinate.WithTraceback(data, coordinate.TracebackCancelled))
+			failed = append(failed, unitKey{ns.id, string(sname), string(key)})
+			return nil
+		}); err != nil {
+			return err
+		}
+		if len(ids) == 0 {
+			return nil
+		}
+		if _, err := tx.Exec(ctx, `UPDATE work_unit u SET status = 5, data = r.data, expires = $2, lease_id = NULL
+			FROM unnest($1::bigint[], $3::bytea[]) AS r (id, data)
+			WHERE u.id = r.id`, ids, now.UnixNano(), datas); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM worker_unit WHERE unit_id = ANY($1)`, ids); err != nil {
+			return err
+		}
+		g := groupBumps{}
+		g.bump(ns.id, []byte(group), now)
+		if err := propagateFailures(ctx, tx, now, failed, nil, d, g); err != nil {
+			return err
+		}
+		cancelled = len(ids)
+		if err := d.apply(ctx, tx); err != nil {
+			return err
+		}
+		return g.apply(ctx, tx)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("postgres cancel group %q: %w", group, err)
+	}
+	return cancelled, nil
+}
