@@ -55,6 +55,8 @@ fi
 if [ -z "${PYTHON27:-}" ]; then
   if command -v pyenv >/dev/null; then
     PYTHON27="$(pyenv root)/versions/2.7.18/bin/python"
+  elif [ -x "${PYENV_ROOT:-$HOME/.pyenv}/versions/2.7.18/bin/python" ]; then
+    PYTHON27="${PYENV_ROOT:-$HOME/.pyenv}/versions/2.7.18/bin/python"
   else
     PYTHON27=python2.7
   fi
