@@ -259,3 +259,22 @@ def test_oversized_request_closes_only_that_connection(small_daemon):
         assert c.set_work_spec(fits) == (True, None)
         assert c.get_work_spec(b'fits') == fits
         c.clear()
+
+
+def test_params_as_map_are_keyword_arguments(conn):
+    conn.call('set_work_spec', {b'name': b'ws', b'min_gb': 1})
+    conn.send_raw(frame({b'id': 1, b'method': b'get_work_spec',
+                         b'params': {b'work_spec_name': b'ws'}}))
+    assert conn.read_response() == {
+        b'id': 1, b'result': {b'name': b'ws', b'min_gb': 1}}
+
+
+@pytest.mark.parametrize('params', [5, b'ws', None])
+def test_params_neither_array_nor_map_is_error_reply(conn, params):
+    conn.send_raw(frame({b'id': 2, b'method': b'get_work_spec',
+                         b'params': params}))
+    resp = conn.read_response()
+    assert resp[b'id'] == 2 and b'result' not in resp
+    message = rpcclient.as_text(resp[b'error'][b'message'])
+    assert message.startswith("don't understand params:"), message
+    assert conn.list_work_specs({}) == ([], None)
