@@ -190,7 +190,8 @@ run_all() {
   url=$backend; [ "$backend" = memory ] || use_fresh_postgres legacy
   run_suite "legacy x$LEGACY_REPEAT" "$url" \
     .venv-py27/bin/python -m pytest -p no:cacheprovider -q \
-    --timeout="$TEST_TIMEOUT" --count="$LEGACY_REPEAT" --rootdir="$repo" \
+    --timeout="$TEST_TIMEOUT" --count="$LEGACY_REPEAT" --repeat-scope=session \
+    --rootdir="$repo" \
     pythontest/legacy --ignore=pythontest/legacy/test_cli.py \
     "$legacy_tests/test_job_client.py" \
     "$legacy_tests/test_task_master.py" \
