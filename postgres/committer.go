@@ -28,7 +28,7 @@ const maxCommitBatch = 512
 
 // commitWorkers is how many transactions the committer keeps in flight:
 // while one waits for its WAL flush, the next batch gathers and starts.
-const commitWorkers = 1
+const commitWorkers = 2
 
 // dbtx is what both a transaction and a connection inside one offer.
 type dbtx interface {
@@ -201,6 +201,8 @@ func (c *committer) runBatch(ctx context.Context, batch []*commitItem, results [
 	}
 	if len(updates) > 0 {
 		queueLockUnits(first, updates)
+	} else {
+		first.Queue("COMMIT") // claims only: one round trip
 	}
 	br := conn.SendBatch(ctx, first)
 	inTx = true
@@ -235,6 +237,17 @@ func (c *committer) runBatch(ctx context.Context, batch []*commitItem, results [
 			br.Close()
 			return err
 		}
+	}
+	if len(updates) == 0 {
+		if _, err := br.Exec(); err != nil { // COMMIT
+			br.Close()
+			return err
+		}
+		if err := br.Close(); err != nil {
+			return err
+		}
+		inTx = false
+		return nil
 	}
 	if err := br.Close(); err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -70,24 +71,46 @@ type lockedUnits struct {
 	ordered []*lockedUnit // by id
 }
 
-// queueLockUnits queues the statement that locks the units of updates (in
-// id order, so concurrent batches lock in the same order).
+// queueLockUnits queues the statement that locks the units of updates.
+// Each unit is found through its index by a nested loop, and locked in
+// (namespace, spec, key) order so concurrent batches lock in the same
+// order.
 func queueLockUnits(b *pgx.Batch, updates []*updateRequest) {
-	nsIDs := make([]int64, len(updates))
-	specs := make([][]byte, len(updates))
-	keys := make([][]byte, len(updates))
-	for i, r := range updates {
-		nsIDs[i], specs[i], keys[i] = r.ns.id, bytesOf(r.spec), bytesOf(r.key)
+	addrs := make([]unitAddr, 0, len(updates))
+	seen := map[unitAddr]bool{}
+	for _, r := range updates {
+		a := unitAddr{r.ns.id, r.spec, r.key}
+		if !seen[a] {
+			seen[a] = true
+			addrs = append(addrs, a)
+		}
 	}
-	b.Queue(`SELECT u.id, s.namespace_id, s.id, s.name, s.name_text, s.then_name, s.max_retries,
-			u.key, u.data, u.status, u.priority, u.expires, u.worker, u.worker_text, u.lease_id, u.attempts, u.grp,
-			EXISTS (SELECT 1 FROM worker_unit w WHERE w.unit_id = u.id)
-		FROM work_unit u
-		JOIN work_spec s ON s.id = u.spec_id
-		JOIN (SELECT DISTINCT * FROM unnest($1::bigint[], $2::bytea[], $3::bytea[])) AS r (ns, spec, key)
-			ON s.namespace_id = r.ns AND s.name = r.spec AND u.key = r.key
-		ORDER BY u.id
-		FOR UPDATE OF u`, nsIDs, specs, keys)
+	sort.Slice(addrs, func(i, j int) bool {
+		a, b := addrs[i], addrs[j]
+		if a.ns != b.ns {
+			return a.ns < b.ns
+		}
+		if a.spec != b.spec {
+			return a.spec < b.spec
+		}
+		return a.key < b.key
+	})
+	nsIDs := make([]int64, len(addrs))
+	specs := make([][]byte, len(addrs))
+	keys := make([][]byte, len(addrs))
+	for i, a := range addrs {
+		nsIDs[i], specs[i], keys[i] = a.ns, bytesOf(a.spec), bytesOf(a.key)
+	}
+	b.Queue(`SELECT x.* FROM unnest($1::bigint[], $2::bytea[], $3::bytea[]) WITH ORDINALITY AS r (ns, spec, key, i)
+		CROSS JOIN LATERAL (
+			SELECT u.id, s.namespace_id, s.id AS spec_id, s.name, s.name_text, s.then_name, s.max_retries,
+				u.key, u.data, u.status, u.priority, u.expires, u.worker, u.worker_text, u.lease_id, u.attempts, u.grp,
+				EXISTS (SELECT 1 FROM worker_unit w WHERE w.unit_id = u.id)
+			FROM work_spec s JOIN work_unit u ON u.spec_id = s.id
+			WHERE s.namespace_id = r.ns AND s.name = r.spec AND u.key = r.key
+			FOR UPDATE OF u
+		) x
+		ORDER BY r.i`, nsIDs, specs, keys)
 }
 
 func scanLockedUnits(rows pgx.Rows) (*lockedUnits, error) {
