@@ -598,9 +598,7 @@ func unitView(u *unit) *coordinate.WorkUnit {
 	}
 	if u.ext != nil {
 		wu.Group = u.ext.group
-		if u.status == coordinate.StatusBlocked {
-			wu.DependsOn = slices.Clone(u.ext.deps)
-		}
+		wu.DependsOn = slices.Clone(u.ext.deps)
 	}
 	return wu
 }

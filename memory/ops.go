@@ -256,6 +256,11 @@ func (o *opUpdateWorkUnit) apply(s *state) {
 	u.data = next.Data
 	u.expiration = nanos(next.Expiration)
 	u.setWorker(next.Worker)
+	if next.Status == coordinate.StatusAvailable && u.ext != nil && len(u.ext.deps) > 0 {
+		// A retried unit still waiting for dependencies waits again.
+		next.Status = coordinate.StatusBlocked
+		u.ext.depFailed = false
+	}
 	s.place(u, next.Status, o.Now)
 	if next.Status == coordinate.StatusPending && !wasPending {
 		u.leaseID = s.nextLease
