@@ -65,7 +65,9 @@ func checkInvariants(t *testing.T, s *state) {
 			}
 		}
 	}
-	live := func(u *unit) bool { return u.status != 0 && s.specs[u.spec.name.Bytes] == u.spec && u.spec.units[u.key] == u }
+	live := func(u *unit) bool {
+		return u.status != 0 && s.specs[u.spec.name.Bytes] == u.spec && u.spec.units[u.key] == u
+	}
 	for g, gr := range s.groups {
 		var counts [coordinate.StatusFailed + 1]int
 		for u := range gr.members {
