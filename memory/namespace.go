@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -239,32 +238,14 @@ func (ns *namespace) ListWorkUnits(ctx context.Context, specName string, q coord
 	if err != nil {
 		return nil, err
 	}
-	var found []*unit
-	for _, u := range sp.units {
-		if u.key < q.Start {
-			continue
-		}
-		if len(q.Statuses) > 0 && !slices.Contains(q.Statuses, u.status) {
-			continue
-		}
-		found = append(found, u)
+	keep := func(u *unit) bool {
+		return u.key >= q.Start && (len(q.Statuses) == 0 || slices.Contains(q.Statuses, u.status))
 	}
+	order := keyOrder
 	if len(q.Statuses) > 0 {
-		slices.SortFunc(found, func(a, b *unit) int {
-			switch {
-			case a.priority > b.priority:
-				return -1
-			case a.priority < b.priority:
-				return 1
-			}
-			return strings.Compare(a.key, b.key)
-		})
-	} else {
-		slices.SortFunc(found, func(a, b *unit) int { return strings.Compare(a.key, b.key) })
+		order = availableFirst // priority descending, then key
 	}
-	if q.Limit > 0 && len(found) > q.Limit {
-		found = found[:q.Limit]
-	}
+	found := selectUnits(sp.units, keep, order, q.Limit)
 	out := make([]*coordinate.WorkUnit, len(found))
 	for i, u := range found {
 		out[i] = unitView(u)
