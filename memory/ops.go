@@ -128,7 +128,9 @@ func (s *state) addUnits(sp *spec, units []coordinate.WorkUnitInput, now int64) 
 		}
 		u.data = data
 		u.notBefore = notBefore
-		s.joinGroup(u, in.Group, now)
+		if in.Group != "" {
+			s.joinGroup(u, in.Group, now) // re-adding without a group keeps the old one
+		}
 
 		status := u.status
 		switch {

@@ -1,0 +1,61 @@
+package coordinate
+
+import (
+	"testing"
+)
+
+func TestRawListForms(t *testing.T) {
+	tests := []struct {
+		name string
+		d    Data
+		n    int
+		ok   bool
+	}{
+		{"definite", Data{0x82, 0x01, 0x02}, 2, true},
+		{"indefinite", Data{0x9f, 0x01, 0x02, 0x03, 0xff}, 3, true},
+		{"tuple", Data{0xd8, 0x80, 0x82, 0x01, 0x02}, 2, true},
+		{"tuple indefinite", Data{0xd8, 0x80, 0x9f, 0xff}, 0, true},
+		{"other tag", Data{0xc1, 0x82, 0x01, 0x02}, 0, false},
+		{"map", Data{0xa0}, 0, false},
+	}
+	for _, tc := range tests {
+		elems, ok, err := rawList(tc.d)
+		if err != nil || ok != tc.ok || len(elems) != tc.n {
+			t.Errorf("%s: rawList = %d elems, %v, %v; want %d, %v", tc.name, len(elems), ok, err, tc.n, tc.ok)
+		}
+	}
+	if _, _, err := rawList(Data{0x83, 0x01}); err == nil {
+		t.Error("truncated array: no error")
+	}
+	if _, _, err := rawList(Data{0x9f, 0x01}); err == nil {
+		t.Error("unterminated indefinite array: no error")
+	}
+}
+
+func TestRawMapIndefinite(t *testing.T) {
+	// {_ "weight": 3, "name": "x"}
+	d := Data{0xbf, 0x66, 'w', 'e', 'i', 'g', 'h', 't', 0x03, 0x64, 'n', 'a', 'm', 'e', 0x61, 'x', 0xff}
+	name, meta, err := ParseWorkSpec(d)
+	if err != nil || name.Bytes != "x" || meta.Weight != 3 {
+		t.Errorf("ParseWorkSpec(indefinite map) = %v, %+v, %v", name, meta, err)
+	}
+}
+
+func TestRawTruthy(t *testing.T) {
+	tests := []struct {
+		d    Data
+		want bool
+	}{
+		{Data{0xf5}, true}, {Data{0xf4}, false}, {Data{0xf6}, false},
+		{Data{0x00}, false}, {Data{0x01}, true}, {Data{0x20}, true},
+		{Data{0xfb, 0, 0, 0, 0, 0, 0, 0, 0}, false}, {Data{0xf9, 0x3c, 0x00}, true},
+		{Data{0x60}, false}, {Data{0x61, 'x'}, true}, {Data{0x40}, false},
+		{Data{0x80}, false}, {Data{0x81, 0x00}, true}, {Data{0x9f, 0xff}, false}, {Data{0x9f, 0x00, 0xff}, true},
+		{Data{0xa0}, false}, {Data{0xd8, 0x80, 0x80}, false},
+	}
+	for _, tc := range tests {
+		if got := rawTruthy(tc.d); got != tc.want {
+			t.Errorf("rawTruthy(%x) = %v, want %v", []byte(tc.d), got, tc.want)
+		}
+	}
+}
