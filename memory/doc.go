@@ -15,6 +15,9 @@
 // deletes by status, archive and whole-spec operations visit all units of a
 // spec.
 //
+// Everything a method returns is a copy, and everything it stores is
+// copied from the caller's arguments, so callers may keep or reuse buffers.
+//
 // Leases expire lazily: before a namespace method reads or changes state,
 // expired leases, due delayed units and expired worker records are popped
 // from their heaps (an opExpire).
