@@ -44,6 +44,74 @@ func addUnits(ctx context.Context, tx dbtx, nsID, spec int64, specName string, u
 	if len(units) == 0 {
 		return nil, nil, nil
 	}
+	for i := range units {
+		if len(units[i].DependsOn) > 0 {
+			return addOrUpdateUnits(ctx, tx, nsID, spec, specName, units, now, d, g)
+		}
+	}
+	// Without dependencies, new units need no reading first: insert them
+	// all, and take the slow path only for the keys that exist already.
+	rest, err := insertIfNew(ctx, tx, nsID, spec, units, now, d, g)
+	if err != nil || len(rest) == 0 {
+		return nil, nil, err
+	}
+	return addOrUpdateUnits(ctx, tx, nsID, spec, specName, rest, now, d, g)
+}
+
+// insertIfNew inserts the units whose keys do not exist yet as AVAILABLE
+// and returns the others.
+func insertIfNew(ctx context.Context, tx dbtx, nsID, spec int64, units []coordinate.WorkUnitInput,
+	now time.Time, d countDelta, g groupBumps) ([]coordinate.WorkUnitInput, error) {
+	keys, datas, grps := make([][]byte, len(units)), make([][]byte, len(units)), make([][]byte, len(units))
+	texts := make([]bool, len(units))
+	prios := make([]float64, len(units))
+	nbs := make([]*int64, len(units))
+	for i := range units {
+		in := &units[i]
+		keys[i] = bytesOf(in.Key.Bytes)
+		texts[i] = in.Key.Text
+		datas[i] = in.Data
+		if len(in.Data) == 0 {
+			datas[i] = coordinate.Null
+		}
+		if in.Priority != nil {
+			prios[i] = *in.Priority
+		}
+		nbs[i] = notBefore(in, now)
+		grps[i] = groupCol(in.Group)
+	}
+	rows, err := tx.Query(ctx, `INSERT INTO work_unit (spec_id, key, key_text, data, status, priority, not_before, grp)
+		SELECT $1, k, t, d, 1, p, nb, g
+		FROM unnest($2::bytea[], $3::boolean[], $4::bytea[], $5::float8[], $6::bigint[], $7::bytea[]) AS i (k, t, d, p, nb, g)
+		ON CONFLICT (spec_id, key) DO NOTHING
+		RETURNING key`, spec, keys, texts, datas, prios, nbs, grps)
+	if err != nil {
+		return nil, err
+	}
+	inserted := make(map[string]bool, len(units))
+	var key []byte
+	if _, err := pgx.ForEachRow(rows, []any{&key}, func() error {
+		inserted[string(key)] = true
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	var rest []coordinate.WorkUnitInput
+	for i := range units {
+		in := &units[i]
+		if !inserted[in.Key.Bytes] {
+			rest = append(rest, *in)
+			continue
+		}
+		d.move(spec, 0, coordinate.StatusAvailable)
+		g.bump(nsID, []byte(in.Group), now)
+	}
+	return rest, nil
+}
+
+// addOrUpdateUnits is addUnits reading the existing units first.
+func addOrUpdateUnits(ctx context.Context, tx dbtx, nsID, spec int64, specName string, units []coordinate.WorkUnitInput,
+	now time.Time, d countDelta, g groupBumps) (failed, unfailed []unitKey, err error) {
 	keys := make([][]byte, len(units))
 	for i, u := range units {
 		keys[i] = bytesOf(u.Key.Bytes)

@@ -53,7 +53,7 @@ start() {
     port=$((20000 + RANDOM % 40000))
     port_in_use "$port" && continue
     if as_owner pg_ctl -D "$data" -l "$dir/postgres.log" -w -t 60 \
-        -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c max_connections=300 -c fsync=on -c synchronous_commit=on" \
+        -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c max_connections=300 -c max_wal_size=4GB -c fsync=on -c synchronous_commit=on" \
         start >&2; then
       echo "$port" >"$dir/port"
       echo "postgres://$dbuser@127.0.0.1:$port/$dbname?sslmode=disable"
