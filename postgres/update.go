@@ -57,7 +57,9 @@ type lockedUnit struct {
 	completed  bool
 	// outstanding: some worker has the unit in its outstanding set.
 	outstanding bool
-	key         string
+	// hasDependents: some unit depends on this one.
+	hasDependents bool
+	key           string
 }
 
 type unitAddr struct {
@@ -105,7 +107,9 @@ func queueLockUnits(b *pgx.Batch, updates []*updateRequest) {
 		CROSS JOIN LATERAL (
 			SELECT u.id, s.namespace_id, s.id AS spec_id, s.name, s.name_text, s.then_name, s.max_retries,
 				u.key, u.data, u.status, u.priority, u.expires, u.worker, u.worker_text, u.lease_id, u.attempts, u.grp,
-				EXISTS (SELECT 1 FROM worker_unit w WHERE w.unit_id = u.id)
+				EXISTS (SELECT 1 FROM worker_unit w WHERE w.unit_id = u.id),
+				EXISTS (SELECT 1 FROM unit_dep e
+					WHERE e.namespace_id = s.namespace_id AND e.dep_spec = s.name AND e.dep_key = u.key)
 			FROM work_spec s JOIN work_unit u ON u.spec_id = s.id
 			WHERE s.namespace_id = r.ns AND s.name = r.spec AND u.key = r.key
 			FOR UPDATE OF u
@@ -129,7 +133,7 @@ func scanLockedUnits(rows pgx.Rows) (*lockedUnits, error) {
 		)
 		if err := rows.Scan(&lu.id, &lu.nsID, &lu.specID, &specName, &specText, &then, &maxRetries,
 			&key, &data, &status, &lu.priority, &expires, &worker, &workerText, &lu.leaseID, &att, &lu.grp,
-			&lu.outstanding); err != nil {
+			&lu.outstanding, &lu.hasDependents); err != nil {
 			return nil, err
 		}
 		lu.specName = coordinate.Name{Bytes: string(specName), Text: specText}
@@ -273,6 +277,7 @@ func applyUpdates(ctx context.Context, tx dbtx, batch []*updateRequest, locked *
 			g.bump(lu.nsID, lu.grp, now)
 			ref := unitKey{lu.nsID, lu.specName.Bytes, lu.key}
 			switch {
+			case !lu.hasDependents:
 			case lu.st.Status == coordinate.StatusFinished:
 				finished = append(finished, ref)
 			case lu.st.Status == coordinate.StatusFailed:
