@@ -97,6 +97,9 @@ func (js *JobServer) methodTable() map[string]method {
 	// Leasing.
 	add("get_work", 2, []string{"worker_id", "options"}, js.getWork)
 	add("get_child_work_units", 1, []string{"worker_id"}, js.getChildWorkUnits)
+	// Groups of work units (an extension, docs/dependencies.md).
+	add("group_status", 1, []string{"group"}, js.groupStatus)
+	add("cancel_group", 1, []string{"group"}, js.cancelGroup)
 	// Workers.
 	add("worker_heartbeat", 5, []string{"worker_id", "mode", "expire_seconds", "data", "parent"}, js.workerHeartbeat)
 	add("worker_unregister", 1, []string{"worker_id"}, js.workerUnregister)

@@ -44,6 +44,7 @@ var methodTests = []struct {
 	{"ParameterCounts", testParameterCounts},
 	{"KeywordParams", testKeywordParams},
 	{"GetConfig", testGetConfig},
+	{"GroupsAndDependencies", testGroupsAndDependencies},
 }
 
 func TestMethodsMemory(t *testing.T) {
