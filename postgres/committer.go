@@ -23,6 +23,10 @@ import (
 // locked FOR UPDATE. A transaction is three pipelined round trips: BEGIN +
 // claims + locking the updated units; the writes + COMMIT.
 
+// batchTimeout bounds one batch's transaction, so a wedged database
+// connection fails its requests instead of stalling every caller.
+const batchTimeout = time.Minute
+
 // maxCommitBatch caps how many requests share one transaction.
 const maxCommitBatch = 512
 
@@ -138,7 +142,8 @@ func (c *committer) drain() {
 // fails for concurrency reasons is rerun; one that fails otherwise is
 // split so only the request at fault gets the error.
 func (c *committer) apply(batch []*commitItem) {
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), batchTimeout)
+	defer cancel()
 	results := make([]error, len(batch))
 	var err error
 	for attempt := 0; ; attempt++ {
@@ -195,9 +200,9 @@ func (c *committer) runBatch(ctx context.Context, batch []*commitItem, results [
 	// Round trip 1: BEGIN, every claim, and locking the units to update.
 	first := &pgx.Batch{}
 	first.Queue("BEGIN")
-	for _, cl := range claims {
-		first.Queue(claimSQL, cl.spec.id, cl.now.UnixNano(), cl.n, cl.expires.UnixNano(),
-			bytesOf(cl.worker.Bytes), cl.worker.Text, cl.ns.id)
+	claimGroups := groupClaims(claims)
+	for _, grp := range claimGroups {
+		queueClaims(first, grp)
 	}
 	if len(updates) > 0 {
 		queueLockUnits(first, updates)
@@ -210,22 +215,15 @@ func (c *committer) runBatch(ctx context.Context, batch []*commitItem, results [
 		br.Close()
 		return err
 	}
-	for _, cl := range claims {
+	for _, grp := range claimGroups {
 		rows, err := br.Query()
 		if err == nil {
-			cl.attempts, err = collectAttempts(rows, cl.spec.spec.Name, cl.worker, cl.expires)
+			err = collectClaims(rows, grp)
 		}
 		if err != nil {
 			br.Close()
 			return err
 		}
-		sort.Slice(cl.attempts, func(i, j int) bool {
-			a, b := cl.attempts[i], cl.attempts[j]
-			if a.Priority != b.Priority {
-				return a.Priority > b.Priority
-			}
-			return a.Key.Bytes < b.Key.Bytes
-		})
 	}
 	var locked *lockedUnits
 	if len(updates) > 0 {
@@ -284,5 +282,95 @@ func (c *committer) runBatch(ctx context.Context, batch []*commitItem, results [
 		}
 	}
 	inTx = false
+	return nil
+}
+
+// groupClaims puts together the claims on the same spec, so one statement
+// serves them all; claims on a spec with max_running stay alone (their
+// counts were computed separately).
+func groupClaims(claims []*claimRequest) [][]*claimRequest {
+	var out [][]*claimRequest
+	bySpec := map[int64]int{}
+	for _, cl := range claims {
+		if i, ok := bySpec[cl.spec.id]; ok && cl.spec.spec.Meta.MaxRunning == 0 {
+			out[i] = append(out[i], cl)
+			continue
+		}
+		bySpec[cl.spec.id] = len(out)
+		out = append(out, []*claimRequest{cl})
+	}
+	return out
+}
+
+// queueClaims queues the statement leasing the units of claims on one
+// spec: claim.sql for one, claim_many.sql for several.
+func queueClaims(b *pgx.Batch, claims []*claimRequest) {
+	cl := claims[0]
+	if len(claims) == 1 {
+		b.Queue(claimSQL, cl.spec.id, cl.now.UnixNano(), cl.n, cl.expires.UnixNano(),
+			bytesOf(cl.worker.Bytes), cl.worker.Text, cl.ns.id)
+		return
+	}
+	var (
+		workers  [][]byte
+		texts    []bool
+		expires  []int64
+		reqs     []int32
+		earliest = cl.now
+	)
+	for i, c := range claims {
+		if c.now.Before(earliest) {
+			earliest = c.now
+		}
+		for range c.n {
+			workers = append(workers, bytesOf(c.worker.Bytes))
+			texts = append(texts, c.worker.Text)
+			expires = append(expires, c.expires.UnixNano())
+			reqs = append(reqs, int32(i))
+		}
+	}
+	b.Queue(claimManySQL, cl.spec.id, earliest.UnixNano(), workers, texts, expires, reqs, cl.ns.id)
+}
+
+// collectClaims reads the units leased by queueClaims into the claims,
+// each in priority-then-key order.
+func collectClaims(rows pgx.Rows, claims []*claimRequest) error {
+	if len(claims) == 1 {
+		cl := claims[0]
+		as, err := collectAttempts(rows, cl.spec.spec.Name, cl.worker, cl.expires)
+		if err != nil {
+			return err
+		}
+		cl.attempts = as
+	} else {
+		var (
+			req     int32
+			key     []byte
+			keyText bool
+			data    []byte
+			prio    float64
+			leaseID int64
+		)
+		_, err := pgx.ForEachRow(rows, []any{&req, &key, &keyText, &data, &prio, &leaseID}, func() error {
+			cl := claims[req]
+			cl.attempts = append(cl.attempts, coordinate.Attempt{
+				Spec: cl.spec.spec.Name, Key: coordinate.Name{Bytes: string(key), Text: keyText},
+				Data: append([]byte(nil), data...), Priority: prio, Worker: cl.worker, Expires: cl.expires, ID: leaseID,
+			})
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	for _, cl := range claims {
+		sort.Slice(cl.attempts, func(i, j int) bool {
+			a, b := cl.attempts[i], cl.attempts[j]
+			if a.Priority != b.Priority {
+				return a.Priority > b.Priority
+			}
+			return a.Key.Bytes < b.Key.Bytes
+		})
+	}
 	return nil
 }

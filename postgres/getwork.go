@@ -16,6 +16,8 @@ var (
 	candidatesSQL string
 	//go:embed queries/claim.sql
 	claimSQL string
+	//go:embed queries/claim_many.sql
+	claimManySQL string
 )
 
 // candidate is one spec as the scheduler sees it.
