@@ -55,22 +55,13 @@ func bytesOf(s string) []byte {
 }
 
 // retryable reports whether a transaction failed only because of
-// concurrency (deadlock, serialization failure) and may simply be rerun.
+// concurrency and may simply be rerun: a deadlock, a serialization
+// failure, or a unique violation (another daemon inserted the same unit
+// between our read and our insert; the rerun sees it).
 func retryable(err error) bool {
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
-		return pgErr.Code == "40P01" || pgErr.Code == "40001"
+		return pgErr.Code == "40P01" || pgErr.Code == "40001" || pgErr.Code == "23505"
 	}
 	return false
-}
-
-// uniqueViolation reports whether err is a unique-constraint failure.
-func uniqueViolation(err error) bool {
-	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr) && pgErr.Code == "23505"
-}
-
-// errNotImplemented reports an operation this backend does not support yet.
-func errNotImplemented(op string) error {
-	return errors.New("postgres backend: " + op + " is not implemented")
 }

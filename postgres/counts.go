@@ -82,22 +82,3 @@ func (d countDelta) statement() (string, []any) {
 		ON CONFLICT (spec_id, status, slot) DO UPDATE SET n = unit_count.n + EXCLUDED.n`,
 		[]any{specs, statuses, ns}
 }
-
-// specCounts reads a spec's unit counts by stored status (without archived
-// counts); statuses with no units are absent.
-func specCounts(ctx context.Context, q querier, spec int64) (map[coordinate.Status]int, error) {
-	rows, err := q.Query(ctx, `SELECT status, sum(n) FROM unit_count WHERE spec_id = $1 GROUP BY status`, spec)
-	if err != nil {
-		return nil, err
-	}
-	out := map[coordinate.Status]int{}
-	var status int16
-	var n int64
-	_, err = pgx.ForEachRow(rows, []any{&status, &n}, func() error {
-		if n != 0 {
-			out[coordinate.Status(status)] = int(n)
-		}
-		return nil
-	})
-	return out, err
-}

@@ -72,17 +72,6 @@ func queueResolveFinished(b *pgx.Batch, finished []unitKey, now time.Time) {
 	b.Queue(resolveFinishedSQL, nss, specs, keys, now.UnixNano())
 }
 
-// resolveFinished runs resolveFinishedSQL at once.
-func resolveFinished(ctx context.Context, tx dbtx, finished []unitKey, now time.Time) error {
-	b := &pgx.Batch{}
-	queueResolveFinished(b, finished, now)
-	if b.Len() == 0 {
-		return nil
-	}
-	_, err := tx.Exec(ctx, b.QueuedQueries[0].SQL, b.QueuedQueries[0].Arguments...)
-	return err
-}
-
 // propagateFailures fails the unfinished dependents of the units in
 // failed (transitively), and blocks again the dep_failed dependents of the
 // units in unfailed (retried after failing) that have no other failed
@@ -183,12 +172,6 @@ func propagateFailures(ctx context.Context, tx dbtx, now time.Time, failed, unfa
 		}
 	}
 	return nil
-}
-
-// depGraph reads stored dependency edges for the cycle check.
-type depGraph struct {
-	ns    int64
-	edges map[coordinate.UnitRef][]coordinate.UnitRef
 }
 
 // checkCycles fails with coordinate.ErrCycle when giving the units of

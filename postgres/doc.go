@@ -7,21 +7,34 @@
 //
 //   - The schema is created and upgraded by embedded migrations
 //     (migrations/*.sql) under a PostgreSQL advisory lock, so several
-//     daemons may start at once.
+//     daemons may start at once; applied versions are in schema_migrations.
 //   - Every time comes from the backend's coordinate.Clock and is passed to
 //     the queries; the database's now() is never used. Times are stored as
 //     bigint nanoseconds since the Unix epoch.
 //   - Unit counts per spec and status are kept in unit_count rows updated in
-//     the same transactions as the units, so counting and scheduling never
-//     scan units.
-//   - get_work chooses a spec with coordinate.ChooseWorkSpec from those
-//     counts, then claims units with one UPDATE over a FOR UPDATE SKIP
-//     LOCKED subselect: concurrent daemons never hand out a unit twice and
-//     never wait for each other.
-//   - update_work_unit calls from all connections are group-committed: a
-//     single goroutine gathers the updates that arrive while the previous
-//     batch commits and applies them in one transaction, computing each
-//     transition in Go (coordinate.ApplyUpdate) so one bad item never fails
-//     the others.
-//   - Expired leases are swept by any daemon with FOR UPDATE SKIP LOCKED.
+//     the same transactions as the units (each connection writes its own
+//     slot row), so counting and scheduling never scan units.
+//   - get_work reads the candidate specs' counts and best priorities in one
+//     query, chooses with coordinate.ChooseWorkSpec, then claims units with
+//     an UPDATE over a FOR UPDATE SKIP LOCKED subselect (queries/claim.sql):
+//     concurrent daemons never hand out a unit twice and never wait for
+//     each other.
+//   - The committer (committer.go) group-commits the hot writes of every
+//     connection: claims and update_work_unit calls queued while a
+//     transaction runs share the next one, so one WAL flush answers many
+//     requests. Updates are computed in Go with coordinate.ApplyUpdate from
+//     rows locked FOR UPDATE, so one bad item never fails the others.
+//   - Expired leases are swept by any daemon with FOR UPDATE SKIP LOCKED
+//     (queries/sweep.sql), at most every 100 ms on the system clock and
+//     whenever a test clock moves; updates also expire a locked unit's
+//     lease themselves.
+//   - Chained units are added in the finishing transaction; a finish through
+//     UpdateAttempt compares the lease id, so a stale lease gets
+//     coordinate.ErrLostLease.
+//   - Dependencies (unit_dep edges) and groups (work_unit.grp, unit_group)
+//     implement issue 6 (deps.go, groups.go).
+//
+// Known limit: max_running is checked against counts read before the claim,
+// so two daemons claiming for the same spec at the same instant can exceed
+// it by the size of one claim.
 package postgres

@@ -129,17 +129,6 @@ func (ns *namespace) Worker(ctx context.Context, id string) (*coordinate.WorkerI
 	return w, nil
 }
 
-// liveWorkerID returns the row id of a live worker record, or 0.
-func (ns *namespace) liveWorkerID(ctx context.Context, q querier, name string, now time.Time) (int64, error) {
-	var id int64
-	err := q.QueryRow(ctx, "SELECT id FROM worker WHERE namespace_id = $1 AND name = $2 AND expires >= $3",
-		ns.id, bytesOf(name), now.UnixNano()).Scan(&id)
-	if errNotFound(err) {
-		return 0, nil
-	}
-	return id, err
-}
-
 func (ns *namespace) ChildWorkUnits(ctx context.Context, parent string) ([]coordinate.ChildWorker, error) {
 	now := ns.now()
 	if err := ns.b.expireLeases(ctx, now); err != nil {
