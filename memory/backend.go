@@ -2,11 +2,13 @@ package memory
 
 import (
 	"context"
+	"log/slog"
 	"slices"
 	"sync"
 	"time"
 
 	"coordinated/coordinate"
+	"coordinated/journal"
 )
 
 // DefaultStallTimeout is how long a group may go without a status change
@@ -18,6 +20,13 @@ type Options struct {
 	Clock        coordinate.Clock // nil = coordinate.SystemClock{}
 	EnforceMinGB bool
 	StallTimeout time.Duration // group watchdog; 0 = DefaultStallTimeout
+
+	// Persistence, used by Open only (New is always volatile).
+	DataDir       string             // journal and snapshots; "" = volatile
+	Sync          journal.SyncPolicy // when a change counts as durable
+	Recover       bool               // keep what is readable past damage
+	SnapshotBytes int64              // journal growth that triggers a snapshot; 0 = DefaultSnapshotBytes
+	Logger        *slog.Logger       // recovery and snapshot logs; nil = slog.Default()
 }
 
 // Backend is the in-memory coordinate.Backend.
@@ -26,6 +35,11 @@ type Backend struct {
 
 	mu         sync.Mutex
 	namespaces map[string]*namespace
+
+	wal       *wal       // nil when volatile
+	snapMu    sync.Mutex // one snapshot at a time
+	closeOnce sync.Once
+	closeErr  error
 }
 
 var _ coordinate.Backend = (*Backend)(nil)
@@ -47,11 +61,24 @@ func (b *Backend) Namespace(ctx context.Context, name string) (coordinate.Namesp
 		return nil, err
 	}
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	ns, ok := b.namespaces[name]
-	if !ok {
-		ns = newNamespace(name, b.opts)
-		b.namespaces[name] = ns
+	if ok {
+		b.mu.Unlock()
+		return ns, nil
+	}
+	ns = newNamespace(name, b.opts)
+	b.namespaces[name] = ns
+	if b.wal == nil {
+		b.mu.Unlock()
+		return ns, nil
+	}
+	// The creation is journaled so an empty namespace survives a restart.
+	ns.wal = b.wal
+	var enc recordEncoder
+	t := b.wal.append(&enc, name, nil)
+	b.mu.Unlock()
+	if err := b.wal.wait(ctx, t); err != nil {
+		return nil, err
 	}
 	return ns, nil
 }
@@ -71,5 +98,13 @@ func (b *Backend) Namespaces(ctx context.Context) ([]string, error) {
 	return names, nil
 }
 
-// Close does nothing: the backend holds no external resources.
-func (b *Backend) Close() error { return nil }
+// Close releases the backend. A persistent backend (Open) takes a final
+// snapshot and closes its journal; calls made afterwards fail. A volatile
+// one holds nothing to release.
+func (b *Backend) Close() error {
+	if b.wal == nil {
+		return nil
+	}
+	b.closeOnce.Do(func() { b.closeErr = b.closeJournal() })
+	return b.closeErr
+}

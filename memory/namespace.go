@@ -21,9 +21,15 @@ type namespace struct {
 
 	mu sync.Mutex
 	st *state
-	// journal, when set, receives every committed op (tests; later the
-	// write-ahead journal).
+	// journal, when set, receives every committed op (replay tests).
 	journal func(op)
+
+	// wal is the backend's write-ahead journal; nil for a volatile backend.
+	wal *wal
+	// Guarded by mu: the ticket of the last record this lock hold
+	// appended (0: none), and the buffer records are encoded into.
+	ticket journalTicket
+	rec    recordEncoder
 }
 
 var _ coordinate.Namespace = (*namespace)(nil)
@@ -52,11 +58,32 @@ func (ns *namespace) begin(ctx context.Context) (int64, error) {
 	return now, nil
 }
 
-// commit applies an op: the one place state changes.
+// commit applies an op: the one place state changes. With a journal, the
+// op's record is appended (never blocking on disk) and its ticket kept for
+// end to wait on.
 func (ns *namespace) commit(o op) {
 	o.apply(ns.st)
 	if ns.journal != nil {
 		ns.journal(o)
+	}
+	if ns.wal != nil {
+		ns.ticket = ns.wal.append(&ns.rec, ns.name, o)
+	}
+}
+
+// end closes a method begun with begin: it unlocks the namespace and, if
+// the method committed anything, waits until its records are durable, so
+// no change is acknowledged before it would survive a crash. The lock is
+// never held across that wait. A journal failure replaces a nil *errp.
+func (ns *namespace) end(ctx context.Context, errp *error) {
+	t := ns.ticket
+	ns.ticket = 0
+	ns.mu.Unlock()
+	if t == 0 {
+		return
+	}
+	if err := ns.wal.wait(ctx, t); err != nil && *errp == nil {
+		*errp = err
 	}
 }
 
@@ -72,7 +99,7 @@ func (ns *namespace) spec(name string) (*spec, error) {
 
 // Work specs.
 
-func (ns *namespace) SetWorkSpec(ctx context.Context, definition coordinate.Data) (*coordinate.WorkSpec, error) {
+func (ns *namespace) SetWorkSpec(ctx context.Context, definition coordinate.Data) (_ *coordinate.WorkSpec, err error) {
 	name, _, err := coordinate.ParseWorkSpec(definition)
 	if err != nil {
 		return nil, err
@@ -80,16 +107,16 @@ func (ns *namespace) SetWorkSpec(ctx context.Context, definition coordinate.Data
 	if _, err := ns.begin(ctx); err != nil {
 		return nil, err
 	}
-	defer ns.mu.Unlock()
+	defer ns.end(ctx, &err)
 	ns.commit(&opSetWorkSpec{Definition: slices.Clone(definition)})
 	return specView(ns.st.specs[name.Bytes]), nil
 }
 
-func (ns *namespace) WorkSpec(ctx context.Context, name string) (*coordinate.WorkSpec, error) {
+func (ns *namespace) WorkSpec(ctx context.Context, name string) (_ *coordinate.WorkSpec, err error) {
 	if _, err := ns.begin(ctx); err != nil {
 		return nil, err
 	}
-	defer ns.mu.Unlock()
+	defer ns.end(ctx, &err)
 	sp, err := ns.spec(name)
 	if err != nil {
 		return nil, err
@@ -97,11 +124,11 @@ func (ns *namespace) WorkSpec(ctx context.Context, name string) (*coordinate.Wor
 	return specView(sp), nil
 }
 
-func (ns *namespace) ListWorkSpecs(ctx context.Context, start string, limit int) ([]*coordinate.WorkSpec, *coordinate.Name, error) {
+func (ns *namespace) ListWorkSpecs(ctx context.Context, start string, limit int) (_ []*coordinate.WorkSpec, _ *coordinate.Name, err error) {
 	if _, err := ns.begin(ctx); err != nil {
 		return nil, nil, err
 	}
-	defer ns.mu.Unlock()
+	defer ns.end(ctx, &err)
 	var specs []*coordinate.WorkSpec
 	for _, n := range sortedSpecNames(ns.st.specs) {
 		if n < start {
@@ -117,11 +144,11 @@ func (ns *namespace) ListWorkSpecs(ctx context.Context, start string, limit int)
 	return specs, nil, nil
 }
 
-func (ns *namespace) ControlWorkSpec(ctx context.Context, name string, control coordinate.WorkSpecControl) error {
+func (ns *namespace) ControlWorkSpec(ctx context.Context, name string, control coordinate.WorkSpecControl) (err error) {
 	if _, err := ns.begin(ctx); err != nil {
 		return err
 	}
-	defer ns.mu.Unlock()
+	defer ns.end(ctx, &err)
 	sp, err := ns.spec(name)
 	if err != nil {
 		return err
@@ -133,12 +160,12 @@ func (ns *namespace) ControlWorkSpec(ctx context.Context, name string, control c
 	return nil
 }
 
-func (ns *namespace) DeleteWorkSpec(ctx context.Context, name string) error {
+func (ns *namespace) DeleteWorkSpec(ctx context.Context, name string) (err error) {
 	now, err := ns.begin(ctx)
 	if err != nil {
 		return err
 	}
-	defer ns.mu.Unlock()
+	defer ns.end(ctx, &err)
 	if _, err := ns.spec(name); err != nil {
 		return err
 	}
@@ -146,11 +173,11 @@ func (ns *namespace) DeleteWorkSpec(ctx context.Context, name string) error {
 	return nil
 }
 
-func (ns *namespace) Clear(ctx context.Context) (int, error) {
+func (ns *namespace) Clear(ctx context.Context) (_ int, err error) {
 	if _, err := ns.begin(ctx); err != nil {
 		return 0, err
 	}
-	defer ns.mu.Unlock()
+	defer ns.end(ctx, &err)
 	o := &opClear{}
 	ns.commit(o)
 	return o.removed, nil
@@ -158,12 +185,12 @@ func (ns *namespace) Clear(ctx context.Context) (int, error) {
 
 // Work units.
 
-func (ns *namespace) AddWorkUnits(ctx context.Context, specName string, units []coordinate.WorkUnitInput) error {
+func (ns *namespace) AddWorkUnits(ctx context.Context, specName string, units []coordinate.WorkUnitInput) (err error) {
 	now, err := ns.begin(ctx)
 	if err != nil {
 		return err
 	}
-	defer ns.mu.Unlock()
+	defer ns.end(ctx, &err)
 	sp, err := ns.spec(specName)
 	if err != nil {
 		return err
@@ -211,11 +238,11 @@ func (s *state) checkAdd(sp *spec, units []coordinate.WorkUnitInput) error {
 	return nil
 }
 
-func (ns *namespace) CountWorkUnits(ctx context.Context, specName string) (map[coordinate.Status]int, error) {
+func (ns *namespace) CountWorkUnits(ctx context.Context, specName string) (_ map[coordinate.Status]int, err error) {
 	if _, err := ns.begin(ctx); err != nil {
 		return nil, err
 	}
-	defer ns.mu.Unlock()
+	defer ns.end(ctx, &err)
 	sp, err := ns.spec(specName)
 	if err != nil {
 		return nil, err
@@ -229,11 +256,11 @@ func (ns *namespace) CountWorkUnits(ctx context.Context, specName string) (map[c
 	return counts, nil
 }
 
-func (ns *namespace) ListWorkUnits(ctx context.Context, specName string, q coordinate.WorkUnitQuery) ([]*coordinate.WorkUnit, error) {
+func (ns *namespace) ListWorkUnits(ctx context.Context, specName string, q coordinate.WorkUnitQuery) (_ []*coordinate.WorkUnit, err error) {
 	if _, err := ns.begin(ctx); err != nil {
 		return nil, err
 	}
-	defer ns.mu.Unlock()
+	defer ns.end(ctx, &err)
 	sp, err := ns.spec(specName)
 	if err != nil {
 		return nil, err
@@ -253,11 +280,11 @@ func (ns *namespace) ListWorkUnits(ctx context.Context, specName string, q coord
 	return out, nil
 }
 
-func (ns *namespace) GetWorkUnits(ctx context.Context, specName string, keys []string) ([]*coordinate.WorkUnit, error) {
+func (ns *namespace) GetWorkUnits(ctx context.Context, specName string, keys []string) (_ []*coordinate.WorkUnit, err error) {
 	if _, err := ns.begin(ctx); err != nil {
 		return nil, err
 	}
-	defer ns.mu.Unlock()
+	defer ns.end(ctx, &err)
 	sp, err := ns.spec(specName)
 	if err != nil {
 		return nil, err
@@ -271,11 +298,11 @@ func (ns *namespace) GetWorkUnits(ctx context.Context, specName string, keys []s
 	return out, nil
 }
 
-func (ns *namespace) PrioritizeWorkUnits(ctx context.Context, specName string, keys []string, priority *float64, adjustment float64) error {
+func (ns *namespace) PrioritizeWorkUnits(ctx context.Context, specName string, keys []string, priority *float64, adjustment float64) (err error) {
 	if _, err := ns.begin(ctx); err != nil {
 		return err
 	}
-	defer ns.mu.Unlock()
+	defer ns.end(ctx, &err)
 	if _, err := ns.spec(specName); err != nil {
 		return err
 	}
@@ -288,12 +315,12 @@ func (ns *namespace) PrioritizeWorkUnits(ctx context.Context, specName string, k
 	return nil
 }
 
-func (ns *namespace) DeleteWorkUnits(ctx context.Context, specName string, q coordinate.DeleteQuery) (int, error) {
+func (ns *namespace) DeleteWorkUnits(ctx context.Context, specName string, q coordinate.DeleteQuery) (_ int, err error) {
 	now, err := ns.begin(ctx)
 	if err != nil {
 		return 0, err
 	}
-	defer ns.mu.Unlock()
+	defer ns.end(ctx, &err)
 	if _, err := ns.spec(specName); err != nil {
 		return 0, err
 	}
@@ -304,12 +331,12 @@ func (ns *namespace) DeleteWorkUnits(ctx context.Context, specName string, q coo
 	return o.deleted, nil
 }
 
-func (ns *namespace) UpdateWorkUnit(ctx context.Context, specName, key string, update coordinate.WorkUnitUpdate) error {
+func (ns *namespace) UpdateWorkUnit(ctx context.Context, specName, key string, update coordinate.WorkUnitUpdate) (err error) {
 	now, err := ns.begin(ctx)
 	if err != nil {
 		return err
 	}
-	defer ns.mu.Unlock()
+	defer ns.end(ctx, &err)
 	sp, err := ns.spec(specName)
 	if err != nil {
 		return err
@@ -321,12 +348,12 @@ func (ns *namespace) UpdateWorkUnit(ctx context.Context, specName, key string, u
 	return ns.update(u, update, now, 0)
 }
 
-func (ns *namespace) UpdateAttempt(ctx context.Context, ref coordinate.AttemptRef, update coordinate.WorkUnitUpdate) error {
+func (ns *namespace) UpdateAttempt(ctx context.Context, ref coordinate.AttemptRef, update coordinate.WorkUnitUpdate) (err error) {
 	now, err := ns.begin(ctx)
 	if err != nil {
 		return err
 	}
-	defer ns.mu.Unlock()
+	defer ns.end(ctx, &err)
 	u := ns.st.lookup(coordinate.UnitRef{Spec: ref.Spec, Key: ref.Key})
 	if u == nil || u.status != coordinate.StatusPending || u.leaseID != ref.ID {
 		return fmt.Errorf("%w: lease %d on %q/%q", coordinate.ErrLostLease, ref.ID, ref.Spec, ref.Key)
@@ -355,12 +382,12 @@ func (ns *namespace) update(u *unit, update coordinate.WorkUnitUpdate, now int64
 	return nil
 }
 
-func (ns *namespace) Archive(ctx context.Context, names []string, policy coordinate.RetentionPolicy) error {
+func (ns *namespace) Archive(ctx context.Context, names []string, policy coordinate.RetentionPolicy) (err error) {
 	now, err := ns.begin(ctx)
 	if err != nil {
 		return err
 	}
-	defer ns.mu.Unlock()
+	defer ns.end(ctx, &err)
 	if policy.MaxCount < 0 && policy.MaxAge <= 0 {
 		return nil // keeps everything
 	}
@@ -370,12 +397,12 @@ func (ns *namespace) Archive(ctx context.Context, names []string, policy coordin
 
 // Getting work.
 
-func (ns *namespace) GetWork(ctx context.Context, req coordinate.WorkRequest) ([]coordinate.Attempt, error) {
+func (ns *namespace) GetWork(ctx context.Context, req coordinate.WorkRequest) (_ []coordinate.Attempt, err error) {
 	now, err := ns.begin(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer ns.mu.Unlock()
+	defer ns.end(ctx, &err)
 	cands := make([]coordinate.SpecCandidate, 0, len(ns.st.specs))
 	for _, sp := range ns.st.specs {
 		c := coordinate.SpecCandidate{
@@ -423,12 +450,12 @@ func (ns *namespace) GetWork(ctx context.Context, req coordinate.WorkRequest) ([
 
 // Workers.
 
-func (ns *namespace) WorkerHeartbeat(ctx context.Context, hb coordinate.Heartbeat) error {
+func (ns *namespace) WorkerHeartbeat(ctx context.Context, hb coordinate.Heartbeat) (err error) {
 	now, err := ns.begin(ctx)
 	if err != nil {
 		return err
 	}
-	defer ns.mu.Unlock()
+	defer ns.end(ctx, &err)
 	hb.Mode = cloneData(hb.Mode)
 	hb.Data = cloneData(hb.Data)
 	if hb.Parent != nil {
@@ -439,11 +466,11 @@ func (ns *namespace) WorkerHeartbeat(ctx context.Context, hb coordinate.Heartbea
 	return nil
 }
 
-func (ns *namespace) UnregisterWorker(ctx context.Context, id string) error {
+func (ns *namespace) UnregisterWorker(ctx context.Context, id string) (err error) {
 	if _, err := ns.begin(ctx); err != nil {
 		return err
 	}
-	defer ns.mu.Unlock()
+	defer ns.end(ctx, &err)
 	if ns.st.workers.byID[id] == nil {
 		return fmt.Errorf("%w %q", coordinate.ErrNoSuchWorker, id)
 	}
@@ -451,11 +478,11 @@ func (ns *namespace) UnregisterWorker(ctx context.Context, id string) error {
 	return nil
 }
 
-func (ns *namespace) Workers(ctx context.Context) ([]*coordinate.WorkerInfo, error) {
+func (ns *namespace) Workers(ctx context.Context) (_ []*coordinate.WorkerInfo, err error) {
 	if _, err := ns.begin(ctx); err != nil {
 		return nil, err
 	}
-	defer ns.mu.Unlock()
+	defer ns.end(ctx, &err)
 	ids := make([]string, 0, len(ns.st.workers.byID))
 	for id := range ns.st.workers.byID {
 		ids = append(ids, id)
@@ -468,11 +495,11 @@ func (ns *namespace) Workers(ctx context.Context) ([]*coordinate.WorkerInfo, err
 	return out, nil
 }
 
-func (ns *namespace) Worker(ctx context.Context, id string) (*coordinate.WorkerInfo, error) {
+func (ns *namespace) Worker(ctx context.Context, id string) (_ *coordinate.WorkerInfo, err error) {
 	if _, err := ns.begin(ctx); err != nil {
 		return nil, err
 	}
-	defer ns.mu.Unlock()
+	defer ns.end(ctx, &err)
 	w := ns.st.workers.byID[id]
 	if w == nil {
 		return nil, fmt.Errorf("%w %q", coordinate.ErrNoSuchWorker, id)
@@ -480,11 +507,11 @@ func (ns *namespace) Worker(ctx context.Context, id string) (*coordinate.WorkerI
 	return w.info(), nil
 }
 
-func (ns *namespace) ChildWorkUnits(ctx context.Context, parent string) ([]coordinate.ChildWorker, error) {
+func (ns *namespace) ChildWorkUnits(ctx context.Context, parent string) (_ []coordinate.ChildWorker, err error) {
 	if _, err := ns.begin(ctx); err != nil {
 		return nil, err
 	}
-	defer ns.mu.Unlock()
+	defer ns.end(ctx, &err)
 	reg := &ns.st.workers
 	ids := make([]string, 0, len(reg.children[parent]))
 	for id := range reg.children[parent] {
@@ -522,12 +549,12 @@ func (ns *namespace) ChildWorkUnits(ctx context.Context, parent string) ([]coord
 
 // Groups.
 
-func (ns *namespace) GroupStatus(ctx context.Context, name string) (*coordinate.GroupStatus, error) {
+func (ns *namespace) GroupStatus(ctx context.Context, name string) (_ *coordinate.GroupStatus, err error) {
 	now, err := ns.begin(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer ns.mu.Unlock()
+	defer ns.end(ctx, &err)
 	gs := &coordinate.GroupStatus{Group: name, Counts: make(map[coordinate.Status]int), Complete: true}
 	gr := ns.st.groups[name]
 	if gr == nil {
@@ -544,12 +571,12 @@ func (ns *namespace) GroupStatus(ctx context.Context, name string) (*coordinate.
 	return gs, nil
 }
 
-func (ns *namespace) CancelGroup(ctx context.Context, name string) (int, error) {
+func (ns *namespace) CancelGroup(ctx context.Context, name string) (_ int, err error) {
 	now, err := ns.begin(ctx)
 	if err != nil {
 		return 0, err
 	}
-	defer ns.mu.Unlock()
+	defer ns.end(ctx, &err)
 	o := &opCancelGroup{Group: name, Now: now}
 	ns.commit(o)
 	return o.cancelled, nil

@@ -17,6 +17,8 @@ type op interface {
 
 // opSetWorkSpec creates or replaces a spec from a validated definition.
 type opSetWorkSpec struct {
+	_ struct{} `cbor:",toarray"`
+
 	Definition []byte
 }
 
@@ -36,6 +38,8 @@ func (o *opSetWorkSpec) apply(s *state) {
 
 // opControlWorkSpec changes control settings of an existing spec.
 type opControlWorkSpec struct {
+	_ struct{} `cbor:",toarray"`
+
 	Spec    string
 	Control coordinate.WorkSpecControl
 }
@@ -62,6 +66,8 @@ func (o *opControlWorkSpec) apply(s *state) {
 
 // opDeleteWorkSpec removes a spec and all its units.
 type opDeleteWorkSpec struct {
+	_ struct{} `cbor:",toarray"`
+
 	Spec string
 	Now  int64
 }
@@ -74,6 +80,8 @@ func (o *opDeleteWorkSpec) apply(s *state) {
 
 // opClear removes every spec and unit; workers stay.
 type opClear struct {
+	_ struct{} `cbor:",toarray"`
+
 	// removed is how many specs there were.
 	removed int
 }
@@ -88,6 +96,8 @@ func (o *opClear) apply(s *state) {
 
 // opAddWorkUnits adds or re-adds units (SEMANTICS §5.5, DECISIONS §4).
 type opAddWorkUnits struct {
+	_ struct{} `cbor:",toarray"`
+
 	Spec  string
 	Now   int64
 	Units []coordinate.WorkUnitInput // data already copied
@@ -161,6 +171,8 @@ func (s *state) addUnits(sp *spec, units []coordinate.WorkUnitInput, now int64) 
 
 // opPrioritizeWorkUnits sets or adjusts unit priorities.
 type opPrioritizeWorkUnits struct {
+	_ struct{} `cbor:",toarray"`
+
 	Spec       string
 	Keys       []string
 	Priority   *float64
@@ -187,6 +199,8 @@ func (o *opPrioritizeWorkUnits) apply(s *state) {
 
 // opDeleteWorkUnits deletes units selected by a query.
 type opDeleteWorkUnits struct {
+	_ struct{} `cbor:",toarray"`
+
 	Spec  string
 	Query coordinate.DeleteQuery
 	Now   int64
@@ -234,6 +248,8 @@ func (o *opDeleteWorkUnits) apply(s *state) {
 // opUpdateWorkUnit applies update_work_unit to one existing unit. A
 // non-zero LeaseID was checked against the unit's current lease.
 type opUpdateWorkUnit struct {
+	_ struct{} `cbor:",toarray"`
+
 	Spec    string
 	Key     string
 	Now     int64
@@ -295,6 +311,8 @@ func (s *state) chain(u *unit, now int64) {
 // available, expired leases end (AVAILABLE, or FAILED past max_retries)
 // and expired worker records go.
 type opExpire struct {
+	_ struct{} `cbor:",toarray"`
+
 	Now int64
 }
 
@@ -336,6 +354,8 @@ func (s *state) needsExpire(now int64) bool {
 // nil and apply takes the spec's best units and records their keys; on
 // replay the recorded keys are leased.
 type opGetWork struct {
+	_ struct{} `cbor:",toarray"`
+
 	Now        int64
 	Worker     coordinate.Name
 	Lease      time.Duration
@@ -401,6 +421,8 @@ func (s *state) lease(u *unit, o *opGetWork) {
 
 // opArchive applies a retention policy (SEMANTICS §12).
 type opArchive struct {
+	_ struct{} `cbor:",toarray"`
+
 	Now    int64
 	Specs  []string // empty = all
 	Policy coordinate.RetentionPolicy
@@ -448,6 +470,8 @@ func (o *opArchive) apply(s *state) {
 
 // opHeartbeat creates or replaces a worker record.
 type opHeartbeat struct {
+	_ struct{} `cbor:",toarray"`
+
 	Now       int64
 	Heartbeat coordinate.Heartbeat
 }
@@ -456,6 +480,8 @@ func (o *opHeartbeat) apply(s *state) { s.workers.heartbeat(o.Heartbeat, o.Now) 
 
 // opUnregisterWorker removes a live worker record.
 type opUnregisterWorker struct {
+	_ struct{} `cbor:",toarray"`
+
 	Worker string
 }
 
@@ -467,6 +493,8 @@ func (o *opUnregisterWorker) apply(s *state) {
 
 // opCancelGroup fails the unfinished units of a group.
 type opCancelGroup struct {
+	_ struct{} `cbor:",toarray"`
+
 	Group string
 	Now   int64
 

@@ -1,0 +1,282 @@
+package memory
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"coordinated/journal"
+)
+
+// DefaultSnapshotBytes is how much journal may accumulate after the last
+// snapshot before a new one is taken in the background.
+const DefaultSnapshotBytes = 64 << 20
+
+type journalTicket = journal.Ticket
+
+// failedTicket marks a record that could not be encoded: waiting on it
+// reports wal.failed.
+const failedTicket = journalTicket(math.MaxUint64)
+
+// wal connects a persistent backend to its journal: namespaces append
+// records through it, and it takes snapshots when the journal has grown.
+type wal struct {
+	j             *journal.Journal
+	log           *slog.Logger
+	snapshotBytes int64
+
+	sinceSnapshot atomic.Int64 // record bytes appended since the last rotation
+	failed        atomic.Pointer[error]
+
+	kick chan struct{} // asks the snapshot loop for a snapshot (capacity 1)
+	stop chan struct{}
+	done chan struct{}
+}
+
+// append encodes op o of namespace ns (nil: the namespace's creation) with
+// enc and appends it. The caller holds the lock that orders ns's changes.
+func (w *wal) append(enc *recordEncoder, ns string, o op) journalTicket {
+	rec, err := enc.encode(ns, o)
+	if err != nil {
+		err = fmt.Errorf("memory: change not journaled, restart the daemon: %w", err)
+		w.failed.CompareAndSwap(nil, &err)
+		w.log.Error("journal record could not be encoded", "err", err)
+		return failedTicket
+	}
+	t := w.j.Append(rec)
+	if w.sinceSnapshot.Add(int64(len(rec))) > w.snapshotBytes {
+		select {
+		case w.kick <- struct{}{}:
+		default:
+		}
+	}
+	return t
+}
+
+// wait returns once the record of ticket t is durable.
+func (w *wal) wait(ctx context.Context, t journalTicket) error {
+	if p := w.failed.Load(); p != nil {
+		return *p
+	}
+	if t == failedTicket {
+		return errors.New("memory: change not journaled")
+	}
+	if err := w.j.Wait(ctx, t); err != nil {
+		return fmt.Errorf("memory: journal: %w", err)
+	}
+	return nil
+}
+
+// Open returns a memory backend that keeps its state in opts.DataDir: it
+// loads the newest snapshot there, replays the journal after it, and from
+// then on journals every change before acknowledging it (docs/persistence.md).
+// Close takes a final snapshot and releases the directory. With an empty
+// DataDir it is New.
+func Open(ctx context.Context, opts Options) (*Backend, error) {
+	b := New(opts)
+	if opts.DataDir == "" {
+		return b, nil
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	start := time.Now()
+	j, err := journal.Open(journal.Options{Dir: opts.DataDir, Sync: opts.Sync, Logger: log, Recover: opts.Recover})
+	if err != nil {
+		return nil, fmt.Errorf("memory backend: data directory %s: %w", opts.DataDir, err)
+	}
+	w := &wal{
+		j:             j,
+		log:           log,
+		snapshotBytes: opts.SnapshotBytes,
+		kick:          make(chan struct{}, 1),
+		stop:          make(chan struct{}),
+		done:          make(chan struct{}),
+	}
+	if w.snapshotBytes <= 0 {
+		w.snapshotBytes = DefaultSnapshotBytes
+	}
+	b.wal = w
+	err = j.Replay(b.loadSnapshot, b.applyRecord)
+	if err == nil {
+		err = ctx.Err()
+	}
+	if err != nil {
+		j.Close()
+		return nil, fmt.Errorf("memory backend: recovering %s: %w", opts.DataDir, err)
+	}
+	rep := j.Report()
+	units := 0
+	for _, ns := range b.namespaces {
+		for _, sp := range ns.st.specs {
+			units += len(sp.units)
+		}
+	}
+	attrs := []any{"dir", opts.DataDir, "sync", opts.Sync.String(), "snapshot", rep.Snapshot,
+		"records_replayed", rep.Records, "namespaces", len(b.namespaces), "units", units, "took", time.Since(start)}
+	if rep.TornTail != "" {
+		attrs = append(attrs, "torn_tail_truncated", rep.TornTail, "torn_bytes", rep.TruncatedSize)
+	}
+	if len(rep.SetAside) > 0 {
+		attrs = append(attrs, "damaged_files_set_aside", rep.SetAside)
+	}
+	log.Info("memory backend recovered", attrs...)
+	go b.snapshotLoop()
+	return b, nil
+}
+
+// applyRecord replays one journal record.
+func (b *Backend) applyRecord(rec []byte) error {
+	d, err := decodeRecord(rec)
+	if err != nil {
+		return fmt.Errorf("memory: bad journal record: %w", err)
+	}
+	ns := b.replayNamespace(d.namespace)
+	if d.op != nil {
+		d.op.apply(ns.st)
+	}
+	return nil
+}
+
+// replayNamespace returns the named namespace during recovery, creating it
+// without journaling (its record is being replayed).
+func (b *Backend) replayNamespace(name string) *namespace {
+	ns := b.namespaces[name]
+	if ns == nil {
+		ns = newNamespace(name, b.opts)
+		ns.wal = b.wal
+		b.namespaces[name] = ns
+	}
+	return ns
+}
+
+// snapshotLoop takes a snapshot whenever the journal has grown past the
+// threshold since the last one.
+func (b *Backend) snapshotLoop() {
+	w := b.wal
+	defer close(w.done)
+	for {
+		select {
+		case <-w.stop:
+			return
+		case <-w.kick:
+		}
+		if w.sinceSnapshot.Load() <= w.snapshotBytes {
+			continue
+		}
+		if _, err := b.Snapshot(context.Background()); err != nil {
+			w.log.Error("background snapshot failed; the journal keeps growing until one succeeds", "err", err)
+			select { // do not retry in a tight loop
+			case <-w.stop:
+				return
+			case <-time.After(10 * time.Second):
+			}
+		}
+	}
+}
+
+// SnapshotStats describe one snapshot.
+type SnapshotStats struct {
+	Units   int           // units in the snapshot
+	Pause   time.Duration // how long every namespace was locked to capture it
+	Encode  time.Duration // encoding and writing, outside the locks
+	Skipped bool          // volatile backend or closed journal: nothing written
+}
+
+// Snapshot compacts the journal: it locks every namespace (and namespace
+// creation) just long enough to rotate the journal and copy the state,
+// then encodes and writes the copy while service goes on, and finally lets
+// the journal delete what the snapshot supersedes. A volatile backend
+// returns Skipped.
+func (b *Backend) Snapshot(ctx context.Context) (SnapshotStats, error) {
+	w := b.wal
+	if w == nil {
+		return SnapshotStats{Skipped: true}, nil
+	}
+	b.snapMu.Lock()
+	defer b.snapMu.Unlock()
+
+	b.mu.Lock()
+	names := make([]string, 0, len(b.namespaces))
+	for n := range b.namespaces {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	start := time.Now()
+	for _, n := range names {
+		b.namespaces[n].mu.Lock()
+	}
+	boundary := w.j.Rotate()
+	w.sinceSnapshot.Store(0)
+	caps := make([]*capturedNamespace, len(names))
+	for i, n := range names {
+		caps[i] = captureNamespace(b.namespaces[n])
+	}
+	stats := SnapshotStats{Pause: time.Since(start)}
+	for _, n := range names {
+		b.namespaces[n].mu.Unlock()
+	}
+	b.mu.Unlock()
+	if boundary.Seq == 0 {
+		return SnapshotStats{Skipped: true}, nil
+	}
+	for _, c := range caps {
+		stats.Units += len(c.units)
+	}
+
+	start = time.Now()
+	err := w.j.WriteSnapshot(ctx, boundary, func(out io.Writer) error { return writeSnapshot(out, caps) })
+	stats.Encode = time.Since(start)
+	if err != nil {
+		return stats, fmt.Errorf("memory: snapshot: %w", err)
+	}
+	w.log.Info("snapshot written", "units", stats.Units, "namespaces", len(caps), "pause", stats.Pause, "write", stats.Encode)
+	return stats, nil
+}
+
+// loadSnapshot restores the state a snapshot holds (recovery only).
+func (b *Backend) loadSnapshot(r io.Reader) error {
+	nss, err := readSnapshot(r)
+	if err != nil {
+		return fmt.Errorf("memory: reading snapshot: %w", err)
+	}
+	for _, c := range nss {
+		st, err := c.restore()
+		if err != nil {
+			return fmt.Errorf("memory: snapshot namespace %q: %w", c.name, err)
+		}
+		b.replayNamespace(c.name).st = st
+	}
+	return nil
+}
+
+// closeJournal stops the snapshot loop, takes a final snapshot so the next
+// start replays little, and closes the journal.
+func (b *Backend) closeJournal() error {
+	w := b.wal
+	close(w.stop)
+	<-w.done
+	var errs []error
+	if _, err := b.Snapshot(context.Background()); err != nil && !errors.Is(err, journal.ErrClosed) {
+		errs = append(errs, err)
+	}
+	if err := w.j.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("memory: closing journal: %w", err))
+	}
+	return errors.Join(errs...)
+}
+
+// JournalStats returns the journal's counters (zero for a volatile backend).
+func (b *Backend) JournalStats() journal.Stats {
+	if b.wal == nil {
+		return journal.Stats{}
+	}
+	return b.wal.j.Stats()
+}

@@ -1,0 +1,117 @@
+package memory
+
+import (
+	"fmt"
+)
+
+// restore builds a live state from a decoded snapshot: units go back to
+// their heap positions, and the derived indexes (counts, group members,
+// dependents, children, holders) are rebuilt from the units and workers.
+func (c *capturedNamespace) restore() (*state, error) {
+	s := newState()
+	s.nextLease = c.nextLease
+	units := c.units
+	for i := range c.specs {
+		cs := &c.specs[i]
+		sp := newSpec(cs.name)
+		sp.definition = cs.definition
+		sp.meta = cs.meta
+		sp.archived = cs.archived
+		s.specs[cs.name.Bytes] = sp
+		mine := units[:cs.units]
+		units = units[cs.units:]
+		var sizes [inPending + 1]int
+		for j := range mine {
+			sizes[mine[j].where]++
+		}
+		sp.available.items = make([]*unit, sizes[inAvailable])
+		sp.delayed.items = make([]*unit, sizes[inDelayed])
+		sp.pending.items = make([]*unit, sizes[inPending])
+		sp.units = make(map[string]*unit, len(mine))
+		for j := range mine {
+			u := &mine[j]
+			u.spec = sp
+			if !u.status.Valid() {
+				return nil, fmt.Errorf("spec %q unit %q: invalid status %d", cs.name.Bytes, u.key, u.status)
+			}
+			sp.units[u.key] = u
+			sp.counts[u.status]++
+			var h *unitHeap
+			switch u.where {
+			case inNoHeap:
+			case inAvailable:
+				h = &sp.available
+			case inDelayed:
+				h = &sp.delayed
+			case inPending:
+				h = &sp.pending
+			default:
+				return nil, fmt.Errorf("spec %q unit %q: invalid heap %d", cs.name.Bytes, u.key, u.where)
+			}
+			if h != nil {
+				if int(u.heapIdx) >= len(h.items) || u.heapIdx < 0 || h.items[u.heapIdx] != nil {
+					return nil, fmt.Errorf("spec %q unit %q: heap position %d taken or out of range", cs.name.Bytes, u.key, u.heapIdx)
+				}
+				h.items[u.heapIdx] = u
+			}
+			if u.ext == nil {
+				continue
+			}
+			if g := u.ext.group; g != "" {
+				gr := s.groups[g]
+				if gr == nil {
+					gr = &group{members: make(map[*unit]struct{})}
+					s.groups[g] = gr
+				}
+				gr.members[u] = struct{}{}
+				gr.counts[u.status]++
+			}
+			for _, d := range u.ext.deps {
+				set := s.dependents[d]
+				if set == nil {
+					set = make(map[*unit]struct{})
+					s.dependents[d] = set
+				}
+				set[u] = struct{}{}
+			}
+		}
+	}
+	for _, cg := range c.groups {
+		if gr := s.groups[cg.name]; gr != nil {
+			gr.lastProgress = cg.lastProgress
+		}
+	}
+	reg := &s.workers
+	for i := range c.workers {
+		cw := &c.workers[i]
+		w := &worker{
+			id: cw.id, mode: cw.mode, data: cw.data, parent: cw.parent,
+			lastHeard: cw.lastHeard, expires: cw.expires, heapIdx: i,
+			outstanding: make(map[*unit]struct{}, len(cw.outstanding)),
+		}
+		reg.byID[w.id.Bytes] = w
+		reg.byExpiry = append(reg.byExpiry, w)
+		if w.parent != nil {
+			kids := reg.children[w.parent.Bytes]
+			if kids == nil {
+				kids = make(map[string]struct{})
+				reg.children[w.parent.Bytes] = kids
+			}
+			kids[w.id.Bytes] = struct{}{}
+		}
+		for _, r := range cw.outstanding {
+			u := s.lookup(r)
+			if u == nil {
+				return nil, fmt.Errorf("worker %q holds missing unit %v", w.id.Bytes, r)
+			}
+			w.outstanding[u] = struct{}{}
+			hs := reg.holders[u]
+			if hs == nil {
+				hs = make(map[*worker]struct{}, 1)
+				reg.holders[u] = hs
+			}
+			hs[w] = struct{}{}
+		}
+	}
+	return s, nil
+}

@@ -1,0 +1,477 @@
+package memory
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"time"
+
+	"coordinated/coordinate"
+)
+
+// Snapshots (docs/persistence.md). A snapshot is the complete state of
+// every namespace at a journal boundary, in a compact binary form:
+//
+//	"CDMS" version(uvarint 1) count(uvarint) namespace...
+//
+// Each namespace lists its specs with their units, its workers in expiry
+// heap order and its groups. Units keep their heap positions, so a restored
+// state is identical to the captured one, heap layout included. Derived
+// indexes (counts, group members, dependents, children, holders) are
+// rebuilt on load rather than stored.
+//
+// Capturing runs under the namespace locks and only copies: unit structs
+// by value (unit data is never modified in place, so the byte slices are
+// shared, not copied). Encoding the copy runs outside the locks.
+
+const (
+	snapshotMagic   = "CDMS"
+	snapshotVersion = 1
+)
+
+// capturedNamespace is a namespace's state copied under its lock.
+type capturedNamespace struct {
+	name      string
+	nextLease int64
+	specs     []capturedSpec
+	units     []unit // all specs' units, spec after spec; ext deep-copied
+	workers   []capturedWorker
+	groups    []capturedGroup
+}
+
+type capturedSpec struct {
+	name       coordinate.Name
+	definition []byte
+	meta       coordinate.WorkSpecMeta
+	archived   [coordinate.StatusFailed + 1]int
+	units      int // how many of capturedNamespace.units are this spec's
+}
+
+type capturedWorker struct {
+	id          coordinate.Name
+	mode, data  []byte
+	parent      *coordinate.Name
+	lastHeard   int64
+	expires     int64
+	outstanding []coordinate.UnitRef
+}
+
+type capturedGroup struct {
+	name         string
+	lastProgress int64
+}
+
+// captureNamespace copies ns's state; the caller holds ns.mu.
+func captureNamespace(ns *namespace) *capturedNamespace {
+	s := ns.st
+	c := &capturedNamespace{name: ns.name, nextLease: s.nextLease}
+	n := 0
+	for _, sp := range s.specs {
+		n += len(sp.units)
+	}
+	c.units = make([]unit, 0, n)
+	for _, name := range sortedSpecNames(s.specs) {
+		sp := s.specs[name]
+		c.specs = append(c.specs, capturedSpec{
+			name: sp.name, definition: sp.definition, meta: sp.meta,
+			archived: sp.archived, units: len(sp.units),
+		})
+		for _, u := range sp.units {
+			cu := *u
+			cu.spec = nil
+			if u.ext != nil {
+				ext := *u.ext
+				ext.deps = slices.Clone(ext.deps)
+				cu.ext = &ext
+			}
+			c.units = append(c.units, cu)
+		}
+	}
+	for _, w := range s.workers.byExpiry {
+		cw := capturedWorker{id: w.id, mode: w.mode, data: w.data, lastHeard: w.lastHeard, expires: w.expires}
+		if w.parent != nil {
+			p := *w.parent
+			cw.parent = &p
+		}
+		for u := range w.outstanding {
+			cw.outstanding = append(cw.outstanding, u.ref())
+		}
+		slices.SortFunc(cw.outstanding, compareRefs)
+		c.workers = append(c.workers, cw)
+	}
+	for g, gr := range s.groups {
+		c.groups = append(c.groups, capturedGroup{name: g, lastProgress: gr.lastProgress})
+	}
+	slices.SortFunc(c.groups, func(a, b capturedGroup) int { return compareStrings(a.name, b.name) })
+	return c
+}
+
+func compareRefs(a, b coordinate.UnitRef) int {
+	if c := compareStrings(a.Spec, b.Spec); c != 0 {
+		return c
+	}
+	return compareStrings(a.Key, b.Key)
+}
+
+func compareStrings(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// Unit flag bits in a snapshot.
+const (
+	flagKeyText = 1 << iota
+	flagHasWorker
+	flagWorkerText
+	flagExt
+	flagDepFailed
+)
+
+// writeSnapshot encodes captured namespaces.
+func writeSnapshot(out io.Writer, nss []*capturedNamespace) error {
+	e := &snapWriter{w: bufio.NewWriterSize(out, 256<<10)}
+	e.raw([]byte(snapshotMagic))
+	e.uint(snapshotVersion)
+	e.uint(uint64(len(nss)))
+	for _, c := range nss {
+		e.str(c.name)
+		e.int(c.nextLease)
+		e.uint(uint64(len(c.specs)))
+		units := c.units
+		for i := range c.specs {
+			sp := &c.specs[i]
+			e.name(sp.name)
+			e.bytes(sp.definition)
+			e.meta(&sp.meta)
+			for _, n := range sp.archived {
+				e.uint(uint64(n))
+			}
+			e.uint(uint64(sp.units))
+			for j := range units[:sp.units] {
+				e.unit(&units[j])
+			}
+			units = units[sp.units:]
+		}
+		e.uint(uint64(len(c.workers)))
+		for i := range c.workers {
+			w := &c.workers[i]
+			e.name(w.id)
+			e.bytes(w.mode)
+			e.bytes(w.data)
+			e.bool(w.parent != nil)
+			if w.parent != nil {
+				e.name(*w.parent)
+			}
+			e.int(w.lastHeard)
+			e.int(w.expires)
+			e.refs(w.outstanding)
+		}
+		e.uint(uint64(len(c.groups)))
+		for _, g := range c.groups {
+			e.str(g.name)
+			e.int(g.lastProgress)
+		}
+	}
+	if e.err != nil {
+		return e.err
+	}
+	return e.w.Flush()
+}
+
+func (e *snapWriter) unit(u *unit) {
+	var flags uint64
+	if u.keyText {
+		flags |= flagKeyText
+	}
+	if u.hasWorker {
+		flags |= flagHasWorker
+	}
+	if u.workerText {
+		flags |= flagWorkerText
+	}
+	if u.ext != nil {
+		flags |= flagExt
+		if u.ext.depFailed {
+			flags |= flagDepFailed
+		}
+	}
+	e.str(u.key)
+	e.uint(flags)
+	e.bytes(u.data)
+	e.float(u.priority)
+	e.int(u.expiration)
+	e.int(u.notBefore)
+	e.int(u.leaseID)
+	e.str(u.worker)
+	e.int(int64(u.attempts))
+	e.uint(uint64(u.status))
+	e.uint(uint64(u.where))
+	e.uint(uint64(u.heapIdx))
+	if u.ext != nil {
+		e.str(u.ext.group)
+		e.refs(u.ext.deps)
+	}
+}
+
+func (e *snapWriter) meta(m *coordinate.WorkSpecMeta) {
+	e.int(int64(m.Priority))
+	e.int(int64(m.Weight))
+	e.bool(m.Paused)
+	e.bool(m.Continuous)
+	e.bool(m.CanBeContinuous)
+	e.int(int64(m.Interval))
+	e.int(nanos(m.NextContinuous))
+	e.int(int64(m.MaxRunning))
+	e.int(int64(m.MaxGetwork))
+	e.int(int64(m.MaxRetries))
+	e.float(m.MinGB)
+	e.str(m.Then)
+	e.bool(m.ThenPreempts)
+	e.str(m.Runtime)
+}
+
+// snapWriter writes the primitive snapshot items, remembering the first
+// error.
+type snapWriter struct {
+	w   *bufio.Writer
+	buf [binary.MaxVarintLen64]byte
+	err error
+}
+
+func (e *snapWriter) raw(b []byte) {
+	if e.err == nil {
+		_, e.err = e.w.Write(b)
+	}
+}
+func (e *snapWriter) uint(v uint64) { e.raw(binary.AppendUvarint(e.buf[:0], v)) }
+func (e *snapWriter) int(v int64)   { e.raw(binary.AppendVarint(e.buf[:0], v)) }
+func (e *snapWriter) float(f float64) {
+	e.raw(binary.LittleEndian.AppendUint64(e.buf[:0], math.Float64bits(f)))
+}
+func (e *snapWriter) bool(b bool) {
+	if b {
+		e.uint(1)
+	} else {
+		e.uint(0)
+	}
+}
+func (e *snapWriter) str(s string) {
+	e.uint(uint64(len(s)))
+	if e.err == nil {
+		_, e.err = e.w.WriteString(s)
+	}
+}
+func (e *snapWriter) bytes(b []byte) { e.uint(uint64(len(b))); e.raw(b) }
+func (e *snapWriter) name(n coordinate.Name) {
+	e.str(n.Bytes)
+	e.bool(n.Text)
+}
+func (e *snapWriter) refs(rs []coordinate.UnitRef) {
+	e.uint(uint64(len(rs)))
+	for _, r := range rs {
+		e.str(r.Spec)
+		e.str(r.Key)
+	}
+}
+
+// readSnapshot decodes what writeSnapshot wrote. Units come back in
+// capturedNamespace.units with spec unset; restore links them.
+func readSnapshot(in io.Reader) ([]*capturedNamespace, error) {
+	d := &snapReader{r: bufio.NewReaderSize(in, 256<<10)}
+	magic := make([]byte, len(snapshotMagic))
+	if _, err := io.ReadFull(d.r, magic); err != nil || string(magic) != snapshotMagic {
+		return nil, fmt.Errorf("not a memory-backend snapshot (magic %q)", magic)
+	}
+	if v := d.uint(); d.err == nil && v != snapshotVersion {
+		return nil, fmt.Errorf("snapshot format version %d, this build reads %d", v, snapshotVersion)
+	}
+	nss := make([]*capturedNamespace, d.count())
+	for i := range nss {
+		c := &capturedNamespace{name: d.str(), nextLease: d.int()}
+		c.specs = make([]capturedSpec, d.count())
+		for k := range c.specs {
+			sp := &c.specs[k]
+			sp.name = d.name()
+			sp.definition = d.bytes()
+			d.meta(&sp.meta)
+			for st := range sp.archived {
+				sp.archived[st] = int(d.uint())
+			}
+			sp.units = d.count()
+			for range sp.units {
+				c.units = append(c.units, d.unit())
+			}
+		}
+		c.workers = make([]capturedWorker, d.count())
+		for k := range c.workers {
+			w := &c.workers[k]
+			w.id = d.name()
+			w.mode = d.bytes()
+			w.data = d.bytes()
+			if d.bool() {
+				p := d.name()
+				w.parent = &p
+			}
+			w.lastHeard = d.int()
+			w.expires = d.int()
+			w.outstanding = d.refs()
+		}
+		c.groups = make([]capturedGroup, d.count())
+		for k := range c.groups {
+			c.groups[k] = capturedGroup{name: d.str(), lastProgress: d.int()}
+		}
+		if d.err != nil {
+			break
+		}
+		nss[i] = c
+	}
+	if d.err != nil {
+		return nil, d.err
+	}
+	if _, err := d.r.ReadByte(); err != io.EOF {
+		return nil, errors.New("data after the last namespace")
+	}
+	return nss, nil
+}
+
+func (d *snapReader) unit() unit {
+	u := unit{key: d.str()}
+	flags := d.uint()
+	u.keyText = flags&flagKeyText != 0
+	u.hasWorker = flags&flagHasWorker != 0
+	u.workerText = flags&flagWorkerText != 0
+	u.data = d.bytes()
+	u.priority = d.float()
+	u.expiration = d.int()
+	u.notBefore = d.int()
+	u.leaseID = d.int()
+	u.worker = d.str()
+	u.attempts = int32(d.int())
+	u.status = coordinate.Status(d.uint())
+	u.where = uint8(d.uint())
+	u.heapIdx = int32(d.uint())
+	if flags&flagExt != 0 {
+		u.ext = &unitExt{group: d.str(), deps: d.refs(), depFailed: flags&flagDepFailed != 0}
+	}
+	return u
+}
+
+func (d *snapReader) meta(m *coordinate.WorkSpecMeta) {
+	m.Priority = int(d.int())
+	m.Weight = int(d.int())
+	m.Paused = d.bool()
+	m.Continuous = d.bool()
+	m.CanBeContinuous = d.bool()
+	m.Interval = time.Duration(d.int())
+	m.NextContinuous = timeOf(d.int())
+	m.MaxRunning = int(d.int())
+	m.MaxGetwork = int(d.int())
+	m.MaxRetries = int(d.int())
+	m.MinGB = d.float()
+	m.Then = d.str()
+	m.ThenPreempts = d.bool()
+	m.Runtime = d.str()
+}
+
+// snapReader reads the primitive snapshot items, remembering the first
+// error; after an error every read returns a zero value.
+type snapReader struct {
+	r   *bufio.Reader
+	err error
+}
+
+func (d *snapReader) fail(err error) {
+	if d.err == nil {
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		d.err = err
+	}
+}
+
+func (d *snapReader) uint() uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, err := binary.ReadUvarint(d.r)
+	if err != nil {
+		d.fail(err)
+	}
+	return v
+}
+
+func (d *snapReader) int() int64 {
+	if d.err != nil {
+		return 0
+	}
+	v, err := binary.ReadVarint(d.r)
+	if err != nil {
+		d.fail(err)
+	}
+	return v
+}
+
+// count reads a length and rejects absurd ones before anything is
+// allocated for them.
+func (d *snapReader) count() int {
+	n := d.uint()
+	if n > 1<<40 {
+		d.fail(fmt.Errorf("implausible count %d", n))
+		return 0
+	}
+	return int(n)
+}
+
+func (d *snapReader) float() float64 {
+	var b [8]byte
+	if d.err != nil {
+		return 0
+	}
+	if _, err := io.ReadFull(d.r, b[:]); err != nil {
+		d.fail(err)
+		return 0
+	}
+	return math.Float64frombits(binary.LittleEndian.Uint64(b[:]))
+}
+
+func (d *snapReader) bool() bool { return d.uint() != 0 }
+
+func (d *snapReader) bytes() []byte {
+	n := d.count()
+	if d.err != nil {
+		return nil
+	}
+	b := make([]byte, n)
+	if _, err := io.ReadFull(d.r, b); err != nil {
+		d.fail(err)
+		return nil
+	}
+	return b
+}
+
+func (d *snapReader) str() string { return string(d.bytes()) }
+
+func (d *snapReader) name() coordinate.Name {
+	return coordinate.Name{Bytes: d.str(), Text: d.bool()}
+}
+
+func (d *snapReader) refs() []coordinate.UnitRef {
+	n := d.count()
+	if n == 0 || d.err != nil {
+		return nil
+	}
+	rs := make([]coordinate.UnitRef, 0, min(n, 1024))
+	for range n {
+		rs = append(rs, coordinate.UnitRef{Spec: d.str(), Key: d.str()})
+	}
+	return rs
+}
