@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/url"
 
 	"coordinated/coordinate"
+	"coordinated/journal"
 	"coordinated/memory"
 	"coordinated/postgres"
 )
@@ -14,7 +16,7 @@ import (
 // openBackend opens the storage named by -backend.
 func openBackend(ctx context.Context, opts *options, clock coordinate.Clock, log *slog.Logger) (coordinate.Backend, error) {
 	if isPostgresURL(opts.backend) {
-		if opts.dataDir != "" {
+		if opts.dataDirSet && opts.dataDir != "" {
 			log.Warn("-data-dir is ignored with the postgres backend")
 		}
 		b, err := postgres.New(ctx, opts.backend, postgres.Options{Clock: clock, EnforceMinGB: opts.enforceMinGB})
@@ -23,10 +25,24 @@ func openBackend(ctx context.Context, opts *options, clock coordinate.Clock, log
 		}
 		return b, nil
 	}
-	if opts.dataDir != "" {
-		log.Warn("-data-dir is accepted but not used yet: the memory backend keeps no journal, state is lost on exit", "dir", opts.dataDir)
+	mopts := memory.Options{Clock: clock, EnforceMinGB: opts.enforceMinGB}
+	if opts.volatile {
+		log.Warn("memory backend without a data directory: everything is lost when the daemon stops")
+		return memory.New(mopts), nil
 	}
-	return memory.New(memory.Options{Clock: clock, EnforceMinGB: opts.enforceMinGB}), nil
+	mopts.DataDir = opts.dataDir
+	mopts.Sync = opts.sync
+	mopts.Recover = opts.recover
+	mopts.SnapshotBytes = opts.snapshotBytes
+	mopts.Logger = log
+	b, err := memory.Open(ctx, mopts)
+	if errors.Is(err, journal.ErrCorrupt) {
+		return nil, fmt.Errorf("-data-dir %s: %w; to start anyway with what can be read, run with -recover (damaged files are renamed aside, nothing is deleted)", opts.dataDir, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("-data-dir %s: %w", opts.dataDir, err)
+	}
+	return b, nil
 }
 
 // backendLabel names the backend for logs without the URL's password.

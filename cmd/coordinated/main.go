@@ -4,12 +4,19 @@
 //
 // Usage:
 //
-//	coordinated [-listen ADDR] [-backend memory|postgres://URL]
+//	coordinated [-listen ADDR] [-backend memory|memory:|postgres://URL]
 //	            [-config FILE] [-max-request-size BYTES] [-log-level LEVEL]
-//	            [-enforce-min-gb] [-data-dir DIR] [-version]
+//	            [-enforce-min-gb] [-data-dir DIR] [-sync group|none]
+//	            [-recover] [-snapshot-bytes BYTES] [-version]
+//
+// The memory backend keeps a write-ahead journal and snapshots in -data-dir
+// (default $XDG_STATE_HOME/coordinated, else ~/.local/state/coordinated)
+// and recovers them on start; -backend memory: or -data-dir "" keeps
+// nothing (docs/persistence.md).
 //
 // On SIGINT or SIGTERM it stops accepting connections, answers the
-// requests already received, closes the backend and exits 0.
+// requests already received, closes the backend (a memory backend writes a
+// final snapshot) and exits 0.
 package main
 
 import (

@@ -23,12 +23,21 @@ import (
 // TestMain lets the test binary act as the daemon: the SIGTERM test starts
 // a copy of itself with COORDINATED_TEST_DAEMON=1, which runs main.
 func TestMain(m *testing.M) {
+	// Never touch the user's real state directory from a test.
+	state, err := os.MkdirTemp("", "coordinated-test-state")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("XDG_STATE_HOME", state)
 	if os.Getenv("COORDINATED_TEST_DAEMON") == "1" {
 		os.Args = append([]string{"coordinated"}, strings.Fields(os.Getenv("COORDINATED_TEST_ARGS"))...)
 		main()
+		os.RemoveAll(state)
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	os.RemoveAll(state)
+	os.Exit(code)
 }
 
 // syncBuffer is a bytes.Buffer safe for a logger and a test to share.
@@ -50,9 +59,11 @@ func (s *syncBuffer) String() string {
 }
 
 // startDaemon runs the daemon in-process and returns its address and a
-// function that stops it and returns run's error.
+// function that stops it and returns run's error. It keeps its data in a
+// fresh directory unless args say otherwise.
 func startDaemon(t *testing.T, args ...string) (string, *syncBuffer, func() error) {
 	t.Helper()
+	args = append([]string{"-data-dir", t.TempDir()}, args...)
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan net.Addr, 1)
 	done := make(chan error, 1)

@@ -6,7 +6,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
+
+	"coordinated/journal"
+	"coordinated/memory"
 )
 
 // errUsage marks a command-line error (already reported by the flag set).
@@ -24,8 +29,15 @@ type options struct {
 	maxRequestSize int64
 	logLevel       slog.Level
 	enforceMinGB   bool
-	dataDir        string
 	version        bool
+
+	// Persistence of the memory backend (docs/persistence.md).
+	volatile      bool   // -backend memory: (or -data-dir ""): keep nothing
+	dataDir       string // "" when volatile
+	dataDirSet    bool   // -data-dir was given explicitly
+	sync          journal.SyncPolicy
+	recover       bool
+	snapshotBytes int64
 }
 
 // parseOptions reads the command line.
@@ -34,14 +46,19 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs := flag.NewFlagSet("coordinated", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.listen, "listen", "127.0.0.1:5932", "`address` to serve CBOR-RPC on; \":5932\" opens it to the network")
-	fs.StringVar(&o.backend, "backend", "memory", "storage: \"memory\", or a postgres:// or postgresql:// `URL`")
+	fs.StringVar(&o.backend, "backend", "memory", "storage: \"memory\" (kept in -data-dir), \"memory:\" (volatile), or a postgres:// or postgresql:// `URL`")
 	fs.StringVar(&o.configFile, "config", "", "YAML `file` returned by get_config; coordinate.job_queue.limit_completed_count/_age set the archive policy")
 	fs.Int64Var(&o.maxRequestSize, "max-request-size", defaultMaxRequestSize, "largest request in `bytes`; a connection sending more is closed")
 	level := fs.String("log-level", "info", "log `level`: debug, info, warn or error")
 	fs.BoolVar(&o.enforceMinGB, "enforce-min-gb", false, "skip work specs whose min_gb exceeds the worker's available_gb")
-	fs.StringVar(&o.dataDir, "data-dir", "", "`directory` for the memory backend's journal (accepted; not used yet)")
+	defaultDir, dirErr := defaultDataDir()
+	fs.StringVar(&o.dataDir, "data-dir", defaultDir, "`directory` where the memory backend keeps its journal and snapshots; \"\" keeps nothing (volatile)")
+	syncName := fs.String("sync", journal.SyncGroup.String(), "journal `policy`: \"group\" fsyncs every group of changes before answering; \"none\" only writes them (survives a crash of the daemon, not of the machine)")
+	fs.BoolVar(&o.recover, "recover", false, "start even if the journal is damaged before its end, keeping what can be read (damaged files are renamed aside)")
+	fs.Int64Var(&o.snapshotBytes, "snapshot-bytes", memory.DefaultSnapshotBytes, "take a snapshot once the journal has grown by this many `bytes`")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
-	if err := fs.Parse(args); err != nil {
+	err := fs.Parse(args)
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, err
 		}
@@ -59,11 +76,44 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 		fmt.Fprintln(stderr, "coordinated: -max-request-size must be positive")
 		return nil, errUsage
 	}
-	if o.backend != "memory" && !isPostgresURL(o.backend) {
-		fmt.Fprintf(stderr, "coordinated: -backend must be \"memory\" or a postgres:// URL, not %q\n", o.backend)
+	if o.backend != "memory" && o.backend != "memory:" && !isPostgresURL(o.backend) {
+		fmt.Fprintf(stderr, "coordinated: -backend must be \"memory\", \"memory:\" (volatile) or a postgres:// URL, not %q\n", o.backend)
+		return nil, errUsage
+	}
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "data-dir" {
+			o.dataDirSet = true
+		}
+	})
+	if o.sync, err = journal.ParseSyncPolicy(*syncName); err != nil {
+		fmt.Fprintf(stderr, "coordinated: -sync: %v\n", err)
+		return nil, errUsage
+	}
+	if o.snapshotBytes <= 0 {
+		fmt.Fprintln(stderr, "coordinated: -snapshot-bytes must be positive")
+		return nil, errUsage
+	}
+	if o.backend == "memory:" || (o.dataDirSet && o.dataDir == "") {
+		o.volatile, o.dataDir = true, ""
+	}
+	if o.backend != "memory:" && !isPostgresURL(o.backend) && !o.volatile && o.dataDir == "" {
+		fmt.Fprintf(stderr, "coordinated: no default data directory (%v); pass -data-dir DIR, or -data-dir \"\" for a volatile daemon\n", dirErr)
 		return nil, errUsage
 	}
 	return o, nil
+}
+
+// defaultDataDir is where a memory daemon keeps its data unless told
+// otherwise: $XDG_STATE_HOME/coordinated, else ~/.local/state/coordinated.
+func defaultDataDir() (string, error) {
+	if d := os.Getenv("XDG_STATE_HOME"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "coordinated"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(home, ".local", "state", "coordinated"), nil
 }
 
 func isPostgresURL(s string) bool {

@@ -66,7 +66,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready cha
 		MaxRequestSize: opts.maxRequestSize,
 		Logger:         log,
 	})
-	log.Info("listening", "addr", ln.Addr().String(), "backend", backendLabel(opts.backend), "version", version)
+	log.Info("listening", "addr", ln.Addr().String(), "backend", backendLabel(opts.backend), "data_dir", opts.dataDir, "version", version)
 	if ready != nil {
 		ready <- ln.Addr()
 	}
