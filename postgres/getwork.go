@@ -14,6 +14,8 @@ import (
 var (
 	//go:embed queries/candidates.sql
 	candidatesSQL string
+	//go:embed queries/best_units.sql
+	bestUnitsSQL string
 	//go:embed queries/claim.sql
 	claimSQL string
 	//go:embed queries/claim_many.sql
@@ -90,7 +92,7 @@ func (ns *namespace) candidates(ctx context.Context, req coordinate.WorkRequest,
 	for i, n := range req.WorkSpecs {
 		names[i] = bytesOf(n)
 	}
-	rows, err := ns.b.pool.Query(ctx, candidatesSQL, ns.id, now.UnixNano(), names)
+	rows, err := ns.b.pool.Query(ctx, candidatesSQL, ns.id, names)
 	if err != nil {
 		return nil, fmt.Errorf("postgres get_work candidates: %w", err)
 	}
@@ -106,7 +108,7 @@ func (ns *namespace) candidates(ctx context.Context, req coordinate.WorkRequest,
 		)
 		err := r.Scan(&c.row.id, &name, &nameText, &def, &pri, &wt, &paused, &cont, &cb, &intervalNS,
 			&nextContinuous, &mr, &mg, &maxRetries, &minGB, &then, &tp, &runtime,
-			&c.available, &c.pending, &c.best)
+			&c.available, &c.pending)
 		c.row.spec = coordinate.WorkSpec{
 			Name:       coordinate.Name{Bytes: string(name), Text: nameText},
 			Definition: def,
@@ -123,7 +125,45 @@ func (ns *namespace) candidates(ctx context.Context, req coordinate.WorkRequest,
 	if err != nil {
 		return nil, fmt.Errorf("postgres get_work candidates: %w", err)
 	}
-	return cands, nil
+	return cands, ns.bestUnits(ctx, cands, now)
+}
+
+// bestUnits sets best on the candidates with available units: the
+// priority of the best unit that can be handed out now, or nil when all
+// are delayed. With one such spec there is nothing to compare, so the
+// probe is skipped and the claim finds out.
+func (ns *namespace) bestUnits(ctx context.Context, cands []candidate, now time.Time) error {
+	var ids []int64
+	byID := map[int64]*candidate{}
+	for i := range cands {
+		if cands[i].available > 0 {
+			ids = append(ids, cands[i].row.id)
+			byID[cands[i].row.id] = &cands[i]
+		}
+	}
+	if len(ids) == 1 {
+		var zero float64
+		byID[ids[0]].best = &zero
+		return nil
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	rows, err := ns.b.pool.Query(ctx, bestUnitsSQL, ids, now.UnixNano())
+	if err != nil {
+		return fmt.Errorf("postgres get_work best units: %w", err)
+	}
+	var id int64
+	var prio float64
+	_, err = pgx.ForEachRow(rows, []any{&id, &prio}, func() error {
+		p := prio
+		byID[id].best = &p
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("postgres get_work best units: %w", err)
+	}
+	return nil
 }
 
 // claim leases up to n units of spec to worker, group-committed with
