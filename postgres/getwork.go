@@ -97,29 +97,9 @@ func (ns *namespace) candidates(ctx context.Context, req coordinate.WorkRequest,
 		return nil, fmt.Errorf("postgres get_work candidates: %w", err)
 	}
 	cands, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (candidate, error) {
-		var (
-			c                              candidate
-			name, def, then, runtime       []byte
-			nameText, paused, cont, cb, tp bool
-			pri, wt, mr, mg, maxRetries    int32
-			intervalNS                     int64
-			nextContinuous                 *int64
-			minGB                          float64
-		)
-		err := r.Scan(&c.row.id, &name, &nameText, &def, &pri, &wt, &paused, &cont, &cb, &intervalNS,
-			&nextContinuous, &mr, &mg, &maxRetries, &minGB, &then, &tp, &runtime,
-			&c.available, &c.pending)
-		c.row.spec = coordinate.WorkSpec{
-			Name:       coordinate.Name{Bytes: string(name), Text: nameText},
-			Definition: def,
-			Meta: coordinate.WorkSpecMeta{
-				Priority: int(pri), Weight: int(wt), Paused: paused, Continuous: cont,
-				CanBeContinuous: cb, Interval: time.Duration(intervalNS),
-				NextContinuous: timeOf(nextContinuous), MaxRunning: int(mr), MaxGetwork: int(mg),
-				MaxRetries: int(maxRetries), MinGB: minGB, Then: string(then), ThenPreempts: tp,
-				Runtime: string(runtime),
-			},
-		}
+		var c candidate
+		var err error
+		c.row, err = scanSpecWith(r, &c.available, &c.pending)
 		return c, err
 	})
 	if err != nil {

@@ -21,7 +21,11 @@ type specRow struct {
 	spec coordinate.WorkSpec
 }
 
-func scanSpec(r pgx.Row) (specRow, error) {
+func scanSpec(r pgx.Row) (specRow, error) { return scanSpecWith(r) }
+
+// scanSpecWith is scanSpec for rows that carry extra columns after
+// specCols, scanned into extra.
+func scanSpecWith(r pgx.Row, extra ...any) (specRow, error) {
 	var (
 		sr               specRow
 		name, def        []byte
@@ -36,8 +40,9 @@ func scanSpec(r pgx.Row) (specRow, error) {
 		tp               bool
 		minGB            float64
 	)
-	err := r.Scan(&sr.id, &name, &nameText, &def, &pri, &wt, &paused, &cont, &cb, &intervalNS,
-		&nextContinuous, &mr, &mg, &maxRetries, &minGB, &then, &tp, &runtime)
+	dest := []any{&sr.id, &name, &nameText, &def, &pri, &wt, &paused, &cont, &cb, &intervalNS,
+		&nextContinuous, &mr, &mg, &maxRetries, &minGB, &then, &tp, &runtime}
+	err := r.Scan(append(dest, extra...)...)
 	if err != nil {
 		return sr, err
 	}
