@@ -139,8 +139,8 @@ func (js *JobServer) Handle(ctx context.Context, req *cborrpc.Request) (any, err
 // pair is the usual (value, message) result.
 func pair(value, msg any) cborrpc.Tuple { return cborrpc.Tuple{value, msg} }
 
-// okPair is (true, null).
-func okPair() cborrpc.Tuple { return cborrpc.Tuple{true, nil} }
+// okPair is (true, null), already encoded.
+func okPair() any { return okResult }
 
 // message is an in-band message string as a CBOR byte string.
 func message(s string) []byte { return []byte(s) }

@@ -66,6 +66,9 @@ func (s signature) bind(req *cborrpc.Request) ([]cbor.RawMessage, error) {
 		}
 		return nil, typeError("%s() takes %d to %d arguments (%d given)", s.method, s.required, len(s.names), n)
 	}
+	if n == len(s.names) {
+		return req.Params, nil // the usual call: every parameter given
+	}
 	out := make([]cbor.RawMessage, len(s.names))
 	copy(out, req.Params)
 	return out, nil
@@ -95,6 +98,9 @@ func majorType(raw cbor.RawMessage) byte {
 
 // decodeName decodes a byte or text string, keeping its kind.
 func decodeName(raw cbor.RawMessage, what string) (coordinate.Name, error) {
+	if s, text, ok := stringItem(raw); ok {
+		return coordinate.Name{Bytes: string(s), Text: text}, nil
+	}
 	switch majorType(raw) {
 	case 2:
 		var b []byte
@@ -126,6 +132,9 @@ func decodeOptionalName(raw cbor.RawMessage, what string) (*coordinate.Name, err
 
 // decodeList decodes an array or a tag-128 tuple into its raw elements.
 func decodeList(raw cbor.RawMessage, what string) ([]cbor.RawMessage, error) {
+	if items, ok := listItems(raw); ok {
+		return items, nil
+	}
 	if majorType(raw) == 6 {
 		var tag cbor.RawTag
 		if err := decMode.Unmarshal(raw, &tag); err != nil {
@@ -182,11 +191,24 @@ func decodeOptions(raw cbor.RawMessage, what string) (options, error) {
 	if majorType(raw) != 5 {
 		return nil, typeError("%s must be a dict", what)
 	}
+	out := make(options, 4)
+	unusual := false
+	if eachMapEntry(raw, func(key, value []byte) {
+		// Python looked options up by string name; other keys were
+		// simply never read. A later duplicate wins, as in a dict.
+		if k, _, ok := stringItem(key); ok {
+			out[optionName(k)] = value
+		} else if mt := majorType(key); mt == 2 || mt == 3 {
+			unusual = true // e.g. an indefinite-length key
+		}
+	}) && !unusual {
+		return out, nil
+	}
 	var m map[any]cbor.RawMessage
 	if err := decMode.Unmarshal(raw, &m); err != nil {
 		return nil, typeError("%s: %v", what, err)
 	}
-	out := make(options, len(m))
+	out = make(options, len(m))
 	for k, v := range m {
 		switch ks := k.(type) {
 		case string:
@@ -201,6 +223,38 @@ func decodeOptions(raw cbor.RawMessage, what string) (options, error) {
 	return out, nil
 }
 
+// optionName returns an option key as a string, without allocating for
+// the option names the methods read.
+func optionName(k []byte) string {
+	switch string(k) {
+	case "lease_time":
+		return "lease_time"
+	case "max_jobs":
+		return "max_jobs"
+	case "status":
+		return "status"
+	case "data":
+		return "data"
+	case "worker_id":
+		return "worker_id"
+	case "work_spec_names":
+		return "work_spec_names"
+	case "available_gb":
+		return "available_gb"
+	case "work_unit_keys":
+		return "work_unit_keys"
+	case "state":
+		return "state"
+	case "start":
+		return "start"
+	case "limit":
+		return "limit"
+	case "priority":
+		return "priority"
+	}
+	return string(k)
+}
+
 // present reports whether the option is given and not null (Python's
 // `options.get(k) is not None`).
 func (o options) present(key string) bool {
@@ -209,6 +263,12 @@ func (o options) present(key string) bool {
 
 // decodeNumber decodes an integer or a float (not NaN) as float64.
 func decodeNumber(raw cbor.RawMessage, what string) (float64, error) {
+	if n, ok := intItem(raw); ok {
+		return float64(n), nil
+	}
+	if f, ok := float64Item(raw); ok && !math.IsNaN(f) {
+		return f, nil
+	}
 	var v any
 	if err := decMode.Unmarshal(raw, &v); err != nil {
 		return 0, typeError("%s: %v", what, err)
@@ -238,6 +298,9 @@ func decodeNumber(raw cbor.RawMessage, what string) (float64, error) {
 
 // decodeInt decodes an integer; an integral float is accepted too.
 func decodeInt(raw cbor.RawMessage, what string) (int64, error) {
+	if n, ok := intItem(raw); ok {
+		return n, nil
+	}
 	var v any
 	if err := decMode.Unmarshal(raw, &v); err != nil {
 		return 0, typeError("%s: %v", what, err)

@@ -6,7 +6,6 @@ import (
 
 	"github.com/fxamacker/cbor/v2"
 
-	"coordinated/cborrpc"
 	"coordinated/coordinate"
 )
 
@@ -58,22 +57,7 @@ func (js *JobServer) getWork(ctx context.Context, p []cbor.RawMessage) (any, err
 	if err != nil {
 		return nil, js.backendError("get_work", err)
 	}
-	if single {
-		if len(attempts) == 0 {
-			return pair(cborrpc.Tuple{nil, nil, nil}, nil), nil
-		}
-		return pair(workTuple(&attempts[0]), nil), nil
-	}
-	out := make([]any, len(attempts))
-	for i := range attempts {
-		out[i] = workTuple(&attempts[i])
-	}
-	return pair(out, nil), nil
-}
-
-// workTuple is one leased unit as get_work reports it.
-func workTuple(a *coordinate.Attempt) cborrpc.Tuple {
-	return cborrpc.Tuple{nameValue(a.Spec), nameValue(a.Key), rawData(a.Data)}
+	return workResult(attempts, single), nil
 }
 
 // getChildWorkUnits: get_child_work_units(worker_id) -> ({child_id:

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 
 	"github.com/fxamacker/cbor/v2"
 
@@ -35,10 +36,21 @@ func (js *JobServer) addWorkUnits(ctx context.Context, p []cbor.RawMessage) (any
 		return nil, err
 	}
 	units := make([]coordinate.WorkUnitInput, len(items))
+	// The keys are gathered into one buffer and become substrings of one
+	// string: one allocation for the batch instead of one per unit.
+	var keyBytes []byte
+	keyEnds := make([]int, len(items))
+	var elems []cbor.RawMessage // one item's elements, reused
 	for i, raw := range items {
-		if err := decodeUnitItem(raw, i, &units[i]); err != nil {
+		if elems, keyBytes, err = decodeUnitItem(raw, i, &units[i], elems[:0], keyBytes); err != nil {
 			return nil, err
 		}
+		keyEnds[i] = len(keyBytes)
+	}
+	allKeys, start := string(keyBytes), 0
+	for i := range units {
+		units[i].Key.Bytes = allKeys[start:keyEnds[i]]
+		start = keyEnds[i]
 	}
 	err = js.ns.AddWorkUnits(ctx, name.Bytes, units)
 	switch {
@@ -53,33 +65,46 @@ func (js *JobServer) addWorkUnits(ctx context.Context, p []cbor.RawMessage) (any
 }
 
 // decodeUnitItem decodes one add_work_units item: a list or tuple of key,
-// data, optional meta map and optional priority overriding meta's.
-func decodeUnitItem(raw cbor.RawMessage, i int, in *coordinate.WorkUnitInput) error {
-	what := fmt.Sprintf("work unit %d", i)
-	elems, err := decodeList(raw, what)
-	if err != nil {
-		return &pyError{kind: "AssertionError", detail: what + " must be a list or tuple"}
+// data, optional meta map and optional priority overriding meta's. elems
+// is scratch space for the item's elements, returned for reuse. The key's
+// bytes are appended to keys rather than stored in in.Key.Bytes.
+func decodeUnitItem(raw cbor.RawMessage, i int, in *coordinate.WorkUnitInput, elems []cbor.RawMessage, keys []byte) ([]cbor.RawMessage, []byte, error) {
+	what := func() string { return "work unit " + strconv.Itoa(i) }
+	elems, ok := appendListItems(elems, raw)
+	if !ok {
+		var err error
+		if elems, err = decodeList(raw, "work unit"); err != nil {
+			return elems, keys, &pyError{kind: "AssertionError", detail: what() + " must be a list or tuple"}
+		}
 	}
 	if len(elems) < 2 || len(elems) > 4 {
-		return &pyError{kind: "AssertionError", detail: fmt.Sprintf("%s must have 2 to 4 elements, not %d", what, len(elems))}
+		return elems, keys, &pyError{kind: "AssertionError", detail: fmt.Sprintf("%s must have 2 to 4 elements, not %d", what(), len(elems))}
 	}
-	if in.Key, err = decodeName(elems[0], what+" key"); err != nil {
-		return &pyError{kind: "AssertionError", detail: what + " key must be a string"}
+	if key, text, ok := stringItem(elems[0]); ok {
+		in.Key.Text = text
+		keys = append(keys, key...)
+	} else {
+		name, err := decodeName(elems[0], "key")
+		if err != nil {
+			return elems, keys, &pyError{kind: "AssertionError", detail: what() + " key must be a string"}
+		}
+		in.Key.Text = name.Text
+		keys = append(keys, name.Bytes...)
 	}
 	in.Data = coordinate.Data(elems[1])
 	if len(elems) >= 3 {
 		if err := coordinate.ParseUnitMeta(coordinate.Data(elems[2]), in); err != nil {
-			return valueError("%s: %v", what, err)
+			return elems, keys, valueError("%s: %v", what(), err)
 		}
 	}
 	if len(elems) == 4 && !isNull(elems[3]) {
-		prio, err := decodeNumber(elems[3], what+" priority")
+		prio, err := decodeNumber(elems[3], what()+" priority")
 		if err != nil {
-			return err
+			return elems, keys, err
 		}
 		in.Priority = &prio
 	}
-	return nil
+	return elems, keys, nil
 }
 
 // countWorkUnits: count_work_units(name) -> ({status: count}, null) (§8.10).

@@ -7,7 +7,7 @@
 //
 //	coordbench -addr 127.0.0.1:5932 [-workload all|add,drain1,...] [-conns 8]
 //	           [-units 20000] [-queued 10000,100000,1000000] [-sample 50000]
-//	           [-seed 1] [-json]
+//	           [-seed 1] [-json] [-cpuprofile FILE]
 //
 // Every workload uses its own work-spec names (prefixed "coordbench_") and
 // deletes them when it ends.
@@ -21,6 +21,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -45,6 +46,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	seed := fs.Int64("seed", 1, "seed for key order and payload sizes")
 	asJSON := fs.Bool("json", false, "print one JSON object per workload instead of text")
 	timeout := fs.Duration("timeout", 10*time.Minute, "give up on a workload after this long")
+	cpuProfile := fs.String("cpuprofile", "", "write the load generator's own CPU profile to this `file`")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -61,6 +63,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if *conns < 1 || *units < 1 || *sample < 1 {
 		fmt.Fprintln(stderr, "coordbench: -conns, -units and -sample must be positive")
 		return 2
+	}
+
+	if *cpuProfile != "" {
+		stopProfile, err := startCPUProfile(*cpuProfile)
+		if err != nil {
+			fmt.Fprintf(stderr, "coordbench: -cpuprofile: %v\n", err)
+			return 1
+		}
+		defer stopProfile()
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -135,4 +146,22 @@ func parseWorkloads(s string) ([]string, error) {
 		out = append(out, f)
 	}
 	return out, nil
+}
+
+// startCPUProfile starts profiling the load generator itself (it shares
+// the machine with the daemon, so its own cost matters) and returns the
+// function that stops and writes the profile.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }

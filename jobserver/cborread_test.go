@@ -1,0 +1,156 @@
+package jobserver
+
+import (
+	"bytes"
+	"encoding/hex"
+	"strings"
+	"testing"
+
+	"github.com/fxamacker/cbor/v2"
+
+	"coordinated/cborrpc"
+	"coordinated/coordinate"
+)
+
+func unhex(t *testing.T, s string) []byte {
+	t.Helper()
+	b, err := hex.DecodeString(strings.ReplaceAll(s, " ", ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestItemLenAgreesWithDecoder checks the fast item walker against
+// fxamacker on well-formed items of every major type, followed by junk.
+func TestItemLenAgreesWithDecoder(t *testing.T) {
+	for _, item := range []string{
+		"00", "17", "18 ff", "19 0100", "1a 00010000", "1b 0000000100000000",
+		"20", "3b 7fffffffffffffff", "f4", "f5", "f6", "f7", "f9 3c00", "fa 3f800000",
+		"fb 3ff0000000000000", "40", "43 616263", "63 616263", "5f 41 61 41 62 ff",
+		"7f 61 61 ff", "80", "83 01 02 03", "9f 01 9f ff ff", "a0", "a2 41 61 01 61 62 82 01 02",
+		"bf 41 61 01 ff", "d8 80 82 41 61 f6", "c2 49 010000000000000000",
+	} {
+		b := unhex(t, item)
+		var raw cbor.RawMessage
+		rest, err := decMode.UnmarshalFirst(append(b, 0x00, 0x01), &raw)
+		if err != nil {
+			t.Fatalf("%s: fxamacker rejects the test item: %v", item, err)
+		}
+		n, ok := itemLen(append(b, 0x00, 0x01), 0)
+		if !ok || n != len(raw) || len(rest) != 2 {
+			t.Errorf("itemLen(%s) = %d, %v; want %d", item, n, ok, len(raw))
+		}
+	}
+}
+
+func TestItemLenRejectsTruncatedAndMalformed(t *testing.T) {
+	for _, item := range []string{
+		"", "18", "19 01", "43 6162", "83 01 02", "a1 01", "9f 01", "5f 41 61",
+		"1c", "ff", "d8", "bb ffffffffffffffff",
+	} {
+		if n, ok := itemLen(unhex(t, item), 0); ok {
+			t.Errorf("itemLen(%q) = %d, ok; want rejection", item, n)
+		}
+	}
+	deep := bytes.Repeat([]byte{0x81}, maxReadDepth+2)
+	if _, ok := itemLen(append(deep, 0x00), 0); ok {
+		t.Error("itemLen accepted nesting deeper than maxReadDepth")
+	}
+}
+
+func TestStringItem(t *testing.T) {
+	cases := []struct {
+		item     string
+		want     string
+		text, ok bool
+	}{
+		{"43 616263", "abc", false, true},
+		{"63 616263", "abc", true, true},
+		{"40", "", false, true},
+		{"62 c328", "", false, false}, // invalid UTF-8 text
+		{"5f 41 61 ff", "", false, false},
+		{"01", "", false, false},
+		{"44 6162", "", false, false},
+	}
+	for _, c := range cases {
+		s, text, ok := stringItem(unhex(t, c.item))
+		if string(s) != c.want || text != c.text || ok != c.ok {
+			t.Errorf("stringItem(%s) = %q, %v, %v; want %q, %v, %v", c.item, s, text, ok, c.want, c.text, c.ok)
+		}
+	}
+}
+
+func TestAppendListItemsReusesScratch(t *testing.T) {
+	scratch := make([]cbor.RawMessage, 0, 4)
+	items, ok := appendListItems(scratch, unhex(t, "d8 80 82 41 61 a1 41 6e 01"))
+	if !ok || len(items) != 2 || &items[0] != &scratch[:1][0] {
+		t.Fatalf("appendListItems on a tuple = %x, %v; want 2 items in the scratch space", items, ok)
+	}
+	if !bytes.Equal(items[1], unhex(t, "a1 41 6e 01")) {
+		t.Errorf("second element = %x", items[1])
+	}
+	if _, ok := appendListItems(nil, unhex(t, "a1 41 6e 01")); ok {
+		t.Error("appendListItems accepted a map")
+	}
+	if items, ok := appendListItems(nil, unhex(t, "9f 01 02 ff")); !ok || len(items) != 2 {
+		t.Errorf("indefinite list = %x, %v", items, ok)
+	}
+}
+
+// An option key the fast path cannot read (indefinite length) still
+// counts, through the general decoder.
+func TestDecodeOptionsIndefiniteKey(t *testing.T) {
+	opts, err := decodeOptions(unhex(t, "a2 5f 43 6d6178 44 5f6a6f62 ff 05 41 78 06"), "options")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(opts["max_job"], []byte{0x05}) || !bytes.Equal(opts["x"], []byte{0x06}) {
+		t.Errorf("options = %x", opts)
+	}
+}
+
+func TestDecodeOptionsLaterDuplicateWins(t *testing.T) {
+	opts, err := decodeOptions(unhex(t, "a2 46 737461747573 01 66 737461747573 04"), "options")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(opts["status"], []byte{0x04}) {
+		t.Errorf("status = %x, want 04 (the later entry)", opts["status"])
+	}
+}
+
+// workResult must produce exactly what the generic encoder makes of the
+// tuple shapes get_work answered with before.
+func TestWorkResultMatchesGenericEncoding(t *testing.T) {
+	a := coordinate.Attempt{
+		Spec: coordinate.Name{Bytes: "ws"},
+		Key:  coordinate.Name{Bytes: "k\u00e9", Text: true},
+		Data: coordinate.Data(unhex(t, "a1 41 78 01")),
+	}
+	noData := a
+	noData.Data = nil
+	tupleOf := func(a coordinate.Attempt) cborrpc.Tuple {
+		return cborrpc.Tuple{nameValue(a.Spec), nameValue(a.Key), rawData(a.Data)}
+	}
+	cases := []struct {
+		attempts []coordinate.Attempt
+		single   bool
+		want     any
+	}{
+		{nil, true, pair(cborrpc.Tuple{nil, nil, nil}, nil)},
+		{[]coordinate.Attempt{a}, true, pair(tupleOf(a), nil)},
+		{nil, false, pair([]any{}, nil)},
+		{[]coordinate.Attempt{a, noData}, false, pair([]any{tupleOf(a), tupleOf(noData)}, nil)},
+	}
+	for i, c := range cases {
+		want, err := cborrpc.EncMode().Marshal(c.want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := workResult(c.attempts, c.single).(cbor.RawMessage)
+		if !bytes.Equal(got, want) {
+			t.Errorf("case %d: workResult = %x, want %x", i, got, want)
+		}
+	}
+}
