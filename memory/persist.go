@@ -132,16 +132,24 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 	return b, nil
 }
 
-// applyRecord replays one journal record.
-func (b *Backend) applyRecord(rec []byte) error {
+// applyRecord replays one journal record. A record that decodes but does
+// not fit the state (which only a bug can produce: records are
+// checksummed) stops recovery with an error instead of crashing.
+func (b *Backend) applyRecord(rec []byte) (err error) {
 	d, err := decodeRecord(rec)
 	if err != nil {
 		return fmt.Errorf("memory: bad journal record: %w", err)
 	}
 	ns := b.replayNamespace(d.namespace)
-	if d.op != nil {
-		d.op.apply(ns.st)
+	if d.op == nil {
+		return nil
 	}
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("memory: journal record %T of namespace %q does not apply to the recovered state: %v", d.op, d.namespace, p)
+		}
+	}()
+	d.op.apply(ns.st)
 	return nil
 }
 
