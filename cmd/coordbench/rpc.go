@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -23,7 +24,8 @@ type conn struct {
 	id  int
 }
 
-// call makes one timed RPC.
+// call makes one timed RPC and decodes its result generically. The hot
+// loops use callRaw instead.
 func (c *conn) call(method string, params ...any) (any, error) {
 	start := time.Now()
 	res, err := c.c.Call(method, params...)
@@ -34,17 +36,43 @@ func (c *conn) call(method string, params ...any) (any, error) {
 	return res, nil
 }
 
+// callRaw makes one timed RPC and returns its result still encoded, so
+// the load generator spends as little of the shared CPU as possible.
+func (c *conn) callRaw(method string, params ...any) (cbor.RawMessage, error) {
+	start := time.Now()
+	res, err := c.c.CallRaw(method, params...)
+	c.lat.add(method, time.Since(start))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", method, err)
+	}
+	return res, nil
+}
+
 // callOK makes a call whose result must be the pair (true, msg).
 func (c *conn) callOK(method string, params ...any) error {
-	res, err := c.call(method, params...)
+	res, err := c.callRaw(method, params...)
 	if err != nil {
 		return err
 	}
-	pair, ok := res.(cborrpc.Tuple)
-	if !ok || len(pair) != 2 || pair[0] != true {
-		return fmt.Errorf("%s: unexpected result %s", method, show(res))
+	if pair, _, err := cborrpc.ListElements(res); err != nil || len(pair) != 2 || !bytes.Equal(pair[0], cborTrue) {
+		return fmt.Errorf("%s: unexpected result %s", method, showRaw(res))
 	}
 	return nil
+}
+
+// Encoded items the replies are compared with.
+var (
+	cborTrue = []byte{0xf5}
+	cborNull = []byte{0xf6}
+)
+
+// showRaw renders an encoded result for error messages.
+func showRaw(raw []byte) string {
+	var v any
+	if err := cborrpc.DecMode().Unmarshal(raw, &v); err != nil {
+		return fmt.Sprintf("undecodable % x (%v)", raw, err)
+	}
+	return show(v)
 }
 
 // show renders a decoded result for error messages, bytes as text.
@@ -65,6 +93,16 @@ func show(v any) string {
 		return s + "]"
 	}
 	return fmt.Sprintf("%v", v)
+}
+
+// mustEncode encodes a request parameter once, ahead of the calls that
+// send it. Its inputs are the load generator's own constants.
+func mustEncode(v any) cbor.RawMessage {
+	raw, err := cborrpc.EncMode().Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("coordbench: encoding %#v: %v", v, err))
+	}
+	return raw
 }
 
 // withConns dials n connections and runs fn on each concurrently. It
@@ -121,48 +159,70 @@ func (b *bench) withConns(ctx context.Context, n int, fn func(ctx context.Contex
 	return all, errors.Join(errs...)
 }
 
-// workUnit is one unit handed out by get_work.
+// workUnit is one unit handed out by get_work: spec and key as strings
+// and as the encoded items to send back with update_work_unit.
 type workUnit struct {
-	spec, key []byte
-	data      any
+	spec, key       []byte
+	specRaw, keyRaw cbor.RawMessage
+	data            cbor.RawMessage
+}
+
+// workOptions encodes get_work's options for each max_jobs value asked
+// for, once.
+type workOptions struct {
+	specs   []any // work_spec_names, nil: not sent
+	encoded map[int]cbor.RawMessage
+}
+
+func (w *workOptions) get(maxJobs int) cbor.RawMessage {
+	if raw, ok := w.encoded[maxJobs]; ok {
+		return raw
+	}
+	o := opts{"lease_time": 300, "max_jobs": maxJobs}
+	if w.specs != nil {
+		o["work_spec_names"] = w.specs
+	}
+	if w.encoded == nil {
+		w.encoded = make(map[int]cbor.RawMessage)
+	}
+	raw := mustEncode(o)
+	w.encoded[maxJobs] = raw
+	return raw
 }
 
 // getWork asks for up to maxJobs units and returns them (none when there
-// is no work). It checks the result shape the legacy client relies on
-// (PROTOCOL §8.16): a triple for max_jobs 1, a list otherwise.
-func (c *conn) getWork(worker string, maxJobs int, specs []any) ([]workUnit, error) {
-	o := opts{"lease_time": 300, "max_jobs": maxJobs}
-	if specs != nil {
-		o["work_spec_names"] = specs
-	}
-	res, err := c.call("get_work", []byte(worker), o)
+// is no work). worker is the encoded worker id. It checks the result
+// shape the legacy client relies on (PROTOCOL §8.16): a triple for
+// max_jobs 1, a list otherwise.
+func (c *conn) getWork(worker cbor.RawMessage, maxJobs int, o *workOptions) ([]workUnit, error) {
+	res, err := c.callRaw("get_work", worker, o.get(maxJobs))
 	if err != nil {
 		return nil, err
 	}
-	pair, ok := res.(cborrpc.Tuple)
-	if !ok || len(pair) != 2 {
-		return nil, fmt.Errorf("get_work: result %s is not a pair", show(res))
+	pair, _, err := cborrpc.ListElements(res)
+	if err != nil || len(pair) != 2 {
+		return nil, fmt.Errorf("get_work: result %s is not a pair", showRaw(res))
 	}
 	if maxJobs == 1 {
-		triple, ok := pair[0].(cborrpc.Tuple)
-		if !ok || len(triple) != 3 {
-			return nil, fmt.Errorf("get_work: max_jobs 1 returned %s, not a triple", show(pair[0]))
+		triple, isTuple, err := cborrpc.ListElements(pair[0])
+		if err != nil || !isTuple || len(triple) != 3 {
+			return nil, fmt.Errorf("get_work: max_jobs 1 returned %s, not a triple", showRaw(pair[0]))
 		}
-		if triple[0] == nil || triple[1] == nil {
+		if bytes.Equal(triple[0], cborNull) || bytes.Equal(triple[1], cborNull) {
 			return nil, nil
 		}
 		u, err := toUnit(triple)
 		return []workUnit{u}, err
 	}
-	list, ok := pair[0].([]any)
-	if !ok {
-		return nil, fmt.Errorf("get_work: max_jobs %d returned %s, not a list", maxJobs, show(pair[0]))
+	list, isTuple, err := cborrpc.ListElements(pair[0])
+	if err != nil || isTuple {
+		return nil, fmt.Errorf("get_work: max_jobs %d returned %s, not a list", maxJobs, showRaw(pair[0]))
 	}
 	units := make([]workUnit, 0, len(list))
 	for _, e := range list {
-		triple, ok := e.(cborrpc.Tuple)
-		if !ok || len(triple) != 3 {
-			return nil, fmt.Errorf("get_work: list element %s is not a triple", show(e))
+		triple, isTuple, err := cborrpc.ListElements(e)
+		if err != nil || !isTuple || len(triple) != 3 {
+			return nil, fmt.Errorf("get_work: list element %s is not a triple", showRaw(e))
 		}
 		u, err := toUnit(triple)
 		if err != nil {
@@ -173,21 +233,11 @@ func (c *conn) getWork(worker string, maxJobs int, specs []any) ([]workUnit, err
 	return units, nil
 }
 
-func toUnit(triple cborrpc.Tuple) (workUnit, error) {
-	spec, err1 := asBytes(triple[0])
-	key, err2 := asBytes(triple[1])
-	if err := errors.Join(err1, err2); err != nil {
-		return workUnit{}, fmt.Errorf("get_work: %w", err)
+func toUnit(triple []cbor.RawMessage) (workUnit, error) {
+	spec, ok1 := cborrpc.StringContent(triple[0])
+	key, ok2 := cborrpc.StringContent(triple[1])
+	if !ok1 || !ok2 {
+		return workUnit{}, fmt.Errorf("get_work: spec %s or key %s is not a string", showRaw(triple[0]), showRaw(triple[1]))
 	}
-	return workUnit{spec: spec, key: key, data: triple[2]}, nil
-}
-
-func asBytes(v any) ([]byte, error) {
-	switch x := v.(type) {
-	case []byte:
-		return x, nil
-	case string:
-		return []byte(x), nil
-	}
-	return nil, fmt.Errorf("%T %v is not a string", v, v)
+	return workUnit{spec: spec, key: key, specRaw: triple[0], keyRaw: triple[1], data: triple[2]}, nil
 }

@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/fxamacker/cbor/v2"
+
 	"coordinated/cborrpc"
 )
 
@@ -58,8 +60,9 @@ func (b *bench) runWorkload(ctx context.Context, name string) ([]result, error) 
 	case "add":
 		s := spec{name: specPrefix + "add"}
 		return b.withSpecs(ctx, []spec{s}, func() ([]result, error) {
+			batches := b.encodeUnits(b.units) // not timed: a loader has its data ready
 			start := time.Now()
-			lat, err := b.addUnits(ctx, s.name, b.units)
+			lat, err := b.sendUnits(ctx, s.name, batches)
 			return []result{newResult("add", b.units, time.Since(start), lat)}, err
 		})
 	case "drain1", "drain100":
@@ -182,28 +185,44 @@ func (b *bench) withSpecs(ctx context.Context, specs []spec, fn func() ([]result
 	return results, err
 }
 
-// addUnits adds n units to a spec in batches of addBatch, batches spread
-// over the connections. Keys are "u%08d" added in a seeded random order;
-// data is a small map with a seeded payload size.
+// addUnits adds n units to a spec (see encodeUnits and sendUnits).
 func (b *bench) addUnits(ctx context.Context, specName string, n int) (latencies, error) {
+	return b.sendUnits(ctx, specName, b.encodeUnits(n))
+}
+
+// encodeUnits encodes n units as add_work_units item lists of addBatch
+// units each. Keys are "u%08d" in a seeded random order; data is a small
+// map {"i": i, "pad": bytes} with a seeded payload size. Everything is
+// encoded ahead of sending so the load generator's own CPU cost, which
+// counts against the daemon's on a shared machine, stays small.
+func (b *bench) encodeUnits(n int) []cbor.RawMessage {
 	order := rand.New(rand.NewPCG(uint64(b.seed), uint64(n))).Perm(n)
-	batches := (n + addBatch - 1) / addBatch
+	var pad [48]byte
+	batches := make([]cbor.RawMessage, 0, (n+addBatch-1)/addBatch)
+	for start := 0; start < n; start += addBatch {
+		ids := order[start:min(n, start+addBatch)]
+		buf := appendHead(make([]byte, 0, len(ids)*80), majorArray, uint64(len(ids)))
+		for _, i := range ids {
+			size := mix(uint64(b.seed), uint64(i)) % 49
+			buf = appendUnit(buf, i, pad[:size])
+		}
+		batches = append(batches, buf)
+	}
+	return batches
+}
+
+// sendUnits adds encoded batches to a spec, batches spread over the
+// connections.
+func (b *bench) sendUnits(ctx context.Context, specName string, batches []cbor.RawMessage) (latencies, error) {
 	var next atomic.Int64
-	pad := make([]byte, 64)
-	return b.withConns(ctx, min(b.conns, batches), func(ctx context.Context, c *conn) error {
-		items := make([]any, 0, addBatch)
+	name := mustEncode([]byte(specName))
+	return b.withConns(ctx, min(b.conns, len(batches)), func(ctx context.Context, c *conn) error {
 		for {
 			bi := int(next.Add(1)) - 1
-			if bi >= batches || ctx.Err() != nil {
+			if bi >= len(batches) || ctx.Err() != nil {
 				return ctx.Err()
 			}
-			items = items[:0]
-			for _, i := range order[bi*addBatch : min(n, (bi+1)*addBatch)] {
-				key := fmt.Appendf(nil, "u%08d", i)
-				size := mix(uint64(b.seed), uint64(i)) % 49
-				items = append(items, cborrpc.Tuple{key, opts{"i": i, "pad": pad[:size]}})
-			}
-			if err := c.callOK("add_work_units", []byte(specName), items); err != nil {
+			if err := c.callOK("add_work_units", name, batches[bi]); err != nil {
 				return err
 			}
 		}
@@ -227,8 +246,10 @@ func (b *bench) drain(ctx context.Context, workload string, specNames []any, tar
 	claims := &quota{limit: int64(target)}
 	pid := os.Getpid()
 	start := time.Now()
+	finishOpts := mustEncode(opts{"status": 4})
 	lat, err := b.withConns(ctx, b.conns, func(ctx context.Context, c *conn) error {
-		worker := fmt.Sprintf("coordbench-%d-%d", pid, c.id)
+		worker := mustEncode([]byte(fmt.Sprintf("coordbench-%d-%d", pid, c.id)))
+		workOpts := &workOptions{specs: specNames}
 		var idleSince time.Time
 		for {
 			if err := ctx.Err(); err != nil {
@@ -240,7 +261,7 @@ func (b *bench) drain(ctx context.Context, workload string, specNames []any, tar
 			if want == 0 {
 				return nil
 			}
-			units, err := c.getWork(worker, int(want), specNames)
+			units, err := c.getWork(worker, int(want), workOpts)
 			if err != nil {
 				return err
 			}
@@ -259,13 +280,13 @@ func (b *bench) drain(ctx context.Context, workload string, specNames []any, tar
 			}
 			idleSince = time.Time{}
 			for _, u := range units {
-				o := opts{"status": 4}
+				o := finishOpts
 				if finishData != nil {
 					if d := finishData(u); d != nil {
-						o["data"] = d
+						o = mustEncode(opts{"status": 4, "data": d})
 					}
 				}
-				if err := c.callOK("update_work_unit", u.spec, u.key, o); err != nil {
+				if err := c.callOK("update_work_unit", u.specRaw, u.keyRaw, o); err != nil {
 					return fmt.Errorf("finishing %s/%s: %w", u.spec, u.key, err)
 				}
 				finished.Add(1)
