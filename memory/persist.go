@@ -278,6 +278,13 @@ func (b *Backend) closeJournal() error {
 	if err := w.j.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("memory: closing journal: %w", err))
 	}
+	st := w.j.Stats()
+	perGroup := 0.0
+	if st.Flushes > 0 {
+		perGroup = float64(st.Records) / float64(st.Flushes)
+	}
+	w.log.Info("journal closed", "records", st.Records, "bytes", st.Bytes, "groups", st.Flushes,
+		"fsyncs", st.Syncs, "records_per_group", fmt.Sprintf("%.1f", perGroup))
 	return errors.Join(errs...)
 }
 

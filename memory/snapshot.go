@@ -307,6 +307,9 @@ func readSnapshot(in io.Reader) ([]*capturedNamespace, error) {
 				sp.archived[st] = int(d.uint())
 			}
 			sp.units = d.count()
+			if d.err == nil {
+				c.units = slices.Grow(c.units, min(sp.units, 1<<24))
+			}
 			for range sp.units {
 				c.units = append(c.units, d.unit())
 			}
