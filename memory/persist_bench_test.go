@@ -165,4 +165,3 @@ func crashClose(b *Backend) {
 }
 
 func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
-
