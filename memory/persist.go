@@ -43,13 +43,19 @@ type wal struct {
 // enc and appends it. The caller holds the lock that orders ns's changes.
 func (w *wal) append(enc *recordEncoder, ns string, o op) journalTicket {
 	rec, err := enc.encode(ns, o)
+	if err == nil && len(rec) > journal.MaxRecordSize {
+		err = fmt.Errorf("record of %d bytes exceeds the journal's limit of %d", len(rec), journal.MaxRecordSize)
+	}
 	if err != nil {
+		// The change is applied in memory but cannot be journaled: stop
+		// acknowledging anything, a restart recovers what is on disk.
 		err = fmt.Errorf("memory: change not journaled, restart the daemon: %w", err)
 		w.failed.CompareAndSwap(nil, &err)
-		w.log.Error("journal record could not be encoded", "err", err)
+		w.log.Error("journal record could not be written", "err", err)
 		return failedTicket
 	}
 	t := w.j.Append(rec)
+	enc.release()
 	if w.sinceSnapshot.Add(int64(len(rec))) > w.snapshotBytes {
 		select {
 		case w.kick <- struct{}{}:

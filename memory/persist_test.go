@@ -303,3 +303,35 @@ func contains(s, sub string) bool {
 	}
 	return false
 }
+
+// TestHugeAddRecovers: a whole `coordinate load` arrives as one add; its
+// record (more items than a default CBOR decoder accepts) replays, and
+// binary keys survive.
+func TestHugeAddRecovers(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	clock := coordinate.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	b := openPersistent(t, dir, clock, 1<<40)
+	ns := nsOf(t, b, "")
+	if _, err := ns.SetWorkSpec(ctx, coordinate.Data{0xa1, 0x64, 'n', 'a', 'm', 'e', 0x61, 's'}); err != nil {
+		t.Fatal(err)
+	}
+	const n = 200_000
+	units := make([]coordinate.WorkUnitInput, n)
+	for i := range units {
+		units[i] = coordinate.WorkUnitInput{Key: coordinate.Name{Bytes: fmt.Sprintf("\xff%07d", i)}}
+	}
+	if err := ns.AddWorkUnits(ctx, "s", units); err != nil {
+		t.Fatal(err)
+	}
+	crash(t, b)
+	b2 := openPersistent(t, dir, clock, 1<<40)
+	defer b2.Close()
+	counts, err := nsOf(t, b2, "").CountWorkUnits(ctx, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if counts[coordinate.StatusAvailable] != n {
+		t.Fatalf("recovered %v, want %d available", counts, n)
+	}
+}

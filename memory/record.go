@@ -108,14 +108,32 @@ func newOp(kind byte) op {
 	return nil
 }
 
-// recordEncMode encodes ops. Core deterministic encoding keeps records
-// byte-identical for identical ops, which the tests rely on.
+// recordEncMode encodes ops. Go strings (keys, spec and worker names) may
+// hold any bytes, so they are written as CBOR byte strings: a text string
+// must be valid UTF-8 and a binary key would make the record unreadable.
+// Core deterministic encoding keeps records byte-identical for identical
+// ops.
 var recordEncMode = func() cbor.EncMode {
-	em, err := cbor.CoreDetEncOptions().EncMode()
+	opts := cbor.CoreDetEncOptions()
+	opts.String = cbor.StringToByteString
+	em, err := opts.EncMode()
 	if err != nil {
 		panic(err)
 	}
 	return em
+}()
+
+// recordDecMode decodes ops, reading byte strings into Go strings.
+var recordDecMode = func() cbor.DecMode {
+	dm, err := cbor.DecOptions{
+		ByteStringToString: cbor.ByteStringToStringAllowed,
+		MaxArrayElements:   1 << 27,
+		MaxMapPairs:        1 << 27,
+	}.DecMode()
+	if err != nil {
+		panic(err)
+	}
+	return dm
 }()
 
 // recordEncoder builds records into a reusable buffer. Each namespace owns
@@ -149,6 +167,14 @@ func (e *recordEncoder) encode(ns string, o op) ([]byte, error) {
 	return e.buf.Bytes(), nil
 }
 
+// release drops the buffer after an unusually large record (a whole
+// `coordinate load` arrives as one add), so it is not kept for good.
+func (e *recordEncoder) release() {
+	if e.buf.Cap() > 1<<20 {
+		e.buf = bytes.Buffer{}
+	}
+}
+
 // decodedRecord is a record split into its parts.
 type decodedRecord struct {
 	namespace string
@@ -180,7 +206,7 @@ func decodeRecord(rec []byte) (decodedRecord, error) {
 	if d.op == nil {
 		return d, fmt.Errorf("unknown record kind %d", kind)
 	}
-	if err := cbor.Unmarshal(body, d.op); err != nil {
+	if err := recordDecMode.Unmarshal(body, d.op); err != nil {
 		return d, fmt.Errorf("decoding %T: %w", d.op, err)
 	}
 	return d, nil
