@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -33,6 +34,8 @@ type wal struct {
 
 	sinceSnapshot atomic.Int64 // record bytes appended since the last rotation
 	failed        atomic.Pointer[error]
+	failedOnce    sync.Once
+	failedCh      chan struct{} // closed at the first journal failure
 
 	kick chan struct{} // asks the snapshot loop for a snapshot (capacity 1)
 	stop chan struct{}
@@ -52,6 +55,7 @@ func (w *wal) append(enc *recordEncoder, ns string, o op) journalTicket {
 		err = fmt.Errorf("memory: change not journaled, restart the daemon: %w", err)
 		w.failed.CompareAndSwap(nil, &err)
 		w.log.Error("journal record could not be written", "err", err)
+		w.fail()
 		return failedTicket
 	}
 	t := w.j.Append(rec)
@@ -74,9 +78,26 @@ func (w *wal) wait(ctx context.Context, t journalTicket) error {
 		return errors.New("memory: change not journaled")
 	}
 	if err := w.j.Wait(ctx, t); err != nil {
+		if ctx.Err() == nil && !errors.Is(err, journal.ErrClosed) {
+			w.fail()
+		}
 		return fmt.Errorf("memory: journal: %w", err)
 	}
 	return nil
+}
+
+// fail reports that the journal stopped acknowledging.
+func (w *wal) fail() { w.failedOnce.Do(func() { close(w.failedCh) }) }
+
+// Failed is closed when the journal has failed (a write or fsync error):
+// from then on every change is answered with an error and the daemon
+// should exit so that a restart recovers what is on disk. It is nil (never
+// ready) for a volatile backend.
+func (b *Backend) Failed() <-chan struct{} {
+	if b.wal == nil {
+		return nil
+	}
+	return b.wal.failedCh
 }
 
 // Open returns a memory backend that keeps its state in opts.DataDir: it
@@ -102,6 +123,7 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 		j:             j,
 		log:           log,
 		snapshotBytes: opts.SnapshotBytes,
+		failedCh:      make(chan struct{}),
 		kick:          make(chan struct{}, 1),
 		stop:          make(chan struct{}),
 		done:          make(chan struct{}),

@@ -73,10 +73,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready cha
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(&loggingListener{Listener: ln, log: log}) }()
+	var failure error
 	select {
 	case err := <-served:
 		return fmt.Errorf("serving: %w", err)
 	case <-ctx.Done():
+	case <-journalFailed(backend):
+		log.Error("the memory backend's journal failed: stopping so that a restart recovers what is on disk")
+		failure = errors.New("the memory backend's journal failed (see the log); restart to recover")
 	}
 
 	log.Info("shutting down")
@@ -89,5 +93,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready cha
 		log.Warn("server stopped", "err", err)
 	}
 	log.Info("stopped")
+	return failure
+}
+
+// journalFailed is closed when a persistent memory backend's journal
+// fails; nil (never ready) for other backends.
+func journalFailed(b coordinate.Backend) <-chan struct{} {
+	if f, ok := b.(interface{ Failed() <-chan struct{} }); ok {
+		return f.Failed()
+	}
 	return nil
 }
