@@ -63,10 +63,7 @@ func parseCall(item []byte, depth int) (call, error) {
 		}
 		return parseCall(inner, depth+1)
 	case majorArray:
-		elems, err := containerItems(item, h, 1)
-		if err != nil {
-			return call{}, err
-		}
+		elems := validatedItems(item, h, 1)
 		batch := make([]call, len(elems))
 		for i, e := range elems {
 			if batch[i], err = parseCall(e, depth+1); err != nil {
@@ -90,16 +87,10 @@ func parseRequest(item []byte, h head) (call, error) {
 		if h.info == infoIndefinite && item[pos] == breakByte {
 			break
 		}
-		kn, err := skipItem(item[pos:], 1)
-		if err != nil {
-			return call{}, err
-		}
+		kn := validatedLen(item[pos:])
 		key := item[pos : pos+kn]
 		pos += kn
-		vn, err := skipItem(item[pos:], 1)
-		if err != nil {
-			return call{}, err
-		}
+		vn := validatedLen(item[pos:])
 		val := item[pos : pos+vn : pos+vn]
 		pos += vn
 		switch envelopeKey(key) {
@@ -193,17 +184,10 @@ func parseParams(req *Request, params []byte) string {
 	}
 	switch h.major {
 	case majorArray:
-		items, err := containerItems(params, h, 1)
-		if err != nil {
-			return dontUnderstand(params)
-		}
-		req.Params = items
+		req.Params = validatedItems(params, h, 1)
 		return ""
 	case majorMap:
-		kv, err := containerItems(params, h, 2)
-		if err != nil {
-			return dontUnderstand(params)
-		}
+		kv := validatedItems(params, h, 2)
 		req.NamedParams = make(map[string]cbor.RawMessage, len(kv)/2)
 		for i := 0; i < len(kv); i += 2 {
 			key, ok := stringValue(kv[i])

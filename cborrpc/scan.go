@@ -203,8 +203,68 @@ func skipIndefiniteContainer(b []byte, h head, per, depth int) (int, error) {
 	}
 }
 
-// containerItems returns the raw element items of the validated array at
-// the start of b (definite or indefinite length).
+// validatedLen returns the length of the item at the start of b, which
+// skipItem has already accepted as part of an enclosing item: it walks the
+// item again without repeating the checks (UTF-8, limits, tags).
+func validatedLen(b []byte) int {
+	h, _ := readHead(b)
+	switch h.major {
+	case majorUint, majorNegInt, majorSimple:
+		return h.size
+	case majorBytes, majorText:
+		if h.info != infoIndefinite {
+			return h.size + int(h.arg)
+		}
+		pos := h.size
+		for b[pos] != breakByte {
+			c, _ := readHead(b[pos:])
+			pos += c.size + int(c.arg)
+		}
+		return pos + 1
+	case majorArray, majorMap:
+		per := 1
+		if h.major == majorMap {
+			per = 2
+		}
+		pos := h.size
+		if h.info == infoIndefinite {
+			for b[pos] != breakByte {
+				pos += validatedLen(b[pos:])
+			}
+			return pos + 1
+		}
+		for i := 0; i < int(h.arg)*per; i++ {
+			pos += validatedLen(b[pos:])
+		}
+		return pos
+	}
+	return h.size + validatedLen(b[h.size:]) // majorTag
+}
+
+// validatedItems is containerItems for an array or map that skipItem has
+// already accepted.
+func validatedItems(b []byte, h head, per int) []cbor.RawMessage {
+	pos := h.size
+	if h.info == infoIndefinite {
+		var items []cbor.RawMessage
+		for b[pos] != breakByte {
+			n := validatedLen(b[pos:])
+			items = append(items, b[pos:pos+n:pos+n])
+			pos += n
+		}
+		return items
+	}
+	items := make([]cbor.RawMessage, int(h.arg)*per)
+	for i := range items {
+		n := validatedLen(b[pos:])
+		items[i] = b[pos : pos+n : pos+n]
+		pos += n
+	}
+	return items
+}
+
+// containerItems returns the raw element items of the array at the start
+// of b (definite or indefinite length), validating each.
 func containerItems(b []byte, h head, per int) ([]cbor.RawMessage, error) {
 	pos := h.size
 	var items []cbor.RawMessage

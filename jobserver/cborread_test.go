@@ -12,7 +12,7 @@ import (
 	"coordinated/coordinate"
 )
 
-func unhex(t *testing.T, s string) []byte {
+func unhex(t testing.TB, s string) []byte {
 	t.Helper()
 	b, err := hex.DecodeString(strings.ReplaceAll(s, " ", ""))
 	if err != nil {
@@ -153,4 +153,26 @@ func TestWorkResultMatchesGenericEncoding(t *testing.T) {
 			t.Errorf("case %d: workResult = %x, want %x", i, got, want)
 		}
 	}
+}
+
+// FuzzItemLen: the fast walker never panics or reads past its input, and
+// agrees with fxamacker on every item fxamacker accepts.
+func FuzzItemLen(f *testing.F) {
+	for _, s := range []string{"83 01 02 03", "bf 41 61 01 ff", "d8 80 82 41 61 f6", "5f 41 61 ff", "fb 3ff0000000000000"} {
+		f.Add(unhex(f, s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		n, ok := itemLen(data, 0)
+		if ok && (n <= 0 || n > len(data)) {
+			t.Fatalf("itemLen(% x) = %d, outside the input", data, n)
+		}
+		var raw cbor.RawMessage
+		// fxamacker's nesting limit (32) is below maxReadDepth.
+		if _, err := decMode.UnmarshalFirst(data, &raw); err == nil && (!ok || n != len(raw)) {
+			t.Fatalf("itemLen(% x) = %d, %v; fxamacker reads %d bytes", data, n, ok, len(raw))
+		}
+		_, _, _ = stringItem(data)
+		_, _ = listItems(data)
+		_ = eachMapEntry(data, func(k, v []byte) {})
+	})
 }
