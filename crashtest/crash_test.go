@@ -44,22 +44,24 @@ func seed(t *testing.T) uint64 {
 // sometimes interrupted, between kills).
 func TestCrashMemory(t *testing.T) {
 	dir := t.TempDir()
-	logs := crashRounds(t, memoryKills, seed(t), "-data-dir", dir, "-sync", "group", "-snapshot-bytes", "65536")
+	logs := crashRounds(t, memoryKills, seed(t), nil, "-data-dir", dir, "-sync", "group", "-snapshot-bytes", "65536")
 	t.Logf("torn journal tails repaired on restart: %d; snapshots written: %d",
 		strings.Count(logs, "torn_tail_truncated"), strings.Count(logs, "snapshot written"))
 }
 
 // TestCrashPostgres kills the daemon running on a fresh PostgreSQL schema.
 func TestCrashPostgres(t *testing.T) {
-	crashRounds(t, postgresKills, seed(t), "-backend", freshSchema(t))
+	url, settled := freshSchema(t)
+	crashRounds(t, postgresKills, seed(t), settled, "-backend", url)
 }
 
 // crashRounds sets up the specs, then kills times: start the daemon,
 // check the state against the model, run the load from several
-// connections, kill -9 at a random moment. A last start checks the state,
-// stops cleanly, and checks again after one more start. It returns every
-// daemon's log.
-func crashRounds(t *testing.T, kills int, base uint64, args ...string) string {
+// connections, kill -9 at a random moment, call settled (if not nil) to
+// wait until the storage has finished what the dead process started. A
+// last start checks the state, stops cleanly, and checks again after one
+// more start. It returns every daemon's log.
+func crashRounds(t *testing.T, kills int, base uint64, settled func(), args ...string) string {
 	m := newModel()
 	var allLogs strings.Builder
 	defer func() {
@@ -79,6 +81,9 @@ func crashRounds(t *testing.T, kills int, base uint64, args ...string) string {
 		}
 		load(t, d, m, r, round)
 		allLogs.WriteString(d.logs.String() + "\n")
+		if settled != nil {
+			settled()
+		}
 		if round%10 == 0 {
 			t.Logf("round %d: %d units before the load", round, units)
 		}
@@ -143,8 +148,12 @@ func client(t *testing.T, addr string, m *model, r *rand.Rand, round, id int) {
 		if r.IntN(100) < 45 {
 			var keys []string
 			var units []any
+			prefix := ""
+			if r.IntN(4) == 0 {
+				prefix = "\xfe\x00" // binary keys must survive too
+			}
 			for i := range 1 + r.IntN(5) {
-				k := fmt.Sprintf("r%03dc%dn%05d-%d", round, id, seq, i)
+				k := fmt.Sprintf("%sr%03dc%dn%05d-%d", prefix, round, id, seq, i)
 				keys = append(keys, k)
 				units = append(units, cborrpc.Tuple{[]byte(k), map[string]any{"round": round}})
 			}
@@ -219,8 +228,15 @@ func asBytesSafe(v any) []byte {
 
 // freshSchema creates an empty schema in COORDINATE_TEST_POSTGRES (failing
 // when it is unset: scripts/test.sh always sets it) and returns a URL
-// using it. The schema is dropped when the test ends.
-func freshSchema(t *testing.T) string {
+// using it, and a function that waits until no session opened with that
+// URL is left. The schema is dropped when the test ends.
+//
+// The wait matters: PostgreSQL finishes a statement (and commits a
+// transaction whose COMMIT it already received) after the client process
+// died, so right after a kill the database may still change. Those late
+// commits are requests that were never answered, which the model allows;
+// checking must only start once they are done.
+func freshSchema(t *testing.T) (string, func()) {
 	t.Helper()
 	base := os.Getenv("COORDINATE_TEST_POSTGRES")
 	if base == "" {
@@ -233,7 +249,7 @@ func freshSchema(t *testing.T) string {
 	if err != nil {
 		t.Fatalf("connect to COORDINATE_TEST_POSTGRES: %v", err)
 	}
-	defer conn.Close(ctx)
+	t.Cleanup(func() { conn.Close(ctx) })
 	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
 		t.Fatalf("create schema: %v", err)
 	}
@@ -254,6 +270,23 @@ func freshSchema(t *testing.T) string {
 	}
 	q := u.Query()
 	q.Set("search_path", schema)
+	q.Set("application_name", schema)
 	u.RawQuery = q.Encode()
-	return u.String()
+	settled := func() {
+		deadline := time.Now().Add(60 * time.Second)
+		for {
+			var n int
+			if err := conn.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1", schema).Scan(&n); err != nil {
+				t.Fatalf("watching the dead daemon's sessions: %v", err)
+			}
+			if n == 0 {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d sessions of the killed daemon still open after 60s", n)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	return u.String(), settled
 }
