@@ -4,6 +4,14 @@
 // backend of the daemon and the reference the conformance suite is written
 // against.
 //
+// New returns a volatile backend. Open returns one that keeps its state in
+// a data directory through the write-ahead journal (package journal):
+// every committed op is encoded as a record (record.go) and appended under
+// the namespace lock, and the method waits for it to be durable after
+// unlocking (namespace.end); snapshots (snapshot.go, restore.go) compact
+// the journal in the background; Open replays snapshot and journal
+// (persist.go). docs/persistence.md describes the guarantees and costs.
+//
 // # Layout
 //
 // Each spec keeps its units in a map by key plus three indexed heaps: the
