@@ -7,6 +7,8 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -156,8 +158,26 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 		attrs = append(attrs, "damaged_files_set_aside", rep.SetAside)
 	}
 	log.Info("memory backend recovered", attrs...)
+	// The journal replayed counts toward the next snapshot, so restarts
+	// after crashes do not let it grow without bound.
+	if w.sinceSnapshot.Add(journalBytes(opts.DataDir)) > w.snapshotBytes {
+		w.kick <- struct{}{}
+	}
 	go b.snapshotLoop()
 	return b, nil
+}
+
+// journalBytes sums the sizes of the journal segments in dir (named as in
+// journal/doc.go); errors count as 0.
+func journalBytes(dir string) int64 {
+	paths, _ := filepath.Glob(filepath.Join(dir, "journal-*.log"))
+	var n int64
+	for _, p := range paths {
+		if fi, err := os.Stat(p); err == nil {
+			n += fi.Size()
+		}
+	}
+	return n
 }
 
 // applyRecord replays one journal record. A record that decodes but does

@@ -335,3 +335,30 @@ func TestHugeAddRecovers(t *testing.T) {
 		t.Fatalf("recovered %v, want %d available", counts, n)
 	}
 }
+
+// TestReplayedJournalCountsTowardSnapshot: a restart that replays more
+// journal than the snapshot threshold compacts it soon after.
+func TestReplayedJournalCountsTowardSnapshot(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	clock := coordinate.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	b := openPersistent(t, dir, clock, 1<<40)
+	ns := nsOf(t, b, "")
+	if _, err := ns.SetWorkSpec(ctx, coordinate.Data{0xa1, 0x64, 'n', 'a', 'm', 'e', 0x61, 's'}); err != nil {
+		t.Fatal(err)
+	}
+	fill(t, ns, ctx, "q", 1000)
+	crash(t, b)
+	b2 := openPersistent(t, dir, clock, 1000) // the journal holds far more than 1000 bytes
+	defer b2.Close()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if snaps, _ := filepath.Glob(filepath.Join(dir, "snapshot-*.snap")); len(snaps) > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no snapshot after replaying a journal larger than the threshold")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
