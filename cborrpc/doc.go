@@ -14,4 +14,10 @@
 // Responses are maps with byte-string keys wrapped in tag 24 + byte string.
 // Results are encoded deterministically (sorted map keys, minimal integer
 // heads, float64 for every float, definite lengths); Tuple becomes tag 128.
+// A handler may return a cbor.RawMessage it encoded itself; it is checked to
+// be one well-formed item and copied verbatim.
+//
+// Client.CallRaw returns a result still encoded; SplitItem, ListElements and
+// StringContent read such items without building generic Go values, so a
+// load generator spends little CPU of its own.
 package cborrpc
