@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"syscall"
 	"time"
 )
 
@@ -50,6 +51,10 @@ type result struct {
 	Seconds     float64       `json:"seconds"`
 	UnitsPerSec float64       `json:"units_per_s"`
 	Methods     []methodStats `json:"methods"`
+	// LoadGenCPUSeconds is the CPU time the load generator itself used
+	// during the timed part: on a shared machine it is taken from the
+	// daemon, so a report is read together with it.
+	LoadGenCPUSeconds float64 `json:"loadgen_cpu_s"`
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
@@ -82,8 +87,8 @@ func newResult(workload string, units int, elapsed time.Duration, lat latencies)
 
 // writeText prints one line for the workload and one per method.
 func (r result) writeText(w io.Writer) error {
-	if _, err := fmt.Fprintf(w, "%-14s units=%-8d seconds=%-8.3f units/s=%.0f\n",
-		r.Workload, r.Units, r.Seconds, r.UnitsPerSec); err != nil {
+	if _, err := fmt.Fprintf(w, "%-14s units=%-8d seconds=%-8.3f units/s=%-8.0f loadgen_cpu=%.3fs\n",
+		r.Workload, r.Units, r.Seconds, r.UnitsPerSec, r.LoadGenCPUSeconds); err != nil {
 		return err
 	}
 	for _, m := range r.Methods {
@@ -103,4 +108,30 @@ func (r result) writeJSON(w io.Writer) error {
 	}
 	_, err = fmt.Fprintf(w, "%s\n", b)
 	return err
+}
+
+// stopwatch measures a timed section's wall time and the CPU time this
+// process used meanwhile.
+type stopwatch struct {
+	wall time.Time
+	cpu  time.Duration
+}
+
+func startStopwatch() stopwatch { return stopwatch{wall: time.Now(), cpu: processCPU()} }
+
+// result summarises the section as newResult does, with the CPU time.
+func (s stopwatch) result(workload string, units int, lat latencies) result {
+	r := newResult(workload, units, time.Since(s.wall), lat)
+	r.LoadGenCPUSeconds = (processCPU() - s.cpu).Seconds()
+	return r
+}
+
+// processCPU is the user plus system CPU time this process has used, or 0
+// where the system cannot tell.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

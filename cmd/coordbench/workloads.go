@@ -61,9 +61,9 @@ func (b *bench) runWorkload(ctx context.Context, name string) ([]result, error) 
 		s := spec{name: specPrefix + "add"}
 		return b.withSpecs(ctx, []spec{s}, func() ([]result, error) {
 			batches := b.encodeUnits(b.units) // not timed: a loader has its data ready
-			start := time.Now()
+			watch := startStopwatch()
 			lat, err := b.sendUnits(ctx, s.name, batches)
-			return []result{newResult("add", b.units, time.Since(start), lat)}, err
+			return []result{watch.result("add", b.units, lat)}, err
 		})
 	case "drain1", "drain100":
 		maxJobs := 1
@@ -245,7 +245,7 @@ func (b *bench) drain(ctx context.Context, workload string, specNames []any, tar
 	var finished atomic.Int64
 	claims := &quota{limit: int64(target)}
 	pid := os.Getpid()
-	start := time.Now()
+	watch := startStopwatch()
 	finishOpts := mustEncode(opts{"status": 4})
 	lat, err := b.withConns(ctx, b.conns, func(ctx context.Context, c *conn) error {
 		worker := mustEncode([]byte(fmt.Sprintf("coordbench-%d-%d", pid, c.id)))
@@ -293,7 +293,7 @@ func (b *bench) drain(ctx context.Context, workload string, specNames []any, tar
 			}
 		}
 	})
-	return newResult(workload, int(finished.Load()), time.Since(start), lat), err
+	return watch.result(workload, int(finished.Load()), lat), err
 }
 
 // quota hands out at most limit claims in total across goroutines.
