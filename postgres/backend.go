@@ -36,6 +36,7 @@ type Backend struct {
 	log     *slog.Logger
 	commits *committer
 	sweeper sweeper
+	analyze analyzer
 
 	mu         sync.Mutex
 	namespaces map[string]*namespace // by name; ids never change once created
@@ -83,6 +84,7 @@ func New(ctx context.Context, url string, opts Options) (*Backend, error) {
 // Close stops the committer and closes the connection pool.
 func (b *Backend) Close() error {
 	b.commits.close()
+	b.waitAnalyze()
 	b.pool.Close()
 	return nil
 }

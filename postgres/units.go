@@ -72,7 +72,7 @@ func dedupeUnits(units []coordinate.WorkUnitInput) []coordinate.WorkUnitInput {
 func (ns *namespace) AddWorkUnits(ctx context.Context, spec string, units []coordinate.WorkUnitInput) error {
 	units = dedupeUnits(units)
 	now := ns.now()
-	return ns.b.inTx(ctx, func(tx pgx.Tx) error {
+	err := ns.b.inTx(ctx, func(tx pgx.Tx) error {
 		id, err := ns.specID(ctx, tx, spec)
 		if err != nil {
 			return err
@@ -93,6 +93,10 @@ func (ns *namespace) AddWorkUnits(ctx context.Context, spec string, units []coor
 		}
 		return g.apply(ctx, tx)
 	})
+	if err == nil {
+		ns.b.noteAdded(len(units))
+	}
+	return err
 }
 
 func (ns *namespace) CountWorkUnits(ctx context.Context, spec string) (map[coordinate.Status]int, error) {

@@ -1,0 +1,71 @@
+package postgres
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// Planner statistics after bulk loads. A work_unit table filled faster
+// than autovacuum notices (it looks once a minute) still has the
+// statistics of an empty table, and with those the planner sorts every
+// available unit of a spec on each get_work instead of reading the
+// partial index in order. So the backend runs ANALYZE itself, in the
+// background, whenever the units it added since the last ANALYZE reach
+// half the table (at least minAnalyzeGrowth): a handful of times while a
+// table grows to millions, never in steady state.
+
+const (
+	minAnalyzeGrowth = 10000
+	analyzeTimeout   = 5 * time.Minute
+)
+
+type analyzer struct {
+	mu      sync.Mutex
+	added   int64 // units added since the last ANALYZE
+	rows    int64 // work_unit rows at the last ANALYZE
+	running bool
+	wg      sync.WaitGroup
+}
+
+// noteAdded records n added units and starts a background ANALYZE when the
+// table has grown enough.
+func (b *Backend) noteAdded(n int) {
+	a := &b.analyze
+	a.mu.Lock()
+	a.added += int64(n)
+	due := !a.running && a.added >= max(minAnalyzeGrowth, a.rows/2)
+	if due {
+		a.running = true
+		a.added = 0
+		a.wg.Add(1)
+	}
+	a.mu.Unlock()
+	if due {
+		go b.runAnalyze()
+	}
+}
+
+func (b *Backend) runAnalyze() {
+	a := &b.analyze
+	defer a.wg.Done()
+	ctx, cancel := context.WithTimeout(context.Background(), analyzeTimeout)
+	defer cancel()
+	var rows float64
+	_, err := b.pool.Exec(ctx, "ANALYZE work_unit")
+	if err == nil {
+		err = b.pool.QueryRow(ctx, "SELECT reltuples::float8 FROM pg_class WHERE oid = 'work_unit'::regclass").Scan(&rows)
+	}
+	if err != nil {
+		b.log.Warn("postgres backend: ANALYZE work_unit after a bulk load failed", "err", err)
+	}
+	a.mu.Lock()
+	a.running = false
+	if rows > 0 {
+		a.rows = int64(rows)
+	}
+	a.mu.Unlock()
+}
+
+// waitAnalyze waits for a background ANALYZE (at Close).
+func (b *Backend) waitAnalyze() { b.analyze.wg.Wait() }
