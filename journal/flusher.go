@@ -1,20 +1,19 @@
 package journal
 
-import (
-	"fmt"
-	"os"
-)
-
 // spareLimit caps the write buffer kept for reuse, so one huge record does
 // not pin its memory forever.
 const spareLimit = 4 << 20
 
 // flushLoop is the single background writer. Each round takes everything
-// appended so far, writes it with one write call per segment, fsyncs once
+// appended so far, writes it with one write call per segment, syncs once
 // (SyncGroup) and releases every waiter up to the last ticket taken.
-// Appends made meanwhile form the next round's group.
+// Appends made meanwhile form the next round's group, which starts as soon
+// as this one is published: there is no gathering delay. Zeros are
+// preallocated after publishing, so waiters never wait for them unless
+// they appended during that step.
 func (j *Journal) flushLoop() {
 	defer close(j.done)
+	failed := false // a round failed: the journal writes nothing more
 	for {
 		select {
 		case <-j.kick:
@@ -22,18 +21,30 @@ func (j *Journal) flushLoop() {
 		}
 		chunks, upTo, closing := j.takePending()
 		err := j.writeChunks(chunks, j.opts.Sync == SyncGroup || closing)
-		if closing {
-			if j.file != nil {
-				if cerr := j.file.Close(); err == nil && cerr != nil {
-					err = fmt.Errorf("journal: closing %s: %w", j.file.Name(), cerr)
-				}
-				j.file = nil
+		if closing && j.seg != nil {
+			if ferr := j.seg.finish(); err == nil {
+				err = ferr
 			}
+			j.seg = nil
 		}
 		j.publish(upTo, err, closing)
 		if closing {
 			return
 		}
+		failed = failed || err != nil
+		if !failed && j.seg.needsZeros() {
+			j.preallocate()
+		}
+	}
+}
+
+// preallocate extends the zeros ahead of the current segment. A failure
+// (a full disk, say) only costs speed: it is logged and preallocation stops
+// for this segment; writing records reports the real trouble, if any.
+func (j *Journal) preallocate() {
+	if err := j.seg.preallocate(j.opts.Sync == SyncGroup); err != nil {
+		j.log.Warn("journal preallocation failed; the segment grows with each write", "err", err)
+		j.seg.max = 0
 	}
 }
 
@@ -52,27 +63,26 @@ func (j *Journal) takePending() (chunks []chunk, upTo Ticket, closing bool) {
 }
 
 // writeChunks writes the taken chunks in order, switching segment files at
-// rotations, and fsyncs the current file when sync is set.
+// rotations, and syncs the current file when sync is set.
 func (j *Journal) writeChunks(chunks []chunk, sync bool) error {
 	wrote := false
 	for _, c := range chunks {
-		if c.seg != j.fileSeg {
+		if j.seg == nil || c.seg != j.seg.seq {
 			if err := j.switchSegment(c.seg); err != nil {
 				return err
 			}
 		}
 		if len(c.buf) > 0 {
-			if _, err := j.file.Write(c.buf); err != nil {
-				return fmt.Errorf("journal: writing %s: %w", j.file.Name(), err)
+			if err := j.seg.write(c.buf); err != nil {
+				return err
 			}
-			j.dirty, wrote = true, true
+			wrote = true
 		}
 	}
-	if sync && j.dirty {
-		if err := j.file.Sync(); err != nil {
-			return fmt.Errorf("journal: fsync of %s: %w", j.file.Name(), err)
+	if sync && j.seg != nil && j.seg.dirty {
+		if err := j.seg.sync(); err != nil {
+			return err
 		}
-		j.dirty = false
 		j.counters.syncs.Add(1)
 	}
 	if wrote {
@@ -86,48 +96,35 @@ func (j *Journal) writeChunks(chunks []chunk, sync bool) error {
 	return nil
 }
 
-// switchSegment finishes the current segment (fsync, whatever the policy,
-// so that only the last segment can ever have a torn end) and starts seg.
-func (j *Journal) switchSegment(seg uint64) error {
-	if j.file != nil {
-		if err := j.file.Sync(); err != nil {
-			return fmt.Errorf("journal: fsync of %s: %w", j.file.Name(), err)
+// switchSegment finishes the current segment (synced and truncated to its
+// used length whatever the policy, so that only the last segment can ever
+// have a torn or zero-filled end) and starts seg.
+func (j *Journal) switchSegment(seq uint64) error {
+	if j.seg != nil {
+		err := j.seg.finish()
+		j.seg = nil // closed, even if finishing failed
+		if err != nil {
+			return err
 		}
 		j.counters.syncs.Add(1)
-		if err := j.file.Close(); err != nil {
-			return fmt.Errorf("journal: closing %s: %w", j.file.Name(), err)
-		}
-		j.file, j.dirty = nil, false
 	}
-	f, err := createSegment(j.dir, seg)
+	s, err := createSegment(j.dir, seq, j.preallocMax())
 	if err != nil {
 		return err
 	}
-	j.file, j.fileSeg = f, seg
+	j.seg = s
 	return nil
 }
 
-// createSegment creates segment seq with its header, fsynced together with
-// the directory entry.
-func createSegment(dir string, seq uint64) (*os.File, error) {
-	path := join(dir, segmentName(seq))
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("journal: creating segment: %w", err)
+// preallocMax is the largest preallocation step (0: none).
+func (j *Journal) preallocMax() int64 {
+	switch {
+	case j.opts.Preallocate < 0:
+		return 0
+	case j.opts.Preallocate == 0:
+		return DefaultPreallocate
 	}
-	if _, err := f.Write(encodeHeader(segmentMagic, seq)); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("journal: writing header of %s: %w", path, err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("journal: fsync of %s: %w", path, err)
-	}
-	if err := syncDir(dir); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return f, nil
+	return j.opts.Preallocate
 }
 
 // publish records the outcome of a round and wakes every waiter.

@@ -107,26 +107,42 @@ func (fr *frameReader) next() ([]byte, error) {
 }
 
 // zeroFrom reports whether every byte of the file from off to its end is
-// zero: a crash can extend a file with zeros that never held data.
+// zero: a crash can extend a file with zeros that never held data, and
+// preallocation writes zeros ahead of the records.
 func zeroFrom(path string, off int64) (bool, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return false, fmt.Errorf("journal: opening %s: %w", path, err)
 	}
 	defer f.Close()
-	r := bufio.NewReaderSize(io.NewSectionReader(f, off, 1<<62), 64<<10)
+	buf := make([]byte, 64<<10)
 	for {
-		b, err := r.ReadByte()
+		n, err := f.ReadAt(buf, off)
+		for _, b := range buf[:n] {
+			if b != 0 {
+				return false, nil
+			}
+		}
+		off += int64(n)
 		if errors.Is(err, io.EOF) {
 			return true, nil
 		}
 		if err != nil {
 			return false, fmt.Errorf("journal: reading %s: %w", path, err)
 		}
-		if b != 0 {
-			return false, nil
-		}
 	}
+}
+
+// isPreallocatedEnd decides whether damage in the last segment is the
+// clean end of its records: a frame boundary after the header followed by
+// nothing but zeros, as preallocation leaves it (segment.go). A crash that
+// extended the file with zeros past the last complete record looks the
+// same and is equally harmless: no record is lost.
+func isPreallocatedEnd(path string, d *damage) (bool, error) {
+	if d.off < headerSize {
+		return false, nil
+	}
+	return zeroFrom(path, d.off)
 }
 
 // isTornTail decides whether damage in the last segment is the torn end of

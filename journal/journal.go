@@ -36,10 +36,8 @@ type Journal struct {
 	done chan struct{} // closed when the flusher exits
 
 	// Owned by the flusher goroutine once Replay has started it.
-	file    *os.File
-	fileSeg uint64
-	dirty   bool   // written since the last fsync
-	spare   []byte // guarded by mu: the buffer takePending hands out next
+	seg   *segmentFile // nil once closed or after a failed switch
+	spare []byte       // guarded by mu: the buffer takePending hands out next
 
 	snapMu   sync.Mutex // serialises WriteSnapshot
 	lastSnap uint64     // sequence number of the newest snapshot on disk
@@ -60,6 +58,7 @@ type Report struct {
 	Snapshot      string   // path of the snapshot loaded, "" if none
 	Segments      int      // segments replayed
 	Records       int      // records passed to apply
+	Bytes         int64    // bytes of the segments replayed, headers and framing included
 	TornTail      string   // "file@offset" of a truncated torn tail, "" if none
 	TruncatedSize int64    // bytes removed by that truncation
 	SetAside      []string // damaged or unreplayable files renamed under Recover
@@ -152,8 +151,8 @@ func (j *Journal) Close() error {
 		j.mu.Lock()
 		err = j.failed
 		j.mu.Unlock()
-	} else if j.file != nil {
-		err = j.file.Close()
+	} else if j.seg != nil {
+		err = j.seg.finish()
 	}
 	if uerr := unlockDir(j.lock); err == nil && uerr != nil {
 		err = fmt.Errorf("journal: releasing lock: %w", uerr)

@@ -144,7 +144,7 @@ func TestWriteFailureIsSticky(t *testing.T) {
 	appendWait(t, j, []byte("ok"))
 	// The flusher is idle (its last round happened before Wait returned):
 	// pull the file out from under it.
-	j.file.Close()
+	j.seg.f.Close()
 	t1 := j.Append([]byte("lost"))
 	err := j.Wait(context.Background(), t1)
 	if err == nil || !strings.Contains(err.Error(), segmentName(1)) {

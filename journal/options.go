@@ -62,4 +62,10 @@ type Options struct {
 	// makes Open or Replay fail. Everything dropped is logged and kept on
 	// disk under a ".damaged" name for inspection.
 	Recover bool
+	// Preallocate is the largest step by which the segment being written
+	// is zero-filled ahead of its write position, so that group commits
+	// sync data without growing the file (see segment.go). Steps start
+	// small and double up to this. 0 means DefaultPreallocate; a negative
+	// value disables preallocation (every write then grows the file).
+	Preallocate int64
 }

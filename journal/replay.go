@@ -145,17 +145,17 @@ func (j *Journal) Replay(loadSnapshot func(r io.Reader) error, apply func(rec []
 		j.note(func(r *Report) { r.Removed = append(r.Removed, path) })
 	}
 
-	f, err := createSegment(j.dir, next)
+	seg, err := createSegment(j.dir, next, j.preallocMax())
 	if err != nil {
 		return err
 	}
 	j.mu.Lock()
 	if j.closed { // Close ran meanwhile
 		j.mu.Unlock()
-		f.Close()
+		seg.finish()
 		return ErrClosed
 	}
-	j.file, j.fileSeg = f, next
+	j.seg = seg
 	j.curSeg = next
 	j.pending = []chunk{{seg: next}}
 	j.lastSnap = p.snapshot
@@ -178,8 +178,8 @@ func (j *Journal) replaySegments(apply func([]byte) error) (uint64, error) {
 	for i, seq := range p.segments {
 		last := i == len(p.segments)-1
 		path := join(j.dir, segmentName(seq))
-		n, d, err := replaySegment(path, seq, apply)
-		j.note(func(r *Report) { r.Records += n; r.Segments++ })
+		n, end, d, err := replaySegment(path, seq, apply)
+		j.note(func(r *Report) { r.Records += n; r.Segments++; r.Bytes += end })
 		if err != nil {
 			return 0, err
 		}
@@ -187,13 +187,22 @@ func (j *Journal) replaySegments(apply func([]byte) error) (uint64, error) {
 		if d == nil {
 			continue
 		}
-		torn := false
+		clean, torn := false, false
 		if last {
-			if torn, err = isTornTail(path, d); err != nil {
+			if clean, err = isPreallocatedEnd(path, d); err != nil {
 				return 0, err
+			}
+			if !clean {
+				if torn, err = isTornTail(path, d); err != nil {
+					return 0, err
+				}
 			}
 		}
 		switch {
+		case clean:
+			// The zeros written ahead of the last record: cut them
+			// off silently, the segment is never appended to again.
+			return seq + 1, truncateFile(path, d.off)
 		case torn:
 			return j.truncateTornTail(path, seq, d)
 		case j.opts.Recover:
@@ -206,15 +215,16 @@ func (j *Journal) replaySegments(apply func([]byte) error) (uint64, error) {
 }
 
 // replaySegment applies every readable record of one segment. It returns
-// the number applied and, if it stopped at damage, where.
-func replaySegment(path string, seq uint64, apply func([]byte) error) (int, *damage, error) {
+// the number applied, the offset where reading stopped (the end of the
+// last good frame) and, if it stopped at damage, where.
+func replaySegment(path string, seq uint64, apply func([]byte) error) (int, int64, *damage, error) {
 	f, fr, err := openFrames(path, segmentMagic, seq)
 	var d *damage
 	if errors.As(err, &d) {
-		return 0, d, nil
+		return 0, 0, d, nil
 	}
 	if err != nil {
-		return 0, nil, err
+		return 0, 0, nil, err
 	}
 	defer f.Close()
 	n := 0
@@ -222,16 +232,16 @@ func replaySegment(path string, seq uint64, apply func([]byte) error) (int, *dam
 		off := fr.off
 		rec, err := fr.next()
 		if errors.Is(err, io.EOF) {
-			return n, nil, nil
+			return n, off, nil, nil
 		}
 		if errors.As(err, &d) {
-			return n, d, nil
+			return n, off, d, nil
 		}
 		if err != nil {
-			return n, nil, err
+			return n, off, nil, err
 		}
 		if err := apply(rec); err != nil {
-			return n, nil, fmt.Errorf("journal: applying the record at %s offset %d: %w", path, off, err)
+			return n, off, nil, fmt.Errorf("journal: applying the record at %s offset %d: %w", path, off, err)
 		}
 		n++
 	}

@@ -66,7 +66,6 @@ func TestTornTailBadChecksumAtEndOrZeroFill(t *testing.T) {
 	recs := numbered("r", 0, 4)
 	for name, damage := range map[string]func([]byte) []byte{
 		"flipped last byte": func(b []byte) []byte { b[len(b)-1] ^= 0xff; return b },
-		"zeros appended":    func(b []byte) []byte { return append(b, make([]byte, 4096)...) },
 		"last payload zeroed, zeros after": func(b []byte) []byte {
 			clear(b[len(b)-2:])
 			return append(b, make([]byte, 100)...)
@@ -82,12 +81,8 @@ func TestTornTailBadChecksumAtEndOrZeroFill(t *testing.T) {
 			if err := os.WriteFile(seg, damage(b), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			want := recs[:3]
-			if name == "zeros appended" {
-				want = recs
-			}
 			j, got := mustOpen(t, testOptions(dir, nil))
-			equalRecords(t, got.records, want)
+			equalRecords(t, got.records, recs[:3])
 			if j.Report().TornTail == "" {
 				t.Fatal("no torn tail reported")
 			}

@@ -1,0 +1,149 @@
+package journal
+
+import (
+	"fmt"
+	"os"
+)
+
+// Preallocation. A group commit on a file that grows makes the filesystem
+// commit the new size and block map with every fsync (on ext4 a journal
+// commit, several times the cost of writing the data). The segment being
+// written is therefore kept zero-filled ahead of its write position: the
+// zeros are written (not just reserved: on ext4 fallocate leaves
+// "unwritten" extents whose conversion is again metadata) and fsynced in
+// steps that double from firstPreallocStep up to Options.Preallocate, and
+// each group is made durable with fdatasync, which then has only data to
+// flush. Replay reads zeros starting at a frame boundary of the last
+// segment as its clean end. A segment is truncated to its used length when
+// it is finished, so only the last segment ever has a zero tail.
+const (
+	// DefaultPreallocate is the largest preallocation step when
+	// Options.Preallocate is 0.
+	DefaultPreallocate = 64 << 20
+	// firstPreallocStep is the zero-filled space a new segment starts
+	// with: small, so that journals that rotate often (small snapshot
+	// thresholds) do not write megabytes of zeros per segment.
+	firstPreallocStep = 256 << 10
+	// zeroBlock is the size of the zero buffer preallocation writes from.
+	zeroBlock = 256 << 10
+)
+
+// segmentFile is the segment receiving writes. It is owned by the flusher
+// (by Replay before the flusher starts).
+type segmentFile struct {
+	f     *os.File
+	seq   uint64
+	off   int64 // end of the frames written: where the next one goes
+	alloc int64 // size of the file; off..alloc holds zeros written ahead
+	step  int64 // size of the next preallocation step
+	max   int64 // largest step; 0: no preallocation
+	dirty bool  // written since the last sync
+}
+
+// createSegment creates segment seq with its header and first
+// preallocation, fsynced together with the directory entry. maxStep <= 0
+// disables preallocation.
+func createSegment(dir string, seq uint64, maxStep int64) (*segmentFile, error) {
+	path := join(dir, segmentName(seq))
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("journal: creating segment: %w", err)
+	}
+	s := &segmentFile{f: f, seq: seq, max: max(maxStep, 0)}
+	s.step = min(firstPreallocStep, s.max)
+	if _, err := f.WriteAt(encodeHeader(segmentMagic, seq), 0); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("journal: writing header of %s: %w", path, err)
+	}
+	s.off, s.alloc = headerSize, headerSize
+	if err := s.zeroFill(s.off + s.step); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("journal: fsync of %s: %w", path, err)
+	}
+	if err := syncDir(dir); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *segmentFile) name() string { return s.f.Name() }
+
+// write writes frames at the end of the used part.
+func (s *segmentFile) write(buf []byte) error {
+	if _, err := s.f.WriteAt(buf, s.off); err != nil {
+		return fmt.Errorf("journal: writing %s: %w", s.name(), err)
+	}
+	s.off += int64(len(buf))
+	s.alloc = max(s.alloc, s.off)
+	s.dirty = true
+	return nil
+}
+
+// sync makes what was written durable (fdatasync).
+func (s *segmentFile) sync() error {
+	if err := datasync(s.f); err != nil {
+		return fmt.Errorf("journal: fdatasync of %s: %w", s.name(), err)
+	}
+	s.dirty = false
+	return nil
+}
+
+// needsZeros reports whether less than half a step of zeros is left ahead
+// of the write position.
+func (s *segmentFile) needsZeros() bool {
+	return s.max > 0 && s.alloc-s.off < s.step/2
+}
+
+// preallocate extends the zeros ahead of the write position by the next
+// step (doubling it up to max) and makes them durable. durable says the
+// caller's policy syncs: under SyncNone the zeros are only written.
+func (s *segmentFile) preallocate(durable bool) error {
+	s.step = min(2*s.step, s.max)
+	if err := s.zeroFill(s.off + s.step); err != nil {
+		return err
+	}
+	if !durable {
+		return nil
+	}
+	// The size changed: this sync commits metadata, once per step.
+	return s.sync()
+}
+
+// zeroFill writes zeros from the end of the file up to size.
+func (s *segmentFile) zeroFill(size int64) error {
+	if size <= s.alloc {
+		return nil
+	}
+	zeros := make([]byte, min(zeroBlock, size-s.alloc))
+	for s.alloc < size {
+		n := min(int64(len(zeros)), size-s.alloc)
+		if _, err := s.f.WriteAt(zeros[:n], s.alloc); err != nil {
+			return fmt.Errorf("journal: preallocating %s: %w", s.name(), err)
+		}
+		s.alloc += n
+	}
+	return nil
+}
+
+// finish ends the segment: its data is synced, the unused zeros are cut
+// off and the new size is fsynced (whatever the policy, so that only the
+// last segment can ever be torn or carry a zero tail), then it is closed.
+func (s *segmentFile) finish() error {
+	err := s.sync()
+	if err == nil && s.alloc != s.off {
+		if err = s.f.Truncate(s.off); err != nil {
+			err = fmt.Errorf("journal: truncating %s to its %d used bytes: %w", s.name(), s.off, err)
+		} else if err = s.f.Sync(); err != nil {
+			err = fmt.Errorf("journal: fsync of %s: %w", s.name(), err)
+		}
+	}
+	if cerr := s.f.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("journal: closing %s: %w", s.name(), cerr)
+	}
+	return err
+}
