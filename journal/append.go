@@ -89,6 +89,14 @@ func (j *Journal) Wait(ctx context.Context, t Ticket) error {
 	}
 }
 
+// Err returns the journal's write or sync failure, nil if none happened
+// (yet). It never blocks.
+func (j *Journal) Err() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.failed
+}
+
 // Flush waits until everything appended so far is durable.
 func (j *Journal) Flush(ctx context.Context) error {
 	j.mu.Lock()

@@ -87,6 +87,25 @@ func (ns *namespace) end(ctx context.Context, errp *error) {
 	}
 }
 
+// endLease closes GetWork: like end, but it does not wait for the records
+// to be durable. A lease (or a continuous unit created for it) lost in a
+// crash is harmless: the unit comes back AVAILABLE (or does not exist) and
+// is handed out again, and since the journal is written in order, the
+// worker's next acknowledged change (its finish, say) makes the lease
+// durable first. See docs/persistence.md, "What is guaranteed". A journal
+// failure already known is still reported.
+func (ns *namespace) endLease(errp *error) {
+	t := ns.ticket
+	ns.ticket = 0
+	ns.mu.Unlock()
+	if t == 0 {
+		return
+	}
+	if err := ns.wal.check(t); err != nil && *errp == nil {
+		*errp = err
+	}
+}
+
 func (ns *namespace) Name() string { return ns.name }
 
 func (ns *namespace) spec(name string) (*spec, error) {
@@ -402,7 +421,7 @@ func (ns *namespace) GetWork(ctx context.Context, req coordinate.WorkRequest) (_
 	if err != nil {
 		return nil, err
 	}
-	defer ns.end(ctx, &err)
+	defer ns.endLease(&err)
 	cands := make([]coordinate.SpecCandidate, 0, len(ns.st.specs))
 	for _, sp := range ns.st.specs {
 		c := coordinate.SpecCandidate{

@@ -7,8 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -88,6 +86,22 @@ func (w *wal) wait(ctx context.Context, t journalTicket) error {
 	return nil
 }
 
+// check returns the journal's failure, if one is already known, without
+// waiting: for a change answered before its record is durable (GetWork).
+func (w *wal) check(t journalTicket) error {
+	if p := w.failed.Load(); p != nil {
+		return *p
+	}
+	if t == failedTicket {
+		return errors.New("memory: change not journaled")
+	}
+	if err := w.j.Err(); err != nil {
+		w.fail()
+		return fmt.Errorf("memory: journal: %w", err)
+	}
+	return nil
+}
+
 // fail reports that the journal stopped acknowledging.
 func (w *wal) fail() { w.failedOnce.Do(func() { close(w.failedCh) }) }
 
@@ -160,24 +174,11 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 	log.Info("memory backend recovered", attrs...)
 	// The journal replayed counts toward the next snapshot, so restarts
 	// after crashes do not let it grow without bound.
-	if w.sinceSnapshot.Add(journalBytes(opts.DataDir)) > w.snapshotBytes {
+	if w.sinceSnapshot.Add(rep.Bytes) > w.snapshotBytes {
 		w.kick <- struct{}{}
 	}
 	go b.snapshotLoop()
 	return b, nil
-}
-
-// journalBytes sums the sizes of the journal segments in dir (named as in
-// journal/doc.go); errors count as 0.
-func journalBytes(dir string) int64 {
-	paths, _ := filepath.Glob(filepath.Join(dir, "journal-*.log"))
-	var n int64
-	for _, p := range paths {
-		if fi, err := os.Stat(p); err == nil {
-			n += fi.Size()
-		}
-	}
-	return n
 }
 
 // applyRecord replays one journal record. A record that decodes but does
