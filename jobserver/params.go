@@ -185,13 +185,23 @@ type options map[string]cbor.RawMessage
 
 // decodeOptions decodes an option map. Null is taken as an empty map.
 func decodeOptions(raw cbor.RawMessage, what string) (options, error) {
+	out := make(options, 4)
+	if err := decodeOptionsInto(raw, what, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// decodeOptionsInto is decodeOptions filling an empty map the caller made.
+// A hot method passes a map it keeps local, which the compiler can then
+// place on the stack: no allocation per call.
+func decodeOptionsInto(raw cbor.RawMessage, what string, out options) error {
 	if isNull(raw) {
-		return options{}, nil
+		return nil
 	}
 	if majorType(raw) != 5 {
-		return nil, typeError("%s must be a dict", what)
+		return typeError("%s must be a dict", what)
 	}
-	out := make(options, 4)
 	unusual := false
 	if eachMapEntry(raw, func(key, value []byte) {
 		// Python looked options up by string name; other keys were
@@ -202,13 +212,13 @@ func decodeOptions(raw cbor.RawMessage, what string) (options, error) {
 			unusual = true // e.g. an indefinite-length key
 		}
 	}) && !unusual {
-		return out, nil
+		return nil
 	}
 	var m map[any]cbor.RawMessage
 	if err := decMode.Unmarshal(raw, &m); err != nil {
-		return nil, typeError("%s: %v", what, err)
+		return typeError("%s: %v", what, err)
 	}
-	out = make(options, len(m))
+	clear(out)
 	for k, v := range m {
 		switch ks := k.(type) {
 		case string:
@@ -220,7 +230,7 @@ func decodeOptions(raw cbor.RawMessage, what string) (options, error) {
 			// simply never read.
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // optionName returns an option key as a string, without allocating for

@@ -18,8 +18,8 @@ func (js *JobServer) getWork(ctx context.Context, p []cbor.RawMessage) (any, err
 	if err != nil {
 		return nil, err
 	}
-	opts, err := decodeOptions(p[1], "options")
-	if err != nil {
+	opts := make(options, 8) // stays on the stack
+	if err := decodeOptionsInto(p[1], "options", opts); err != nil {
 		return nil, err
 	}
 	req := coordinate.WorkRequest{Worker: worker, MaxJobs: 1}

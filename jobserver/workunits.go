@@ -370,8 +370,8 @@ func (js *JobServer) updateWorkUnit(ctx context.Context, p []cbor.RawMessage) (a
 	if err != nil {
 		return nil, err
 	}
-	opts, err := decodeOptions(p[2], "options")
-	if err != nil {
+	opts := make(options, 8) // stays on the stack
+	if err := decodeOptionsInto(p[2], "options", opts); err != nil {
 		return nil, err
 	}
 	if !opts.present("lease_time") && !opts.present("status") {
