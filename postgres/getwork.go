@@ -44,7 +44,9 @@ func (ns *namespace) GetWork(ctx context.Context, req coordinate.WorkRequest) ([
 		lease = coordinate.DefaultLease
 	}
 	for round := 0; round < maxClaimRounds; round++ {
-		cands, err := ns.candidates(ctx, req, now)
+		// After a claim came back empty, probe even a lone spec: it may
+		// have only delayed units.
+		cands, err := ns.candidates(ctx, req, now, round > 0)
 		if err != nil {
 			return nil, err
 		}
@@ -87,7 +89,7 @@ func (ns *namespace) GetWork(ctx context.Context, req coordinate.WorkRequest) ([
 }
 
 // candidates reads the scheduler's view of the namespace's runnable specs.
-func (ns *namespace) candidates(ctx context.Context, req coordinate.WorkRequest, now time.Time) ([]candidate, error) {
+func (ns *namespace) candidates(ctx context.Context, req coordinate.WorkRequest, now time.Time, probeAlways bool) ([]candidate, error) {
 	names := make([][]byte, len(req.WorkSpecs))
 	for i, n := range req.WorkSpecs {
 		names[i] = bytesOf(n)
@@ -105,14 +107,14 @@ func (ns *namespace) candidates(ctx context.Context, req coordinate.WorkRequest,
 	if err != nil {
 		return nil, fmt.Errorf("postgres get_work candidates: %w", err)
 	}
-	return cands, ns.bestUnits(ctx, cands, now)
+	return cands, ns.bestUnits(ctx, cands, now, probeAlways)
 }
 
 // bestUnits sets best on the candidates with available units: the
 // priority of the best unit that can be handed out now, or nil when all
-// are delayed. With one such spec there is nothing to compare, so the
-// probe is skipped and the claim finds out.
-func (ns *namespace) bestUnits(ctx context.Context, cands []candidate, now time.Time) error {
+// are delayed. With one such spec there is nothing to compare, so unless
+// always is set the probe is skipped and the claim finds out.
+func (ns *namespace) bestUnits(ctx context.Context, cands []candidate, now time.Time, always bool) error {
 	var ids []int64
 	byID := map[int64]*candidate{}
 	for i := range cands {
@@ -121,7 +123,7 @@ func (ns *namespace) bestUnits(ctx context.Context, cands []candidate, now time.
 			byID[cands[i].row.id] = &cands[i]
 		}
 	}
-	if len(ids) == 1 {
+	if len(ids) == 1 && !always {
 		var zero float64
 		byID[ids[0]].best = &zero
 		return nil
