@@ -29,13 +29,17 @@
 // # Guarantees
 //
 // Under SyncGroup, once Wait returns nil for a record, that record and
-// every record appended before it are written and fsynced; after a crash
+// every record appended before it are written and synced (fdatasync on
+// a segment preallocated with zeros, see segment.go); after a crash
 // Replay returns them, in append order. Under SyncNone they are written to
 // the operating system (they survive the process being killed, not a power
 // loss). A record whose Wait has not returned may or may not survive.
 //
 // Recovery (Open then Replay) loads the newest complete snapshot and
-// replays every segment from its number on, in order. A torn last record
+// replays every segment from its number on, in order. Zeros from a frame
+// boundary to the end of the last segment are its clean end (the
+// preallocated space, or a crash that extended the file with zeros): they
+// are cut off without a warning. A torn last record
 // of the last segment (a write cut short by a crash: a short header, a
 // short payload, or a bad checksum with nothing but zeros or the end of
 // file after it) is truncated with a warning naming file and offset. Any
@@ -44,8 +48,10 @@
 // *CorruptError naming file and byte offset, unless Options.Recover is
 // set: then everything readable before the damage is kept, the rest is
 // renamed aside (".damaged-<time>") and logged, and the journal goes on
-// from there. Only the last segment can be torn, because the journal
-// fsyncs a segment before it starts the next one.
+// from there. Only the last segment can be torn or end in zeros, because
+// the journal syncs a segment and truncates it to its used length before
+// it starts the next one; zeros after the records of an earlier segment
+// are damage.
 // A corrupt newest snapshot makes Recover fall back to an older one left
 // over by an interrupted cleanup, if any; segments that cannot follow the
 // snapshot used are set aside. One limit: in the last segment, a length
@@ -69,8 +75,11 @@
 // Append never blocks on disk, so holding the lock across it is cheap;
 // Wait blocks, so never hold the lock across it. Concurrent Waits share
 // fsyncs: one background flusher writes everything appended so far with
-// one write and one fsync, and wakes every waiter covered; what is appended
-// meanwhile goes into the next group. The record passed to Append may be
+// one write and one fdatasync, and wakes every waiter covered; what is
+// appended meanwhile goes into the next group. A caller may also skip Wait
+// for a record whose loss in a crash it can tolerate: the journal is
+// sequential, so the record becomes durable with any later record that is
+// waited for. The record passed to Append may be
 // reused once Append returns.
 //
 // Replaying: loadSnapshot receives the bytes your snapshot writer produced

@@ -8,7 +8,13 @@
 // a data directory through the write-ahead journal (package journal):
 // every committed op is encoded as a record (record.go) and appended under
 // the namespace lock, and the method waits for it to be durable after
-// unlocking (namespace.end); snapshots (snapshot.go, restore.go) compact
+// unlocking (namespace.end) before answering. GetWork alone answers
+// without waiting (namespace.endLease): its records (the leases, the
+// continuous units created for them, the expiries applied first) may be
+// lost in a crash, which only makes the units AVAILABLE again (or, for a
+// continuous unit, absent) to be handed out anew; any later change that
+// waits, such as the worker's finish, makes them durable first because
+// the journal is written in order. Snapshots (snapshot.go, restore.go) compact
 // the journal in the background; Open replays snapshot and journal
 // (persist.go). docs/persistence.md describes the guarantees and costs.
 //
