@@ -92,6 +92,10 @@ type Namespace interface {
 
 	// GroupStatus reports the units carrying this group name.
 	GroupStatus(ctx context.Context, group string) (*GroupStatus, error)
+	// StalledGroups reports every group that is stalled now: it has
+	// AVAILABLE units and none of its units changed status for the
+	// backend's stall timeout. Ordered by group name.
+	StalledGroups(ctx context.Context) ([]*GroupStatus, error)
 	// CancelGroup fails every unfinished unit of the group with reason
 	// "cancelled" and returns how many it failed. Current leases on them
 	// are lost.

@@ -250,6 +250,6 @@ type GroupStatus struct {
 	Group        string
 	Counts       map[Status]int
 	Complete     bool      // no unit is AVAILABLE, BLOCKED or PENDING
-	Stalled      bool      // runnable units and no progress for the stall timeout
+	Stalled      bool      // AVAILABLE units and no status change for the stall timeout
 	LastProgress time.Time // last time a unit of the group changed status
 }

@@ -566,29 +566,7 @@ func (ns *namespace) ChildWorkUnits(ctx context.Context, parent string) (_ []coo
 	return out, nil
 }
 
-// Groups.
-
-func (ns *namespace) GroupStatus(ctx context.Context, name string) (_ *coordinate.GroupStatus, err error) {
-	now, err := ns.begin(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer ns.end(ctx, &err)
-	gs := &coordinate.GroupStatus{Group: name, Counts: make(map[coordinate.Status]int), Complete: true}
-	gr := ns.st.groups[name]
-	if gr == nil {
-		return gs, nil
-	}
-	for st := coordinate.StatusAvailable; st <= coordinate.StatusFailed; st++ {
-		if gr.counts[st] > 0 {
-			gs.Counts[st] = gr.counts[st]
-		}
-	}
-	gs.Complete = gr.counts[coordinate.StatusAvailable]+gr.counts[coordinate.StatusBlocked]+gr.counts[coordinate.StatusPending] == 0
-	gs.LastProgress = timeOf(gr.lastProgress)
-	gs.Stalled = gr.counts[coordinate.StatusAvailable] > 0 && now-gr.lastProgress >= int64(ns.stallTimeout)
-	return gs, nil
-}
+// Groups: GroupStatus and StalledGroups are in groups.go.
 
 func (ns *namespace) CancelGroup(ctx context.Context, name string) (_ int, err error) {
 	now, err := ns.begin(ctx)

@@ -103,8 +103,42 @@ func (ns *namespace) GroupStatus(ctx context.Context, group string) (*coordinate
 	}
 	runnable := gs.Counts[coordinate.StatusAvailable] + gs.Counts[coordinate.StatusBlocked] + gs.Counts[coordinate.StatusPending]
 	gs.Complete = runnable == 0
-	gs.Stalled = !gs.Complete && !gs.LastProgress.IsZero() && now.Sub(gs.LastProgress) > ns.b.opts.StallTimeout
+	gs.Stalled = gs.Counts[coordinate.StatusAvailable] > 0 && !gs.LastProgress.IsZero() &&
+		now.Sub(gs.LastProgress) >= ns.b.opts.StallTimeout
 	return gs, nil
+}
+
+// StalledGroups finds the groups whose last progress is older than the
+// stall timeout and that still have AVAILABLE units, through the unit_group
+// table and the work_unit_group index (never a scan of all units).
+func (ns *namespace) StalledGroups(ctx context.Context) ([]*coordinate.GroupStatus, error) {
+	now := ns.now()
+	if err := ns.b.expireLeases(ctx, now); err != nil {
+		return nil, err
+	}
+	rows, err := ns.b.pool.Query(ctx, `SELECT g.name FROM unit_group g
+		WHERE g.namespace_id = $1 AND g.last_progress <= $2
+		AND EXISTS (SELECT 1 FROM work_unit u JOIN work_spec s ON s.id = u.spec_id
+			WHERE u.grp = g.name AND s.namespace_id = $1 AND u.status = 1)
+		ORDER BY g.name`, ns.id, now.Add(-ns.b.opts.StallTimeout).UnixNano())
+	if err != nil {
+		return nil, fmt.Errorf("postgres stalled groups: %w", err)
+	}
+	names, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
+	if err != nil {
+		return nil, fmt.Errorf("postgres stalled groups: %w", err)
+	}
+	out := make([]*coordinate.GroupStatus, 0, len(names))
+	for _, name := range names {
+		gs, err := ns.GroupStatus(ctx, string(name))
+		if err != nil {
+			return nil, err
+		}
+		if gs.Stalled {
+			out = append(out, gs)
+		}
+	}
+	return out, nil
 }
 
 func (ns *namespace) CancelGroup(ctx context.Context, group string) (int, error) {

@@ -19,13 +19,13 @@ func openBackend(ctx context.Context, opts *options, clock coordinate.Clock, log
 		if opts.dataDirSet && opts.dataDir != "" {
 			log.Warn("-data-dir is ignored with the postgres backend")
 		}
-		b, err := postgres.New(ctx, opts.backend, postgres.Options{Clock: clock, EnforceMinGB: opts.enforceMinGB})
+		b, err := postgres.New(ctx, opts.backend, postgres.Options{Clock: clock, EnforceMinGB: opts.enforceMinGB, StallTimeout: opts.stallTimeout, Logger: log})
 		if err != nil {
 			return nil, fmt.Errorf("-backend %s: %w", backendLabel(opts.backend), err)
 		}
 		return b, nil
 	}
-	mopts := memory.Options{Clock: clock, EnforceMinGB: opts.enforceMinGB}
+	mopts := memory.Options{Clock: clock, EnforceMinGB: opts.enforceMinGB, StallTimeout: opts.stallTimeout}
 	if opts.volatile {
 		log.Warn("memory backend without a data directory: everything is lost when the daemon stops")
 		return memory.New(mopts), nil

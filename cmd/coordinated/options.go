@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"coordinated/journal"
 	"coordinated/memory"
@@ -29,6 +30,7 @@ type options struct {
 	maxRequestSize int64
 	logLevel       slog.Level
 	enforceMinGB   bool
+	stallTimeout   time.Duration
 	version        bool
 
 	// Persistence of the memory backend (docs/persistence.md).
@@ -56,6 +58,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	syncName := fs.String("sync", journal.SyncGroup.String(), "journal `policy`: \"group\" fsyncs every group of changes before answering; \"none\" only writes them (survives a crash of the daemon, not of the machine)")
 	fs.BoolVar(&o.recover, "recover", false, "start even if the journal is damaged before its end, keeping what can be read (damaged files are renamed aside)")
 	fs.Int64Var(&o.snapshotBytes, "snapshot-bytes", memory.DefaultSnapshotBytes, "take a snapshot once the journal has grown by this many `bytes`")
+	fs.DurationVar(&o.stallTimeout, "stall-timeout", 10*time.Minute, "report a work-unit group as stalled after this long with runnable units and no progress")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
 	err := fs.Parse(args)
 	if err != nil {
@@ -87,6 +90,10 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	})
 	if o.sync, err = journal.ParseSyncPolicy(*syncName); err != nil {
 		fmt.Fprintf(stderr, "coordinated: -sync: %v\n", err)
+		return nil, errUsage
+	}
+	if o.stallTimeout <= 0 {
+		fmt.Fprintln(stderr, "coordinated: -stall-timeout must be positive")
 		return nil, errUsage
 	}
 	if o.snapshotBytes <= 0 {

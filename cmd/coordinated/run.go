@@ -71,6 +71,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready cha
 		ready <- ln.Addr()
 	}
 
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	go watchStalledGroups(watchCtx, ns, opts.stallTimeout, log)
+
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(&loggingListener{Listener: ln, log: log}) }()
 	var failure error

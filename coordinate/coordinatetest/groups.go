@@ -112,7 +112,32 @@ func testGroupCancel(e *env) {
 	}
 }
 
+// stalledGroups returns the names StalledGroups reports, checking each is
+// marked stalled.
+func (e *env) stalledGroups() []string {
+	e.t.Helper()
+	gss, err := e.ns.StalledGroups(e.ctx)
+	if err != nil {
+		e.t.Fatalf("StalledGroups: %v", err)
+	}
+	var names []string
+	for _, gs := range gss {
+		if !gs.Stalled {
+			e.t.Errorf("StalledGroups listed %q without Stalled set: %+v", gs.Group, gs)
+		}
+		names = append(names, gs.Group)
+	}
+	return names
+}
+
 func testGroupStall(e *env) {
+	// Group h's only unit is leased for the whole test: a group waiting on
+	// its workers is not stalled.
+	e.spec(m{"name": "busy"})
+	e.add("busy", e.grouped("h1", "h"))
+	if as := e.work(coordinate.WorkRequest{Worker: text("w"), LeaseTime: 24 * time.Hour, WorkSpecs: []string{"busy"}}); len(as) != 1 {
+		e.t.Fatalf("GetWork = %q, want h1", attemptKeys(as))
+	}
 	e.spec(m{"name": "s"})
 	e.add("s", e.grouped("a", "g"), e.grouped("b", "g"))
 	if gs := e.groupStatus("g"); gs.Stalled {
@@ -134,6 +159,9 @@ func testGroupStall(e *env) {
 	if gs := e.groupStatus("g"); !gs.Stalled {
 		e.t.Errorf("group not stalled 11 minutes after the last progress: %+v", gs)
 	}
+	if got := e.stalledGroups(); len(got) != 1 || got[0] != "g" {
+		e.t.Errorf("StalledGroups = %q, want [g]", got)
+	}
 	e.finish("s", "a", nil)
 	if gs := e.groupStatus("g"); gs.Stalled {
 		e.t.Errorf("group stalled right after progress: %+v", gs)
@@ -146,5 +174,8 @@ func testGroupStall(e *env) {
 	e.clock.Add(time.Hour)
 	if gs := e.groupStatus("g"); gs.Stalled || !gs.Complete {
 		e.t.Errorf("complete group reported stalled or incomplete: %+v", gs)
+	}
+	if got := e.stalledGroups(); len(got) != 0 {
+		e.t.Errorf("StalledGroups = %q with every group complete or busy", got)
 	}
 }
