@@ -14,8 +14,11 @@ type Ticket uint64
 const closedTicket = Ticket(math.MaxUint64)
 
 // Append adds one record to the write buffer and returns its ticket. It
-// never blocks on disk: it copies rec (the caller may reuse it), wakes the
-// flusher and returns. Call it while holding the lock that orders your
+// never blocks on disk: it copies rec (the caller may reuse it) and
+// returns. It does not start a write by itself unless unwrittenLimit bytes
+// are buffered: Wait (or Flush, Rotate, Close) does, so a record nobody
+// waits for costs no sync of its own and rides along with the next one
+// that is waited for. Call it while holding the lock that orders your
 // state changes, so that journal order equals apply order, and call Wait
 // after releasing that lock.
 //
@@ -43,13 +46,21 @@ func (j *Journal) Append(rec []byte) Ticket {
 	j.rotBytes += int64(len(h) + len(rec))
 	j.last++
 	t := j.last
+	full := len(c.buf) >= unwrittenLimit
 	j.mu.Unlock()
 
 	j.counters.records.Add(1)
 	j.counters.bytes.Add(uint64(len(h) + len(rec)))
-	j.wake()
+	if full {
+		j.wake()
+	}
 	return t
 }
+
+// unwrittenLimit bounds what Append lets accumulate before it starts a
+// write although nobody waits: records nobody waits for are written with
+// the next group anyway, this only caps the buffer.
+const unwrittenLimit = 64 << 10
 
 // wake tells the flusher there is work without ever blocking.
 func (j *Journal) wake() {
@@ -81,6 +92,7 @@ func (j *Journal) Wait(ctx context.Context, t Ticket) error {
 		}
 		ch := j.flushed
 		j.mu.Unlock()
+		j.wake() // the flusher may not know anyone waits (see Append)
 		select {
 		case <-ch:
 		case <-ctx.Done():
