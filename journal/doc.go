@@ -74,13 +74,14 @@
 // lock; then Wait on the ticket before acknowledging the change to anyone.
 // Append never blocks on disk, so holding the lock across it is cheap;
 // Wait blocks, so never hold the lock across it. Concurrent Waits share
-// fsyncs: one background flusher writes everything appended so far with
+// syncs: one background flusher writes everything appended so far with
 // one write and one fdatasync, and wakes every waiter covered; what is
-// appended meanwhile goes into the next group. A caller may also skip Wait
-// for a record whose loss in a crash it can tolerate: the journal is
-// sequential, so the record becomes durable with any later record that is
-// waited for. The record passed to Append may be
-// reused once Append returns.
+// appended meanwhile goes into the next group. Writes are started by Wait
+// (and Flush, Rotate, Close), not by Append, unless 64 KiB are buffered.
+// A caller may therefore skip Wait for a record whose loss in a crash it
+// can tolerate: the record costs no sync of its own, and becomes durable
+// with the next record anyone waits for, the journal being sequential.
+// The record passed to Append may be reused once Append returns.
 //
 // Replaying: loadSnapshot receives the bytes your snapshot writer produced
 // (it is called only if a snapshot exists), then apply receives each
