@@ -101,12 +101,22 @@ func (j *Journal) Wait(ctx context.Context, t Ticket) error {
 	}
 }
 
-// Err returns the journal's write or sync failure, nil if none happened
-// (yet). It never blocks.
-func (j *Journal) Err() error {
+// Check is Wait without the waiting, for a record whose durability the
+// caller does not wait for: it returns the journal's write failure if one
+// happened, ErrClosed if the record will never be written (appended after
+// Close), and nil otherwise, whether or not the record is durable yet.
+func (j *Journal) Check(t Ticket) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	return j.failed
+	switch {
+	case t <= j.durable:
+		return nil
+	case j.failed != nil:
+		return j.failed
+	case j.stopped || (j.closed && !j.ready) || t == closedTicket:
+		return ErrClosed
+	}
+	return nil
 }
 
 // Flush waits until everything appended so far is durable.

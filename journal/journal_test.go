@@ -157,3 +157,28 @@ func TestWriteFailureIsSticky(t *testing.T) {
 		t.Fatal("Close did not report the write failure")
 	}
 }
+
+// Check reports, without waiting, what Wait would fail with: nothing for a
+// record that will be written, ErrClosed after Close, the write failure
+// once the journal failed.
+func TestCheck(t *testing.T) {
+	j, _ := mustOpen(t, testOptions(t.TempDir(), nil))
+	if err := j.Check(j.Append([]byte("pending"))); err != nil {
+		t.Fatalf("Check of a fresh record = %v, want nil", err)
+	}
+	appendWait(t, j, []byte("ok"))
+	j.seg.f.Close() // the next write fails
+	failing := j.Append([]byte("lost"))
+	if err := j.Wait(context.Background(), failing); err == nil {
+		t.Fatal("Wait after the file was closed succeeded")
+	}
+	if err := j.Check(j.Append([]byte("after failure"))); err == nil || errors.Is(err, ErrClosed) {
+		t.Fatalf("Check after a write failure = %v, want the failure", err)
+	}
+
+	j2, _ := mustOpen(t, testOptions(t.TempDir(), nil))
+	j2.Close()
+	if err := j2.Check(j2.Append([]byte("after close"))); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Check after Close = %v, want ErrClosed", err)
+	}
+}

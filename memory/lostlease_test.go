@@ -2,12 +2,14 @@ package memory
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"coordinated/coordinate"
+	"coordinated/journal"
 )
 
 // copyDataDir copies the files of a data directory (not its lock): the
@@ -129,5 +131,30 @@ func TestFinishMakesEarlierLeaseDurable(t *testing.T) {
 	}
 	if units[0].Status != coordinate.StatusFinished || units[1].Status != coordinate.StatusPending || units[1].Worker == nil || units[1].Worker.Bytes != "w" {
 		t.Fatalf("after crash: a %v, b %v by %v; want a finished, b pending by w", units[0].Status, units[1].Status, units[1].Worker)
+	}
+}
+
+// GetWork does not wait for its records, but still fails once the backend
+// is closed rather than handing out a lease that can never be journaled.
+func TestGetWorkAfterCloseFails(t *testing.T) {
+	ctx := context.Background()
+	clock := coordinate.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	b := openPersistent(t, t.TempDir(), clock, 0)
+	ns := nsOf(t, b, "")
+	if _, err := ns.SetWorkSpec(ctx, coordinate.Data{0xa1, 0x64, 'n', 'a', 'm', 'e', 0x61, 's'}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ns.AddWorkUnits(ctx, "s", []coordinate.WorkUnitInput{{Key: coordinate.Name{Bytes: "u", Text: true}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	as, err := ns.GetWork(ctx, coordinate.WorkRequest{Worker: coordinate.Name{Bytes: "w", Text: true}, LeaseTime: time.Minute, MaxJobs: 1})
+	if err == nil {
+		t.Fatalf("GetWork after Close = %v, nil error; want the journal's closed error", as)
+	}
+	if !errors.Is(err, journal.ErrClosed) {
+		t.Fatalf("GetWork after Close: %v, want journal.ErrClosed", err)
 	}
 }

@@ -22,8 +22,10 @@ const DefaultSnapshotBytes = 64 << 20
 type journalTicket = journal.Ticket
 
 // failedTicket marks a record that could not be encoded: waiting on it
-// reports wal.failed.
-const failedTicket = journalTicket(math.MaxUint64)
+// reports wal.failed. It differs from the ticket the journal hands out
+// after Close (MaxUint64), which reports journal.ErrClosed; real tickets
+// never come near either.
+const failedTicket = journalTicket(math.MaxUint64 - 1)
 
 // wal connects a persistent backend to its journal: namespaces append
 // records through it, and it takes snapshots when the journal has grown.
@@ -95,8 +97,10 @@ func (w *wal) check(t journalTicket) error {
 	if t == failedTicket {
 		return errors.New("memory: change not journaled")
 	}
-	if err := w.j.Err(); err != nil {
-		w.fail()
+	if err := w.j.Check(t); err != nil {
+		if !errors.Is(err, journal.ErrClosed) {
+			w.fail()
+		}
 		return fmt.Errorf("memory: journal: %w", err)
 	}
 	return nil
