@@ -38,14 +38,27 @@ func (j *Journal) flushLoop() {
 	}
 }
 
-// preallocate extends the zeros ahead of the current segment. A failure
-// (a full disk, say) only costs speed: it is logged and preallocation stops
-// for this segment; writing records reports the real trouble, if any.
+// preallocate extends the zeros ahead of the current segment. Failing to
+// write them (a full disk, say) only costs speed: it is logged and
+// preallocation stops for this segment; writing records reports the real
+// trouble, if any. A failed sync, though, fails the journal like any
+// failed sync: after it the kernel may have dropped dirty pages.
 func (j *Journal) preallocate() {
-	if err := j.seg.preallocate(j.opts.Sync == SyncGroup); err != nil {
-		j.log.Warn("journal preallocation failed; the segment grows with each write", "err", err)
+	if err := j.seg.extendZeros(); err != nil {
 		j.seg.max = 0
+		j.log.Warn("journal preallocation failed; the segment grows with each write", "err", err)
+		return
 	}
+	if j.opts.Sync != SyncGroup {
+		return
+	}
+	// The size changed: this sync commits metadata, once per step.
+	if err := j.seg.sync(); err != nil {
+		j.seg.max = 0
+		j.publish(0, err, false)
+		return
+	}
+	j.counters.syncs.Add(1)
 }
 
 // takePending swaps the pending chunks for an empty one, reusing the

@@ -99,19 +99,15 @@ func (s *segmentFile) needsZeros() bool {
 	return s.max > 0 && s.alloc-s.off < s.step/2
 }
 
-// preallocate extends the zeros ahead of the write position by the next
-// step (doubling it up to max) and makes them durable. durable says the
-// caller's policy syncs: under SyncNone the zeros are only written.
-func (s *segmentFile) preallocate(durable bool) error {
+// extendZeros writes the next step of zeros ahead of the write position
+// (doubling the step up to max). The caller syncs them.
+func (s *segmentFile) extendZeros() error {
 	s.step = min(2*s.step, s.max)
 	if err := s.zeroFill(s.off + s.step); err != nil {
 		return err
 	}
-	if !durable {
-		return nil
-	}
-	// The size changed: this sync commits metadata, once per step.
-	return s.sync()
+	s.dirty = true
+	return nil
 }
 
 // zeroFill writes zeros from the end of the file up to size.
