@@ -2,8 +2,10 @@ package memory
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
+	"sync"
 	"testing"
 	"time"
 
@@ -165,3 +167,63 @@ func crashClose(b *Backend) {
 }
 
 func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// BenchmarkJournaledDrain8 drains one unit at a time from 8 goroutines, as
+// 8 daemon connections would (lease, then finish), without the network:
+// the journal's own limit on a drain. "records/group" is the group-commit
+// batch size; under group sync only the finishes are waited for.
+func BenchmarkJournaledDrain8(b *testing.B) {
+	const workers = 8
+	for _, mode := range []string{"volatile", "none", "group"} {
+		b.Run(mode, func(b *testing.B) {
+			ctx := context.Background()
+			opts := Options{Clock: coordinate.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), Logger: quietLogger()}
+			if mode != "volatile" {
+				opts.DataDir = b.TempDir()
+				opts.Sync, _ = journal.ParseSyncPolicy(mode)
+			}
+			be, err := Open(ctx, opts)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer be.Close()
+			nsi, _ := be.Namespace(ctx, "")
+			ns := nsi.(*namespace)
+			if _, err := ns.SetWorkSpec(ctx, coordinate.Data{0xa1, 0x64, 'n', 'a', 'm', 'e', 0x61, 's'}); err != nil {
+				b.Fatal(err)
+			}
+			fill(b, ns, ctx, "q", b.N)
+			done := coordinate.WorkUnitUpdate{Status: coordinate.StatusFinished}
+			before := be.JournalStats()
+			b.ResetTimer()
+			var wg sync.WaitGroup
+			for w := range workers {
+				worker := coordinate.Name{Bytes: fmt.Sprintf("worker-%d", w), Text: true}
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for {
+						as, err := ns.GetWork(ctx, coordinate.WorkRequest{Worker: worker, LeaseTime: time.Minute, MaxJobs: 1})
+						if err != nil {
+							b.Error(err)
+							return
+						}
+						if len(as) == 0 {
+							return // drained
+						}
+						if err := ns.UpdateWorkUnit(ctx, "s", as[0].Key.Bytes, done); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			b.StopTimer()
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "units/s")
+			if st := be.JournalStats(); st.Flushes > before.Flushes {
+				b.ReportMetric(float64(st.Records-before.Records)/float64(st.Flushes-before.Flushes), "records/group")
+			}
+		})
+	}
+}
