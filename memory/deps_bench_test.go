@@ -1,0 +1,28 @@
+package memory
+
+import (
+	"context"
+	"testing"
+
+	"coordinated/coordinate"
+	"coordinated/coordinate/coordinatetest"
+)
+
+// Dependency release at the size issue 6 asks about: 100,000 units.
+//
+//	go test -run '^$' -bench 'FanOut|Chain' -benchtime 1x ./memory/
+func BenchmarkFanOut(b *testing.B) {
+	coordinatetest.BenchmarkFanOut(b, depsBenchNamespace(b), 100_000)
+}
+
+func BenchmarkChain(b *testing.B) {
+	coordinatetest.BenchmarkChain(b, depsBenchNamespace(b), 100_000)
+}
+
+func depsBenchNamespace(b *testing.B) coordinate.Namespace {
+	ns, err := New(Options{}).Namespace(context.Background(), "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	return ns
+}
