@@ -1,10 +1,6 @@
 package memory
 
 import (
-	"fmt"
-	"slices"
-	"strings"
-
 	"coordinated/coordinate"
 )
 
@@ -148,95 +144,17 @@ func (s *state) anyDepFailed(d *unit, except coordinate.UnitRef) bool {
 	return false
 }
 
-// findCycle reports the cycle that adding the edges in batch (unit ->
-// its dependencies, replacing that unit's current edges) would close, as a
-// path in dependency order from a unit back to itself; nil when there is
-// none.
-//
-// The graph without the batch is acyclic, so a new cycle passes through a
-// unit of the batch. The search walks from the batch's units along reverse
-// edges (to the units that wait on them), with colours kept across starts,
-// so it visits each unit downstream of the batch at most once. Units are
-// normally added before their dependents, so that region is small: adding a
-// unit to the end of a long chain costs O(1), not O(chain).
+// findCycle reports the cycle that adding the edges in batch would close
+// (coordinate.FindCycle over the stored reverse edges), or nil.
 func (s *state) findCycle(batch map[coordinate.UnitRef][]coordinate.UnitRef, order []coordinate.UnitRef) []coordinate.UnitRef {
-	waiting := make(map[coordinate.UnitRef][]coordinate.UnitRef) // the batch's edges, reversed
-	for _, r := range order {
-		for _, d := range batch[r] {
-			waiting[d] = append(waiting[d], r)
+	return coordinate.FindCycle(order, batch, func(r coordinate.UnitRef) []coordinate.UnitRef {
+		set := s.dependents[r]
+		out := make([]coordinate.UnitRef, 0, len(set))
+		for u := range set {
+			out = append(out, u.ref())
 		}
-	}
-	dependents := func(r coordinate.UnitRef, visit func(coordinate.UnitRef) bool) bool {
-		for _, w := range waiting[r] {
-			if visit(w) {
-				return true
-			}
-		}
-		for u := range s.dependents[r] {
-			w := u.ref()
-			if _, replaced := batch[w]; replaced {
-				continue // its edges are the batch's, walked above
-			}
-			if visit(w) {
-				return true
-			}
-		}
-		return false
-	}
-	const (
-		onPath = 1
-		done   = 2
-	)
-	colour := make(map[coordinate.UnitRef]uint8)
-	var path []coordinate.UnitRef
-	var walk func(r coordinate.UnitRef) bool
-	walk = func(r coordinate.UnitRef) bool {
-		colour[r] = onPath
-		path = append(path, r)
-		found := dependents(r, func(w coordinate.UnitRef) bool {
-			switch colour[w] {
-			case onPath:
-				path = append(path, w)
-				return true
-			case done:
-				return false
-			}
-			return walk(w)
-		})
-		if found {
-			return true
-		}
-		path = path[:len(path)-1]
-		colour[r] = done
-		return false
-	}
-	for _, start := range order {
-		if colour[start] != 0 {
-			continue
-		}
-		if walk(start) {
-			// path runs along "is waited on by" edges and ends at the unit
-			// that closes the loop; keep the loop and read it backwards.
-			last := path[len(path)-1]
-			first := 0
-			for path[first] != last {
-				first++
-			}
-			cycle := slices.Clone(path[first:])
-			slices.Reverse(cycle)
-			return cycle
-		}
-	}
-	return nil
-}
-
-// cycleError describes a cycle for ErrCycle.
-func cycleError(path []coordinate.UnitRef) error {
-	parts := make([]string, len(path))
-	for i, r := range path {
-		parts[i] = r.Spec + "/" + r.Key
-	}
-	return fmt.Errorf("%w: %s", coordinate.ErrCycle, strings.Join(parts, " -> "))
+		return out
+	})
 }
 
 func containsRef(refs []coordinate.UnitRef, r coordinate.UnitRef) bool {

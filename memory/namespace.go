@@ -252,7 +252,7 @@ func (s *state) checkAdd(sp *spec, units []coordinate.WorkUnitInput) error {
 		return nil
 	}
 	if cycle := s.findCycle(batch, order); cycle != nil {
-		return cycleError(cycle)
+		return coordinate.CycleError(cycle)
 	}
 	return nil
 }

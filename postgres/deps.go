@@ -3,7 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"strings"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -177,16 +177,13 @@ func propagateFailures(ctx context.Context, tx dbtx, now time.Time, failed, unfa
 // checkCycles fails with coordinate.ErrCycle when giving the units of
 // batch (unit -> its new dependencies, replacing its current ones) would
 // close a dependency cycle. order lists the batch units in input order.
+// It loads the stored reverse edges downstream of the batch, one query per
+// level (normally one query: nothing waits on units being added), and
+// searches them with coordinate.FindCycle, as the memory backend does.
 func checkCycles(ctx context.Context, tx dbtx, nsID int64, batch map[coordinate.UnitRef][]coordinate.UnitRef, order []coordinate.UnitRef) error {
-	// Load the stored edges of every unit reachable from the batch, one
-	// query per level of the search.
-	stored := map[coordinate.UnitRef][]coordinate.UnitRef{}
+	waiters := map[coordinate.UnitRef][]coordinate.UnitRef{}
 	loaded := map[coordinate.UnitRef]bool{}
-	var frontier []coordinate.UnitRef
-	for _, r := range order {
-		loaded[r] = true
-		frontier = append(frontier, batch[r]...)
-	}
+	frontier := slices.Clone(order)
 	for len(frontier) > 0 {
 		var specs, keys [][]byte
 		for _, r := range frontier {
@@ -201,72 +198,29 @@ func checkCycles(ctx context.Context, tx dbtx, nsID int64, batch map[coordinate.
 		if len(specs) == 0 {
 			break
 		}
-		rows, err := tx.Query(ctx, `SELECT s.name, u.key, e.dep_spec, e.dep_key
+		rows, err := tx.Query(ctx, `SELECT e.dep_spec, e.dep_key, s.name, u.key
 			FROM unnest($2::bytea[], $3::bytea[]) AS r (spec, key)
-			JOIN work_spec s ON s.namespace_id = $1 AND s.name = r.spec
-			JOIN work_unit u ON u.spec_id = s.id AND u.key = r.key
-			JOIN unit_dep e ON e.unit_id = u.id
-			ORDER BY e.unit_id, e.seq`, nsID, specs, keys)
+			JOIN unit_dep e ON e.namespace_id = $1 AND e.dep_spec = r.spec AND e.dep_key = r.key
+			JOIN work_unit u ON u.id = e.unit_id
+			JOIN work_spec s ON s.id = u.spec_id
+			ORDER BY s.name, u.key`, nsID, specs, keys)
 		if err != nil {
 			return err
 		}
-		var spec, key, dspec, dkey []byte
-		if _, err := pgx.ForEachRow(rows, []any{&spec, &key, &dspec, &dkey}, func() error {
-			from := coordinate.UnitRef{Spec: string(spec), Key: string(key)}
-			to := coordinate.UnitRef{Spec: string(dspec), Key: string(dkey)}
-			stored[from] = append(stored[from], to)
-			frontier = append(frontier, to)
+		var dspec, dkey, spec, key []byte
+		if _, err := pgx.ForEachRow(rows, []any{&dspec, &dkey, &spec, &key}, func() error {
+			target := coordinate.UnitRef{Spec: string(dspec), Key: string(dkey)}
+			waiter := coordinate.UnitRef{Spec: string(spec), Key: string(key)}
+			waiters[target] = append(waiters[target], waiter)
+			frontier = append(frontier, waiter)
 			return nil
 		}); err != nil {
 			return err
 		}
 	}
-	next := func(r coordinate.UnitRef) []coordinate.UnitRef {
-		if deps, ok := batch[r]; ok {
-			return deps
-		}
-		return stored[r]
-	}
-	for _, start := range order {
-		if path := findPath(start, next); path != nil {
-			parts := make([]string, len(path))
-			for i, r := range path {
-				parts[i] = r.Spec + "/" + r.Key
-			}
-			return fmt.Errorf("%w: %s", coordinate.ErrCycle, strings.Join(parts, " -> "))
-		}
-	}
-	return nil
-}
-
-// findPath returns a path from start back to start along next, or nil.
-func findPath(start coordinate.UnitRef, next func(coordinate.UnitRef) []coordinate.UnitRef) []coordinate.UnitRef {
-	done := map[coordinate.UnitRef]bool{}
-	onPath := map[coordinate.UnitRef]bool{}
-	var path []coordinate.UnitRef
-	var visit func(r coordinate.UnitRef) bool
-	visit = func(r coordinate.UnitRef) bool {
-		path = append(path, r)
-		onPath[r] = true
-		for _, n := range next(r) {
-			if n == start {
-				path = append(path, n)
-				return true
-			}
-			if done[n] || onPath[n] {
-				continue
-			}
-			if visit(n) {
-				return true
-			}
-		}
-		path = path[:len(path)-1]
-		onPath[r] = false
-		done[r] = true
-		return false
-	}
-	if visit(start) {
-		return path
+	cycle := coordinate.FindCycle(order, batch, func(r coordinate.UnitRef) []coordinate.UnitRef { return waiters[r] })
+	if cycle != nil {
+		return coordinate.CycleError(cycle)
 	}
 	return nil
 }
