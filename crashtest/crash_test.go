@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"coordinated/cborrpc"
+	"coordinated/internal/pgtest"
 )
 
 // Kills per backend in one run; together at least the 50 the issue asks.
@@ -238,40 +238,13 @@ func asBytesSafe(v any) []byte {
 // checking must only start once they are done.
 func freshSchema(t *testing.T) (string, func()) {
 	t.Helper()
-	base := os.Getenv("COORDINATE_TEST_POSTGRES")
-	if base == "" {
-		t.Fatal("COORDINATE_TEST_POSTGRES is not set: the postgres crash test needs a database URL " +
-			"(scripts/test.sh sets one; or start one with: scripts/postgres.sh start DIR)")
-	}
-	schema := fmt.Sprintf("crashtest_%d_%x", os.Getpid(), rand.Uint64())
+	dbURL, schema := pgtest.FreshSchema(t, "crashtest")
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, base)
+	conn, err := pgx.Connect(ctx, pgtest.URL(t))
 	if err != nil {
-		t.Fatalf("connect to COORDINATE_TEST_POSTGRES: %v", err)
+		t.Fatalf("connect to %s: %v", pgtest.EnvVar, err)
 	}
 	t.Cleanup(func() { conn.Close(ctx) })
-	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
-		t.Fatalf("create schema: %v", err)
-	}
-	t.Cleanup(func() {
-		conn, err := pgx.Connect(ctx, base)
-		if err != nil {
-			t.Errorf("drop schema %s: %v", schema, err)
-			return
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, "DROP SCHEMA "+schema+" CASCADE"); err != nil {
-			t.Errorf("drop schema %s: %v", schema, err)
-		}
-	})
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatalf("parse COORDINATE_TEST_POSTGRES: %v", err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	q.Set("application_name", schema)
-	u.RawQuery = q.Encode()
 	settled := func() {
 		deadline := time.Now().Add(60 * time.Second)
 		for {
@@ -288,5 +261,5 @@ func freshSchema(t *testing.T) (string, func()) {
 			time.Sleep(20 * time.Millisecond)
 		}
 	}
-	return u.String(), settled
+	return dbURL, settled
 }

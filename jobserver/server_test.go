@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"testing"
 	"time"
 
 	"coordinated/coordinate"
+	"coordinated/internal/pgtest"
 	"coordinated/memory"
 	"coordinated/postgres"
 )
@@ -57,10 +57,7 @@ func TestMethodsMemory(t *testing.T) {
 // COORDINATE_TEST_POSTGRES (scripts/test.sh always starts one), each in a
 // namespace of its own.
 func TestMethodsPostgres(t *testing.T) {
-	url := os.Getenv("COORDINATE_TEST_POSTGRES")
-	if url == "" {
-		t.Skip("COORDINATE_TEST_POSTGRES is not set (scripts/postgres.sh start DIR prints one)")
-	}
+	url := pgtest.URL(t)
 	factory := func(t testing.TB, cfg Config) (*JobServer, *coordinate.FakeClock) {
 		t.Helper()
 		clock := coordinate.NewFakeClock(start)

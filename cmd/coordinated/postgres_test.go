@@ -1,46 +1,19 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"math/rand/v2"
-	"net/url"
-	"os"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
-
 	"coordinated/cborrpc"
+	"coordinated/internal/pgtest"
 )
 
 // TestDaemonOnPostgres starts the daemon with -backend set to the database
 // named by COORDINATE_TEST_POSTGRES (scripts/test.sh always starts one), in
 // a schema of its own.
 func TestDaemonOnPostgres(t *testing.T) {
-	base := os.Getenv("COORDINATE_TEST_POSTGRES")
-	if base == "" {
-		t.Skip("COORDINATE_TEST_POSTGRES is not set (scripts/postgres.sh start DIR prints one)")
-	}
-	ctx := context.Background()
-	schema := fmt.Sprintf("cmd_test_%x", rand.Uint64())
-	conn, err := pgx.Connect(ctx, base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Exec(ctx, "DROP SCHEMA "+schema+" CASCADE")
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-
-	addr, logs, stop := startDaemon(t, "-backend", u.String())
+	dbURL, _ := pgtest.FreshSchema(t, "cmd_test")
+	addr, logs, stop := startDaemon(t, "-backend", dbURL)
 	c, err := cborrpc.Dial(addr)
 	if err != nil {
 		t.Fatal(err)
