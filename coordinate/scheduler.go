@@ -1,6 +1,9 @@
 package coordinate
 
-import "slices"
+import (
+	"cmp"
+	"slices"
+)
 
 // SpecCandidate is what the scheduler knows about one spec.
 type SpecCandidate struct {
@@ -47,14 +50,14 @@ func ChooseWorkSpec(cands []SpecCandidate, req WorkRequest, opts SchedulerOption
 	}
 
 	remaining = keepBest(remaining, func(a, b int) int {
-		return cmpInt(cands[a].Meta.Priority, cands[b].Meta.Priority)
+		return cmp.Compare(cands[a].Meta.Priority, cands[b].Meta.Priority)
 	})
 	remaining = keepBest(remaining, func(a, b int) int {
 		return cmpBool(cands[a].Available > 0, cands[b].Available > 0)
 	})
 	if cands[remaining[0]].Available > 0 {
 		remaining = keepBest(remaining, func(a, b int) int {
-			return cmpFloat(cands[a].BestPriority, cands[b].BestPriority)
+			return cmp.Compare(cands[a].BestPriority, cands[b].BestPriority)
 		})
 	}
 	remaining = preferSuccessors(cands, remaining)
@@ -161,26 +164,6 @@ func WorkCount(meta *WorkSpecMeta, pending, maxJobs int) int {
 		n = min(n, meta.MaxRunning-pending)
 	}
 	return max(0, n)
-}
-
-func cmpInt(a, b int) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 func cmpBool(a, b bool) int {
