@@ -44,8 +44,8 @@ func checkInvariants(t *testing.T, s *state) {
 			if !slices.Contains(wantWhere, u.where) {
 				t.Fatalf("unit %q/%q status %v sits in heap %d", name, key, u.status, u.where)
 			}
-			if h != nil && (int(u.heapIdx) >= h.Len() || h.items[u.heapIdx] != u) {
-				t.Fatalf("unit %q/%q heap index %d is wrong", name, key, u.heapIdx)
+			if h != nil && (u.heapIdx < 0 || int(u.heapIdx) >= h.Len() || h.items[u.heapIdx] != h.entry(u)) {
+				t.Fatalf("unit %q/%q heap index %d is wrong or its heap entry is stale", name, key, u.heapIdx)
 			}
 			if u.status == coordinate.StatusPending && u.leaseID == 0 {
 				t.Fatalf("pending unit %q/%q has no lease id", name, key)
@@ -59,7 +59,7 @@ func checkInvariants(t *testing.T, s *state) {
 		}
 		for _, h := range []*unitHeap{&sp.available, &sp.delayed, &sp.pending} {
 			for i := 1; i < h.Len(); i++ {
-				if h.less(h.items[i], h.items[(i-1)/2]) {
+				if h.items[i].before(&h.items[(i-1)/2]) {
 					t.Fatalf("spec %q heap out of order at %d", name, i)
 				}
 			}

@@ -24,9 +24,9 @@ func (c *capturedNamespace) restore() (*state, error) {
 		for j := range mine {
 			sizes[mine[j].where]++
 		}
-		sp.available.items = make([]*unit, sizes[inAvailable])
-		sp.delayed.items = make([]*unit, sizes[inDelayed])
-		sp.pending.items = make([]*unit, sizes[inPending])
+		sp.available.reset(sizes[inAvailable])
+		sp.delayed.reset(sizes[inDelayed])
+		sp.pending.reset(sizes[inPending])
 		sp.units = make(map[string]*unit, len(mine))
 		for j := range mine {
 			u := &mine[j]
@@ -49,10 +49,9 @@ func (c *capturedNamespace) restore() (*state, error) {
 				return nil, fmt.Errorf("spec %q unit %q: invalid heap %d", cs.name.Bytes, u.key, u.where)
 			}
 			if h != nil {
-				if int(u.heapIdx) >= len(h.items) || u.heapIdx < 0 || h.items[u.heapIdx] != nil {
+				if !h.restoreAt(u) {
 					return nil, fmt.Errorf("spec %q unit %q: heap position %d taken or out of range", cs.name.Bytes, u.key, u.heapIdx)
 				}
-				h.items[u.heapIdx] = u
 			}
 			if u.ext == nil {
 				continue

@@ -90,9 +90,9 @@ func newSpec(name coordinate.Name) *spec {
 	return &spec{
 		name:      name,
 		units:     make(map[string]*unit),
-		available: unitHeap{less: availableFirst},
-		delayed:   unitHeap{less: notBeforeFirst},
-		pending:   unitHeap{less: expiresFirst},
+		available: unitHeap{order: availableOrder},
+		delayed:   unitHeap{order: notBeforeOrder},
+		pending:   unitHeap{order: expiresOrder},
 	}
 }
 
