@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"runtime/debug"
 	"time"
 
 	"coordinated/cborrpc"
@@ -31,6 +32,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready cha
 		return nil
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: opts.logLevel}))
+	if opts.gcPercentSet || os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(opts.gcPercent)
+	}
 
 	cfg := jobserver.Config{Clock: coordinate.SystemClock{}, Logger: log}
 	if opts.configFile != "" {
