@@ -30,14 +30,8 @@ func (js *JobServer) groupStatus(ctx context.Context, p []cbor.RawMessage) (any,
 // groupStatusMap renders a GroupStatus with byte-string keys, as the other
 // server-generated maps are.
 func groupStatusMap(gs *coordinate.GroupStatus) map[cbor.ByteString]any {
-	counts := make(map[int]int, len(gs.Counts))
-	for s, n := range gs.Counts {
-		if n > 0 {
-			counts[int(s)] = n
-		}
-	}
 	return map[cbor.ByteString]any{
-		"counts":        counts,
+		"counts":        statusCounts(gs.Counts),
 		"complete":      gs.Complete,
 		"stalled":       gs.Stalled,
 		"last_progress": seconds(gs.LastProgress),

@@ -119,13 +119,19 @@ func (js *JobServer) countWorkUnits(ctx context.Context, p []cbor.RawMessage) (a
 	} else if err != nil {
 		return nil, js.backendError("count_work_units", err)
 	}
+	return pair(statusCounts(counts), nil), nil
+}
+
+// statusCounts renders counts by status as count_work_units does: integer
+// status codes as keys, statuses with no units left out.
+func statusCounts(counts map[coordinate.Status]int) map[int]int {
 	out := make(map[int]int, len(counts))
 	for s, n := range counts {
 		if n > 0 {
 			out[int(s)] = n
 		}
 	}
-	return pair(out, nil), nil
+	return out
 }
 
 // getWorkUnits: get_work_units(name, options) -> ([(key, data)...], null)
