@@ -147,6 +147,15 @@ func lockTimeout(raw cbor.RawMessage) (time.Duration, error) {
 	return secondsDuration(min(sec, maxLockTimeout)), nil
 }
 
+// lock takes the table's mutex and sweeps expired locks, as every lock
+// method does first; the caller unlocks t.mu.
+func (t *lockTable) lock() (*lockTable, time.Time) {
+	now := t.clock.Now()
+	t.mu.Lock()
+	t.sweep(now)
+	return t, now
+}
+
 // sweep drops locks whose deadline has passed. Callers hold mu.
 func (t *lockTable) sweep(now time.Time) {
 	for len(t.expiry) > 0 && t.expiry[0].deadline.Before(now) {
@@ -241,11 +250,8 @@ func (js *JobServer) lock(_ context.Context, p []cbor.RawMessage) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := js.locks
-	now := t.clock.Now()
-	t.mu.Lock()
+	t, now := js.locks.lock()
 	defer t.mu.Unlock()
-	t.sweep(now)
 	for i, path := range paths {
 		if !t.free(path) {
 			for _, done := range paths[:i] {
@@ -265,11 +271,8 @@ func (js *JobServer) locksome(_ context.Context, p []cbor.RawMessage) (any, erro
 	if err != nil {
 		return nil, err
 	}
-	t := js.locks
-	now := t.clock.Now()
-	t.mu.Lock()
+	t, now := js.locks.lock()
 	defer t.mu.Unlock()
-	t.sweep(now)
 	out := make([]any, len(paths))
 	for i, path := range paths {
 		if t.free(path) {
@@ -288,11 +291,8 @@ func (js *JobServer) renew(_ context.Context, p []cbor.RawMessage) (any, error) 
 	if err != nil {
 		return nil, err
 	}
-	t := js.locks
-	now := t.clock.Now()
-	t.mu.Lock()
+	t, now := js.locks.lock()
 	defer t.mu.Unlock()
-	t.sweep(now)
 	if msg, ok := t.heldBy(paths, owner, func(p *lockPath) string { return p.repr + " is held by None" }); !ok {
 		return pair(false, message(msg)), nil
 	}
@@ -311,11 +311,8 @@ func (js *JobServer) readlock(_ context.Context, p []cbor.RawMessage) (any, erro
 	if err != nil {
 		return nil, err
 	}
-	t := js.locks
-	now := t.clock.Now()
-	t.mu.Lock()
+	t, _ := js.locks.lock()
 	defer t.mu.Unlock()
-	t.sweep(now)
 	out := make([]any, len(paths))
 	for i, path := range paths {
 		if l, ok := t.locks[path.key()]; ok {
@@ -336,11 +333,8 @@ func (js *JobServer) unlock(_ context.Context, p []cbor.RawMessage) (any, error)
 	if err != nil {
 		return nil, err
 	}
-	t := js.locks
-	now := t.clock.Now()
-	t.mu.Lock()
+	t, _ := js.locks.lock()
 	defer t.mu.Unlock()
-	t.sweep(now)
 	if msg, ok := t.heldBy(paths, owner, func(p *lockPath) string { return p.repr + " is not held" }); !ok {
 		return pair(false, message(msg)), nil
 	}
