@@ -167,10 +167,16 @@ func addOrUpdateUnits(ctx context.Context, tx dbtx, nsID, spec int64, specName s
 				dkeys = append(dkeys, bytesOf(r.Key))
 			}
 		}
+		// Locking the units depended on orders this transaction with one
+		// finishing or failing them: either it reads their final status
+		// here, or that transaction waits for this one and then sees the
+		// edges this one adds (update.go, finish.go).
 		rows, err := tx.Query(ctx, `SELECT s.name, u.key, u.status
 			FROM unnest($2::bytea[], $3::bytea[]) AS r (spec, key)
 			JOIN work_spec s ON s.namespace_id = $1 AND s.name = r.spec
-			JOIN work_unit u ON u.spec_id = s.id AND u.key = r.key`, nsID, specs, dkeys)
+			JOIN work_unit u ON u.spec_id = s.id AND u.key = r.key
+			ORDER BY s.name, u.key
+			FOR SHARE OF u`, nsID, specs, dkeys)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -19,9 +20,9 @@ import (
 // goroutine takes everything queued while the previous transaction ran and
 // applies it all in the next one, so one WAL flush answers many requests.
 // Each request still gets its own result: claims never fail one another
-// (SKIP LOCKED), and updates are validated one by one in Go from rows
-// locked FOR UPDATE. A transaction is three pipelined round trips: BEGIN +
-// claims + locking the updated units; the writes + COMMIT.
+// (SKIP LOCKED), finishes of held units take the fast path (finish.go),
+// and other updates are validated one by one in Go from rows locked FOR
+// UPDATE. A batch of claims and finishes is one pipelined round trip.
 
 // batchTimeout bounds one batch's transaction, so a wedged database
 // connection fails its requests instead of stalling every caller.
@@ -33,6 +34,19 @@ const maxCommitBatch = 512
 // commitWorkers is how many transactions the committer keeps in flight:
 // while one waits for its WAL flush, the next batch gathers and starts.
 const commitWorkers = 2
+
+// busyMinBatch is how many requests a batch gathers before it starts while
+// another is in flight.
+const busyMinBatch = 32
+
+// genericPlans makes the statements of a committer transaction use their
+// prepared statement's generic plan. They are prepared once per connection
+// (pgx's statement cache) and written to reach their rows through indexes
+// whatever the parameters; with PostgreSQL's default, the CTE statements
+// were planned again on every execution, which cost several times their
+// execution. Other queries keep custom plans (a status filter given as a
+// parameter, say, only finds its partial index in a custom plan).
+const genericPlans = "SET LOCAL plan_cache_mode = force_generic_plan"
 
 // dbtx is what both a transaction and a connection inside one offer.
 type dbtx interface {
@@ -65,10 +79,20 @@ type committer struct {
 	queue   chan *commitItem
 	stop    chan struct{}
 	stopped sync.WaitGroup
+	// busy counts the workers applying a batch; freed is signalled when
+	// one finishes.
+	busy     atomic.Int32
+	inflight atomic.Int32 // size of the batch started last
+	freed    chan struct{}
+
+	// fast and fellThrough count the updates the fast finish path applied
+	// and those it handed to the general path (tests, operators).
+	fast, fellThrough atomic.Int64
 }
 
 func newCommitter(b *Backend) *committer {
-	c := &committer{b: b, queue: make(chan *commitItem, 4*maxCommitBatch), stop: make(chan struct{})}
+	c := &committer{b: b, queue: make(chan *commitItem, 4*maxCommitBatch), stop: make(chan struct{}),
+		freed: make(chan struct{}, 1)}
 	c.stopped.Add(commitWorkers)
 	for range commitWorkers {
 		go c.run()
@@ -113,17 +137,50 @@ func (c *committer) run() {
 		case it := <-c.queue:
 			batch = append(batch[:0], it)
 		}
-	gather:
-		for len(batch) < maxCommitBatch {
-			select {
-			case it := <-c.queue:
-				batch = append(batch, it)
-			default:
-				break gather
+		if !c.gather(&batch) {
+			for _, it := range batch {
+				it.done <- errBackendClosed
 			}
+			c.drain()
+			return
 		}
+		c.busy.Add(1)
+		c.inflight.Store(int32(len(batch)))
 		c.apply(batch)
+		c.busy.Add(-1)
+		select {
+		case c.freed <- struct{}{}:
+		default:
+		}
 	}
+}
+
+// gather adds what is queued to batch. While another worker's batch is in
+// flight it waits until it has as many requests as that batch (at most
+// busyMinBatch) or that batch ends:
+// small batches cost nearly as much as big ones, so under load a second
+// transaction only starts when it is worth one. It reports false when the
+// committer is stopping.
+func (c *committer) gather(batch *[]*commitItem) bool {
+	for len(*batch) < maxCommitBatch {
+		select {
+		case it := <-c.queue:
+			*batch = append(*batch, it)
+			continue
+		default:
+		}
+		if c.busy.Load() == 0 || len(*batch) >= min(busyMinBatch, int(c.inflight.Load())) {
+			return true
+		}
+		select {
+		case it := <-c.queue:
+			*batch = append(*batch, it)
+		case <-c.freed:
+		case <-c.stop:
+			return false
+		}
+	}
+	return true
 }
 
 // drain fails the requests still queued at close.
@@ -140,14 +197,19 @@ func (c *committer) drain() {
 
 // apply commits one batch and answers every request. A transaction that
 // fails for concurrency reasons is rerun; one that fails otherwise is
-// split so only the request at fault gets the error.
+// split so only the request at fault gets the error. Updates the fast
+// finish path did not match are applied by the general path in a
+// transaction of their own after this one.
 func (c *committer) apply(batch []*commitItem) {
 	ctx, cancel := context.WithTimeout(context.Background(), batchTimeout)
 	defer cancel()
 	results := make([]error, len(batch))
-	var err error
+	var (
+		out batchOutcome
+		err error
+	)
 	for attempt := 0; ; attempt++ {
-		err = c.runBatch(ctx, batch, results)
+		out, err = c.runBatch(ctx, batch, results)
 		if err == nil || !retryable(err) || attempt >= 10 {
 			break
 		}
@@ -158,20 +220,44 @@ func (c *committer) apply(batch []*commitItem) {
 		}
 		return
 	}
+	if err == nil {
+		c.fast.Add(int64(out.fast))
+	}
+	var rest []*commitItem
 	for i, it := range batch {
-		if err != nil {
+		switch {
+		case err != nil:
 			it.done <- fmt.Errorf("postgres commit: %w", err)
-		} else {
+		case out.again[i]:
+			c.fellThrough.Add(1)
+			it.upd.slow = true
+			rest = append(rest, it)
+		default:
 			it.done <- results[i]
 		}
 	}
+	if len(rest) > 0 {
+		c.apply(rest)
+	}
+}
+
+// batchOutcome is what runBatch reports besides each request's result.
+type batchOutcome struct {
+	again []bool // by batch index: updates left to run through the general path
+	fast  int    // updates the fast path applied
 }
 
 // runBatch runs the batch in one transaction on one connection.
-func (c *committer) runBatch(ctx context.Context, batch []*commitItem, results []error) (err error) {
+//
+// Round trip 1 sends BEGIN, every claim, the fast finishes and, when some
+// updates need the general path, the statement locking their units; with
+// none, it ends with COMMIT. Otherwise round trip 2 sends those updates'
+// writes and COMMIT (with chaining or failures, statements of their own
+// run before COMMIT).
+func (c *committer) runBatch(ctx context.Context, batch []*commitItem, results []error) (out batchOutcome, err error) {
 	conn, err := c.b.pool.Acquire(ctx)
 	if err != nil {
-		return err
+		return out, err
 	}
 	defer conn.Release()
 	inTx := false
@@ -196,24 +282,37 @@ func (c *committer) runBatch(ctx context.Context, batch []*commitItem, results [
 			updIdx = append(updIdx, i)
 		}
 	}
+	fast, slowIdx := splitFast(updates)
+	slow := make([]*updateRequest, len(slowIdx))
+	for j, i := range slowIdx {
+		slow[j] = updates[i]
+	}
 
-	// Round trip 1: BEGIN, every claim, and locking the units to update.
 	first := &pgx.Batch{}
 	first.Queue("BEGIN")
+	first.Queue(genericPlans)
 	claimGroups := groupClaims(claims)
 	for _, grp := range claimGroups {
 		queueClaims(first, grp)
 	}
-	if len(updates) > 0 {
-		queueLockUnits(first, updates)
+	if len(fast.reqs) > 0 {
+		fast.queue(first, updates)
+	}
+	if len(slow) > 0 {
+		queueLockUnits(first, slow)
 	} else {
-		first.Queue("COMMIT") // claims only: one round trip
+		first.Queue("COMMIT")
 	}
 	br := conn.SendBatch(ctx, first)
 	inTx = true
-	if _, err := br.Exec(); err != nil {
+	fail := func(err error) (batchOutcome, error) {
 		br.Close()
-		return err
+		return batchOutcome{}, err
+	}
+	for range 2 { // BEGIN, genericPlans
+		if _, err := br.Exec(); err != nil {
+			return fail(err)
+		}
 	}
 	for _, grp := range claimGroups {
 		rows, err := br.Query()
@@ -221,68 +320,74 @@ func (c *committer) runBatch(ctx context.Context, batch []*commitItem, results [
 			err = collectClaims(rows, grp)
 		}
 		if err != nil {
-			br.Close()
-			return err
+			return fail(err)
 		}
 	}
-	var locked *lockedUnits
-	if len(updates) > 0 {
-		rows, err := br.Query()
-		if err == nil {
-			locked, err = scanLockedUnits(rows)
-		}
+	out.again = make([]bool, len(batch))
+	if len(fast.reqs) > 0 {
+		done, err := fast.read(br, len(updates))
 		if err != nil {
-			br.Close()
-			return err
+			return fail(err)
+		}
+		for _, i := range fast.reqs {
+			if done[i] {
+				out.fast++
+			} else {
+				out.again[updIdx[i]] = true
+			}
 		}
 	}
-	if len(updates) == 0 {
+	if len(slow) == 0 {
 		if _, err := br.Exec(); err != nil { // COMMIT
-			br.Close()
-			return err
+			return fail(err)
 		}
 		if err := br.Close(); err != nil {
-			return err
+			return batchOutcome{}, err
 		}
 		inTx = false
-		return nil
+		return out, nil
+	}
+	rows, err := br.Query()
+	if err != nil {
+		return fail(err)
+	}
+	locked, err := scanLockedUnits(rows)
+	if err != nil {
+		return fail(err)
 	}
 	if err := br.Close(); err != nil {
-		return err
+		return batchOutcome{}, err
 	}
 
-	// The update transitions, computed in Go; then round trip 2: the
-	// writes and, unless chaining or failures must follow them, COMMIT.
+	// The general path's transitions, computed in Go; then round trip 2:
+	// the writes and, unless chaining or failures must follow them, COMMIT.
 	second := &pgx.Batch{}
-	var after *afterUpdates
-	if len(updates) > 0 {
-		updResults := make([]error, len(updates))
-		after, err = applyUpdates(ctx, conn, updates, locked, updResults, second)
-		if err != nil {
-			return err
-		}
-		for j, i := range updIdx {
-			results[i] = updResults[j]
-		}
+	slowResults := make([]error, len(slow))
+	after, err := applyUpdates(ctx, conn, slow, locked, slowResults, second)
+	if err != nil {
+		return batchOutcome{}, err
 	}
-	if after == nil || after.empty() {
+	for j, i := range slowIdx {
+		results[updIdx[i]] = slowResults[j]
+	}
+	if after.empty() {
 		second.Queue("COMMIT")
 		if err := conn.SendBatch(ctx, second).Close(); err != nil {
-			return err
+			return batchOutcome{}, err
 		}
 	} else {
 		if err := conn.SendBatch(ctx, second).Close(); err != nil {
-			return err
+			return batchOutcome{}, err
 		}
 		if err := after.run(ctx, conn); err != nil {
-			return err
+			return batchOutcome{}, err
 		}
 		if _, err := conn.Exec(ctx, "COMMIT"); err != nil {
-			return err
+			return batchOutcome{}, err
 		}
 	}
 	inTx = false
-	return nil
+	return out, nil
 }
 
 // groupClaims puts together the claims on the same spec, so one statement

@@ -26,23 +26,32 @@ type unitKey struct {
 
 func (k unitKey) ref() coordinate.UnitRef { return coordinate.UnitRef{Spec: k.spec, Key: k.key} }
 
-// resolveFinishedSQL removes the edges to units that just finished and
-// makes the blocked dependents left without edges available, keeping
-// unit_count (this connection's slot) and unit_group in step. $1-$3 are
-// the finished units (namespace, spec, key), $4 now.
-const resolveFinishedSQL = `WITH done AS (
+// resolveFinishedSQL removes the edges to the units $1-$3 (namespace,
+// spec, key) that are FINISHED and makes the blocked dependents left
+// without edges available, keeping unit_count (this connection's slot) and
+// unit_group in step; $4 is now. Units given that are not FINISHED keep
+// their edges, so the fast finish path can queue it for every unit it
+// tried. It must run as a statement of its own after the units were locked
+// or written: its snapshot then holds every edge added before.
+const resolveFinishedSQL = `WITH r AS (
     SELECT * FROM unnest($1::bigint[], $2::bytea[], $3::bytea[]) AS r (ns, spec, key)
 ), del AS (
-    DELETE FROM unit_dep e USING done
-    WHERE e.namespace_id = done.ns AND e.dep_spec = done.spec AND e.dep_key = done.key
-    RETURNING e.unit_id
+    -- The status is a scalar subquery, read only for units that have
+    -- dependents (as a join it could read every finished unit).
+    DELETE FROM unit_dep e USING r
+    WHERE e.namespace_id = r.ns AND e.dep_spec = r.spec AND e.dep_key = r.key
+        AND (SELECT u.status FROM work_spec s JOIN work_unit u ON u.spec_id = s.id
+            WHERE s.namespace_id = r.ns AND s.name = r.spec AND u.key = r.key) = 4
+    RETURNING e.unit_id, e.namespace_id, e.dep_spec, e.dep_key
 ), ready AS (
     UPDATE work_unit u SET status = 1
     WHERE u.id IN (SELECT unit_id FROM del) AND u.status = 2
         AND NOT EXISTS (
             SELECT 1 FROM unit_dep e2
-            WHERE e2.unit_id = u.id
-                AND (e2.namespace_id, e2.dep_spec, e2.dep_key) NOT IN (SELECT ns, spec, key FROM done))
+            WHERE e2.unit_id = u.id AND NOT EXISTS (
+                SELECT 1 FROM del
+                WHERE del.unit_id = e2.unit_id AND del.namespace_id = e2.namespace_id
+                    AND del.dep_spec = e2.dep_spec AND del.dep_key = e2.dep_key))
     RETURNING u.spec_id, u.grp
 ), counted AS (
     INSERT INTO unit_count (spec_id, status, slot, n)
@@ -60,6 +69,11 @@ SET last_progress = GREATEST(unit_group.last_progress, EXCLUDED.last_progress)`
 
 // queueResolveFinished queues resolveFinishedSQL for units that finished.
 func queueResolveFinished(b *pgx.Batch, finished []unitKey, now time.Time) {
+	queueResolveFinishedAt(b, finished, now.UnixNano())
+}
+
+// queueResolveFinishedAt is queueResolveFinished with now in nanoseconds.
+func queueResolveFinishedAt(b *pgx.Batch, finished []unitKey, now int64) {
 	if len(finished) == 0 {
 		return
 	}
@@ -69,7 +83,34 @@ func queueResolveFinished(b *pgx.Batch, finished []unitKey, now time.Time) {
 	for i, f := range finished {
 		nss[i], specs[i], keys[i] = f.ns, bytesOf(f.spec), bytesOf(f.key)
 	}
-	b.Queue(resolveFinishedSQL, nss, specs, keys, now.UnixNano())
+	b.Queue(resolveFinishedSQL, nss, specs, keys, now)
+}
+
+// withDependents returns the units of keys that some unit depends on, in
+// the order given, with one query.
+func withDependents(ctx context.Context, tx dbtx, keys []unitKey) ([]unitKey, error) {
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	nss := make([]int64, len(keys))
+	specs := make([][]byte, len(keys))
+	ks := make([][]byte, len(keys))
+	for i, k := range keys {
+		nss[i], specs[i], ks[i] = k.ns, bytesOf(k.spec), bytesOf(k.key)
+	}
+	rows, err := tx.Query(ctx, `SELECT r.i FROM unnest($1::bigint[], $2::bytea[], $3::bytea[]) WITH ORDINALITY AS r (ns, spec, key, i)
+		WHERE EXISTS (SELECT 1 FROM unit_dep e WHERE e.namespace_id = r.ns AND e.dep_spec = r.spec AND e.dep_key = r.key)
+		ORDER BY r.i`, nss, specs, ks)
+	if err != nil {
+		return nil, err
+	}
+	var out []unitKey
+	var i int64
+	_, err = pgx.ForEachRow(rows, []any{&i}, func() error {
+		out = append(out, keys[i-1])
+		return nil
+	})
+	return out, err
 }
 
 // propagateFailures fails the unfinished dependents of the units in

@@ -21,6 +21,9 @@ type updateRequest struct {
 	upd     coordinate.WorkUnitUpdate
 	leaseID *int64 // UpdateAttempt: the lease that must still hold
 	now     time.Time
+	// slow keeps the request off the fast finish path (finish.go): it
+	// tried that path and the unit did not match.
+	slow bool
 }
 
 func (ns *namespace) UpdateWorkUnit(ctx context.Context, spec, key string, update coordinate.WorkUnitUpdate) error {
@@ -57,9 +60,7 @@ type lockedUnit struct {
 	completed  bool
 	// outstanding: some worker has the unit in its outstanding set.
 	outstanding bool
-	// hasDependents: some unit depends on this one.
-	hasDependents bool
-	key           string
+	key         string
 }
 
 type unitAddr struct {
@@ -107,9 +108,7 @@ func queueLockUnits(b *pgx.Batch, updates []*updateRequest) {
 		CROSS JOIN LATERAL (
 			SELECT u.id, s.namespace_id, s.id AS spec_id, s.name, s.name_text, s.then_name, s.max_retries,
 				u.key, u.data, u.status, u.priority, u.expires, u.worker, u.worker_text, u.lease_id, u.attempts, u.grp,
-				EXISTS (SELECT 1 FROM worker_unit w WHERE w.unit_id = u.id),
-				EXISTS (SELECT 1 FROM unit_dep e
-					WHERE e.namespace_id = s.namespace_id AND e.dep_spec = s.name AND e.dep_key = u.key)
+				EXISTS (SELECT 1 FROM worker_unit w WHERE w.unit_id = u.id)
 			FROM work_spec s JOIN work_unit u ON u.spec_id = s.id
 			WHERE s.namespace_id = r.ns AND s.name = r.spec AND u.key = r.key
 			FOR UPDATE OF u
@@ -133,7 +132,7 @@ func scanLockedUnits(rows pgx.Rows) (*lockedUnits, error) {
 		)
 		if err := rows.Scan(&lu.id, &lu.nsID, &lu.specID, &specName, &specText, &then, &maxRetries,
 			&key, &data, &status, &lu.priority, &expires, &worker, &workerText, &lu.leaseID, &att, &lu.grp,
-			&lu.outstanding, &lu.hasDependents); err != nil {
+			&lu.outstanding); err != nil {
 			return nil, err
 		}
 		lu.specName = coordinate.Name{Bytes: string(specName), Text: specText}
@@ -173,7 +172,14 @@ func (a *afterUpdates) empty() bool {
 // run applies the leftover work inside the batch's transaction.
 func (a *afterUpdates) run(ctx context.Context, tx dbtx) error {
 	d, g := countDelta{}, groupBumps{}
-	failed, unfailed := a.failed, a.unfailed
+	failed, err := withDependents(ctx, tx, a.failed)
+	if err != nil {
+		return err
+	}
+	unfailed, err := withDependents(ctx, tx, a.unfailed)
+	if err != nil {
+		return err
+	}
 	for _, c := range a.chains {
 		var next int64
 		err := tx.QueryRow(ctx, "SELECT id FROM work_spec WHERE namespace_id = $1 AND name = $2",
@@ -276,8 +282,10 @@ func applyUpdates(ctx context.Context, tx dbtx, batch []*updateRequest, locked *
 			now := lastNow[lu]
 			g.bump(lu.nsID, lu.grp, now)
 			ref := unitKey{lu.nsID, lu.specName.Bytes, lu.key}
+			// Whether some unit depends on this one is read by later
+			// statements, after the unit is locked: an edge added by a
+			// transaction this one waited for is then visible.
 			switch {
-			case !lu.hasDependents:
 			case lu.st.Status == coordinate.StatusFinished:
 				finished = append(finished, ref)
 			case lu.st.Status == coordinate.StatusFailed:

@@ -3,7 +3,9 @@
 -- transactions hold, so concurrent callers never wait for each other nor
 -- get the same unit. Keeps unit_count (in this connection's slot) and,
 -- when the worker is registered in namespace $7, its outstanding set, and
--- the progress of the units' groups in step.
+-- the progress of the units' groups in step. The picked ids are updated
+-- through an array so the plan is the primary key's index whatever LIMIT
+-- the planner assumes (committer transactions use generic plans).
 WITH picked AS (
     SELECT id FROM work_unit
     WHERE spec_id = $1 AND status = 1 AND (not_before IS NULL OR not_before <= $2)
@@ -13,7 +15,7 @@ WITH picked AS (
 ), leased AS (
     UPDATE work_unit u SET status = 3, expires = $4, worker = $5, worker_text = $6,
         lease_id = nextval('lease_id_seq'), attempts = u.attempts + 1
-    FROM picked WHERE u.id = picked.id
+    WHERE u.id = ANY (ARRAY(SELECT id FROM picked))
     RETURNING u.id, u.key, u.key_text, u.data, u.priority, u.lease_id, u.grp
 ), counted AS (
     INSERT INTO unit_count (spec_id, status, slot, n)

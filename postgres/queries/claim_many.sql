@@ -2,23 +2,24 @@
 -- of the arrays ($3 worker, $4 worker text flag, $5 lease expiry, $6 index
 -- of the request in the batch) takes the i-th best unit of spec $1 that can
 -- be handed out at $2 (now, ns), so earlier requests get the better units,
--- as if they had run one after another. $7 is the namespace.
+-- as if they had run one after another. $7 is the namespace. The picked
+-- ids, in order, are zipped with the slots by a multi-array unnest: no
+-- join on positions, which a generic plan may run as a nested loop.
 WITH picked AS (
-    SELECT p.id, row_number() OVER (ORDER BY p.priority DESC, p.key) AS pos FROM (
-        SELECT id, priority, key FROM work_unit
-        WHERE spec_id = $1 AND status = 1 AND (not_before IS NULL OR not_before <= $2)
-        ORDER BY priority DESC, key
-        LIMIT cardinality($3::bytea[])
-        FOR UPDATE SKIP LOCKED
-    ) p
+    SELECT id, priority, key FROM work_unit
+    WHERE spec_id = $1 AND status = 1 AND (not_before IS NULL OR not_before <= $2)
+    ORDER BY priority DESC, key
+    LIMIT cardinality($3::bytea[])
+    FOR UPDATE SKIP LOCKED
 ), slots AS (
-    SELECT * FROM unnest($3::bytea[], $4::boolean[], $5::bigint[], $6::integer[])
-        WITH ORDINALITY AS a (worker, worker_text, expires, req, pos)
+    SELECT * FROM unnest(ARRAY(SELECT id FROM picked ORDER BY priority DESC, key),
+        $3::bytea[], $4::boolean[], $5::bigint[], $6::integer[]) AS a (id, worker, worker_text, expires, req)
+    WHERE a.id IS NOT NULL
 ), leased AS (
     UPDATE work_unit u SET status = 3, expires = slots.expires, worker = slots.worker,
         worker_text = slots.worker_text, lease_id = nextval('lease_id_seq'), attempts = u.attempts + 1
-    FROM picked JOIN slots ON slots.pos = picked.pos
-    WHERE u.id = picked.id
+    FROM slots
+    WHERE u.id = slots.id
     RETURNING u.id, u.key, u.key_text, u.data, u.priority, u.lease_id, u.grp, u.worker, slots.req
 ), counted AS (
     INSERT INTO unit_count (spec_id, status, slot, n)

@@ -13,7 +13,7 @@ WITH expired AS (
     FOR UPDATE OF u SKIP LOCKED
 ), upd AS (
     UPDATE work_unit u SET status = 1, expires = NULL, worker = NULL, worker_text = NULL, lease_id = NULL
-    FROM expired e WHERE u.id = e.id
+    WHERE u.id = ANY (ARRAY(SELECT id FROM expired))
     RETURNING u.spec_id
 ), counted AS (
     INSERT INTO unit_count (spec_id, status, slot, n)

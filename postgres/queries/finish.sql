@@ -1,0 +1,54 @@
+-- The common update_work_unit in one statement, without reading the units
+-- first: finish units that are PENDING with a lease that has not ended.
+-- Slot i of the arrays is one request: $1 namespace, $2 spec name, $3 key,
+-- $4 new data (NULL keeps the unit's), $5 whether that data chains no
+-- units (else the spec must have no `then`), $6 the lease id that must
+-- still hold (NULL: any), $7 now (ns), $8 the request's index in the
+-- batch. A request whose unit does not match is left alone and not
+-- returned; the committer runs it through the general path (update.go),
+-- which also gives the errors. The transition is coordinate.ApplyUpdate's
+-- PENDING + FINISHED: completion time in expires, worker kept, lease gone.
+-- Keeps unit_count (this connection's slot), the workers' outstanding
+-- sets and group progress in step. Edges to the finished units are
+-- resolved by the next statement, which sees edges committed while this
+-- one waited for a row.
+WITH r AS (
+    -- Each request's unit, found through the unique indexes one by one
+    -- (LIMIT keeps the planner from turning this into a join that reads
+    -- every pending unit).
+    SELECT r.*, x.id FROM unnest($1::bigint[], $2::bytea[], $3::bytea[], $4::bytea[], $5::boolean[],
+        $6::bigint[], $7::bigint[], $8::integer[]) AS r (ns, spec, key, data, nochain, lease, now, req)
+    CROSS JOIN LATERAL (
+        SELECT u.id FROM work_spec s JOIN work_unit u ON u.spec_id = s.id
+        WHERE s.namespace_id = r.ns AND s.name = r.spec AND u.key = r.key
+            AND (r.nochain OR s.then_name = '')
+        LIMIT 1
+    ) x
+), done AS (
+    -- The conditions are checked again on the row as the UPDATE finds it
+    -- (a concurrent change makes the request fall through). status is
+    -- cast so no partial index on status looks like a way in.
+    UPDATE work_unit u SET status = 4, expires = r.now, data = COALESCE(r.data, u.data), lease_id = NULL
+    FROM r
+    WHERE u.id = r.id AND u.status::integer = 3 AND u.expires >= r.now
+        AND (r.lease IS NULL OR u.lease_id = r.lease)
+    RETURNING r.req, u.id, u.spec_id, r.ns AS namespace_id, u.grp, r.now
+), unlisted AS (
+    DELETE FROM worker_unit w USING done WHERE w.unit_id = done.id
+), counted AS (
+    INSERT INTO unit_count (spec_id, status, slot, n)
+    SELECT d.spec_id, d.status, (pg_backend_pid() % 64)::smallint, d.n FROM (
+        SELECT spec_id, 3 AS status, -count(*) AS n FROM done GROUP BY spec_id
+        UNION ALL SELECT spec_id, 4, count(*) FROM done GROUP BY spec_id
+    ) d
+    ORDER BY d.spec_id, d.status
+    ON CONFLICT (spec_id, status, slot) DO UPDATE SET n = unit_count.n + EXCLUDED.n
+), progressed AS (
+    INSERT INTO unit_group (namespace_id, name, last_progress)
+    SELECT namespace_id, grp, max(now) FROM done WHERE grp IS NOT NULL
+    GROUP BY namespace_id, grp
+    ORDER BY namespace_id, grp
+    ON CONFLICT (namespace_id, name) DO UPDATE
+    SET last_progress = GREATEST(unit_group.last_progress, EXCLUDED.last_progress)
+)
+SELECT req FROM done
