@@ -23,6 +23,10 @@ type Options struct {
 	// MaxConns caps the connection pool; 0 = pgxpool's default.
 	MaxConns int32
 	Logger   *slog.Logger // nil = slog.Default()
+	// VacuumAfterClaims is how many units this backend claims between the
+	// VACUUMs of work_unit it runs itself (vacuum.go); 0 = 100,000, < 0 =
+	// never.
+	VacuumAfterClaims int
 }
 
 // DefaultStallTimeout is the group watchdog's default (GroupStatus.Stalled).
@@ -37,6 +41,7 @@ type Backend struct {
 	commits *committer
 	sweeper sweeper
 	analyze analyzer
+	vacuum  vacuumer
 
 	mu         sync.Mutex
 	namespaces map[string]*namespace // by name; ids never change once created
@@ -85,6 +90,7 @@ func New(ctx context.Context, url string, opts Options) (*Backend, error) {
 func (b *Backend) Close() error {
 	b.commits.close()
 	b.waitAnalyze()
+	b.waitVacuum()
 	b.pool.Close()
 	return nil
 }

@@ -222,6 +222,13 @@ func (c *committer) apply(batch []*commitItem) {
 	}
 	if err == nil {
 		c.fast.Add(int64(out.fast))
+		claimed := 0
+		for _, it := range batch {
+			if it.claim != nil {
+				claimed += len(it.claim.attempts)
+			}
+		}
+		c.b.noteClaimed(claimed)
 	}
 	var rest []*commitItem
 	for i, it := range batch {
