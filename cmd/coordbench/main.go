@@ -6,7 +6,7 @@
 // Usage:
 //
 //	coordbench -addr 127.0.0.1:5932 [-workload all|add,drain1,...] [-conns 8]
-//	           [-units 20000] [-queued 10000,100000,1000000] [-sample 50000]
+//	           [-units 20000] [-queued 10000,100000,1000000] [-sample 50000] [-per-call 1]
 //	           [-seed 1] [-json] [-cpuprofile FILE]
 //
 // Every workload uses its own work-spec names (prefixed "coordbench_") and
@@ -43,6 +43,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	units := fs.Int("units", 20000, "work units per workload (add, drain1, drain100, chain, weighted)")
 	queued := fs.String("queued", "10000,100000,1000000", "drainN: queue depths to preload")
 	sample := fs.Int("sample", 50000, "drainN: units drained at each depth (all if fewer are queued)")
+	perCall := fs.Int("per-call", 1, "drainN: units each get_work asks for (1 as drain1, 100 as drain100)")
 	seed := fs.Int64("seed", 1, "seed for key order and payload sizes")
 	asJSON := fs.Bool("json", false, "print one JSON object per workload instead of text")
 	timeout := fs.Duration("timeout", 10*time.Minute, "give up on a workload after this long")
@@ -60,8 +61,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "coordbench: -workload: %v\n", err)
 		return 2
 	}
-	if *conns < 1 || *units < 1 || *sample < 1 {
-		fmt.Fprintln(stderr, "coordbench: -conns, -units and -sample must be positive")
+	if *conns < 1 || *units < 1 || *sample < 1 || *perCall < 1 {
+		fmt.Fprintln(stderr, "coordbench: -conns, -units, -sample and -per-call must be positive")
 		return 2
 	}
 
@@ -82,6 +83,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		units:   *units,
 		depths:  depths,
 		sample:  *sample,
+		perCall: *perCall,
 		seed:    *seed,
 		timeout: *timeout,
 		log:     slog.New(slog.NewTextHandler(stderr, nil)),

@@ -21,6 +21,7 @@ type bench struct {
 	units   int
 	depths  []int
 	sample  int
+	perCall int // drainN: units per get_work
 	seed    int64
 	timeout time.Duration
 	log     *slog.Logger
@@ -134,7 +135,11 @@ func (b *bench) runWorkload(ctx context.Context, name string) ([]result, error) 
 				if _, err := b.addUnits(ctx, s.name, depth); err != nil {
 					return nil, fmt.Errorf("preloading %d units: %w", depth, err)
 				}
-				r, err := b.drain(ctx, fmt.Sprintf("drain@%d", depth), nil, min(b.sample, depth), 1, nil)
+				label := fmt.Sprintf("drain@%d", depth)
+				if b.perCall > 1 {
+					label = fmt.Sprintf("drain%d@%d", b.perCall, depth)
+				}
+				r, err := b.drain(ctx, label, nil, min(b.sample, depth), b.perCall, nil)
 				return []result{r}, err
 			})
 			results = append(results, rs...)
