@@ -22,8 +22,14 @@
 //   - The committer (committer.go) group-commits the hot writes of every
 //     connection: claims and update_work_unit calls queued while a
 //     transaction runs share the next one, so one WAL flush answers many
-//     requests. Updates are computed in Go with coordinate.ApplyUpdate from
+//     requests. Its transactions use generic plans (planned once per
+//     connection). Finishing a held unit is one conditional UPDATE for the
+//     whole batch (finish.go); other updates, and finishes that statement
+//     does not match, are computed in Go with coordinate.ApplyUpdate from
 //     rows locked FOR UPDATE, so one bad item never fails the others.
+//   - Each daemon VACUUMs work_unit after every 100,000 units it claims
+//     (vacuum.go): dead entries at the front of the available units' index
+//     would otherwise slow every claim until autovacuum comes round.
 //   - Expired leases are swept by any daemon with FOR UPDATE SKIP LOCKED
 //     (queries/sweep.sql), at most every 100 ms on the system clock and
 //     whenever a test clock moves; updates also expire a locked unit's
