@@ -15,6 +15,74 @@ var concurrencyTests = []test{
 	{"GetWorkNeverTwice", testConcurrentGetWork},
 	{"AddAndFinish", testConcurrentAddAndFinish},
 	{"Mixed", testConcurrentMixed},
+	{"DependOnWhileCompleting", testConcurrentDependOnWhileCompleting},
+}
+
+// testConcurrentDependOnWhileCompleting adds units depending on a unit at
+// the same moment that unit finishes (or fails): whichever comes first,
+// the dependent must end up AVAILABLE (FAILED), never left BLOCKED on a
+// completed unit.
+func testConcurrentDependOnWhileCompleting(e *env) {
+	const rounds = 40
+	e.spec(m{"name": "s"})
+	for i := 0; i < rounds; i++ {
+		target := fmt.Sprintf("t%02d", i)
+		e.addKeys("s", target)
+		a := e.work(coordinate.WorkRequest{Worker: text("w"), MaxJobs: 1, LeaseTime: 3600e9})
+		if len(a) != 1 || a[0].Key.Bytes != target {
+			e.t.Fatalf("round %d: GetWork = %v, want %s", i, attemptKeys(a), target)
+		}
+		fail := i%4 == 3
+		var wg sync.WaitGroup
+		var addErr, updErr error
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			for j := 0; j < 3; j++ {
+				in := e.unit(fmt.Sprintf("d%02d-%d", i, j), m{})
+				in.DependsOn = []coordinate.UnitRef{{Spec: "s", Key: target}}
+				if err := e.ns.AddWorkUnits(e.ctx, "s", []coordinate.WorkUnitInput{in}); err != nil {
+					addErr = err
+				}
+				runtime.Gosched()
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			st := coordinate.StatusFinished
+			if fail {
+				st = coordinate.StatusFailed
+			}
+			updErr = e.ns.UpdateAttempt(e.ctx, coordinate.AttemptRef{Spec: "s", Key: target, ID: a[0].ID},
+				coordinate.WorkUnitUpdate{Status: st})
+		}()
+		wg.Wait()
+		if addErr != nil || updErr != nil {
+			e.t.Fatalf("round %d: add %v, update %v", i, addErr, updErr)
+		}
+		want := coordinate.StatusAvailable
+		if fail {
+			want = coordinate.StatusFailed
+		}
+		for j := 0; j < 3; j++ {
+			key := fmt.Sprintf("d%02d-%d", i, j)
+			if st := e.status("s", key); st != want {
+				e.t.Errorf("round %d: %s depends on %s (completed) and is %v, want %v", i, key, target, st, want)
+			}
+		}
+		// Take the released dependents out of the way of the next round.
+		if !fail {
+			for {
+				as := e.work(coordinate.WorkRequest{Worker: text("w"), MaxJobs: 10, LeaseTime: 3600e9})
+				if len(as) == 0 {
+					break
+				}
+				for _, x := range as {
+					e.finish("s", x.Key.Bytes, nil)
+				}
+			}
+		}
+	}
 }
 
 func testConcurrentGetWork(e *env) {
