@@ -81,9 +81,8 @@ type committer struct {
 	stopped sync.WaitGroup
 	// busy counts the workers applying a batch; freed is signalled when
 	// one finishes.
-	busy     atomic.Int32
-	inflight atomic.Int32 // size of the batch started last
-	freed    chan struct{}
+	busy  atomic.Int32
+	freed chan struct{}
 
 	// fast and fellThrough count the updates the fast finish path applied
 	// and those it handed to the general path (tests, operators).
@@ -145,7 +144,6 @@ func (c *committer) run() {
 			return
 		}
 		c.busy.Add(1)
-		c.inflight.Store(int32(len(batch)))
 		c.apply(batch)
 		c.busy.Add(-1)
 		select {
@@ -156,11 +154,12 @@ func (c *committer) run() {
 }
 
 // gather adds what is queued to batch. While another worker's batch is in
-// flight it waits until it has as many requests as that batch (at most
-// busyMinBatch) or that batch ends:
+// flight it waits for busyMinBatch requests or for that batch to end:
 // small batches cost nearly as much as big ones, so under load a second
-// transaction only starts when it is worth one. It reports false when the
-// committer is stopping.
+// transaction only starts when it is worth one. (Waiting for as many as
+// the batch in flight holds, at most busyMinBatch, measured about 7%
+// slower at 64 connections; 8, 16, 48 and 64 did no better than 32.) It
+// reports false when the committer is stopping.
 func (c *committer) gather(batch *[]*commitItem) bool {
 	for len(*batch) < maxCommitBatch {
 		select {
@@ -169,7 +168,7 @@ func (c *committer) gather(batch *[]*commitItem) bool {
 			continue
 		default:
 		}
-		if c.busy.Load() == 0 || len(*batch) >= min(busyMinBatch, int(c.inflight.Load())) {
+		if c.busy.Load() == 0 || len(*batch) >= busyMinBatch {
 			return true
 		}
 		select {
