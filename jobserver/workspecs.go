@@ -17,6 +17,16 @@ func noSuchWorkSpec(name coordinate.Name) []byte {
 	return message("no such work_spec " + pyReprName(name))
 }
 
+// specCallError answers a failed call on work spec name: a missing spec is
+// the in-band reply (missing, "no such work_spec ..."), any other error a
+// backend failure of method.
+func (js *JobServer) specCallError(method string, name coordinate.Name, missing any, err error) (any, error) {
+	if errors.Is(err, coordinate.ErrNoSuchWorkSpec) {
+		return pair(missing, noSuchWorkSpec(name)), nil
+	}
+	return nil, js.backendError(method, err)
+}
+
 // noSuchWorkSpecPlain is the variant control_work_spec and
 // get_work_spec_meta used: "no such work spec NAME", unquoted.
 func noSuchWorkSpecPlain(name coordinate.Name) []byte {
@@ -269,10 +279,8 @@ func (js *JobServer) delWorkSpec(ctx context.Context, p []cbor.RawMessage) (any,
 		return nil, err
 	}
 	err = js.ns.DeleteWorkSpec(ctx, name.Bytes)
-	if errors.Is(err, coordinate.ErrNoSuchWorkSpec) {
-		return pair(false, noSuchWorkSpec(name)), nil
-	} else if err != nil {
-		return nil, js.backendError("del_work_spec", err)
+	if err != nil {
+		return js.specCallError("del_work_spec", name, false, err)
 	}
 	return okPair(), nil
 }

@@ -114,10 +114,8 @@ func (js *JobServer) countWorkUnits(ctx context.Context, p []cbor.RawMessage) (a
 		return nil, err
 	}
 	counts, err := js.ns.CountWorkUnits(ctx, name.Bytes)
-	if errors.Is(err, coordinate.ErrNoSuchWorkSpec) {
-		return pair(false, noSuchWorkSpec(name)), nil
-	} else if err != nil {
-		return nil, js.backendError("count_work_units", err)
+	if err != nil {
+		return js.specCallError("count_work_units", name, false, err)
 	}
 	return pair(statusCounts(counts), nil), nil
 }
@@ -153,10 +151,8 @@ func (js *JobServer) getWorkUnits(ctx context.Context, p []cbor.RawMessage) (any
 	}
 	if len(keys) > 0 {
 		units, err := js.ns.GetWorkUnits(ctx, name.Bytes, nameBytes(keys))
-		if errors.Is(err, coordinate.ErrNoSuchWorkSpec) {
-			return pair(nil, noSuchWorkSpec(name)), nil
-		} else if err != nil {
-			return nil, js.backendError("get_work_units", err)
+		if err != nil {
+			return js.specCallError("get_work_units", name, nil, err)
 		}
 		out := make([]any, len(keys))
 		for i, k := range keys {
@@ -196,10 +192,8 @@ func (js *JobServer) getWorkUnits(ctx context.Context, p []cbor.RawMessage) (any
 		return js.noUnits(ctx, name)
 	}
 	units, err := js.ns.ListWorkUnits(ctx, name.Bytes, q)
-	if errors.Is(err, coordinate.ErrNoSuchWorkSpec) {
-		return pair(nil, noSuchWorkSpec(name)), nil
-	} else if err != nil {
-		return nil, js.backendError("get_work_units", err)
+	if err != nil {
+		return js.specCallError("get_work_units", name, nil, err)
 	}
 	out := make([]any, len(units))
 	for i, u := range units {
@@ -212,10 +206,8 @@ func (js *JobServer) getWorkUnits(ctx context.Context, p []cbor.RawMessage) (any
 // empty list, or the in-band message for an unknown spec.
 func (js *JobServer) noUnits(ctx context.Context, name coordinate.Name) (any, error) {
 	_, err := js.ns.WorkSpec(ctx, name.Bytes)
-	if errors.Is(err, coordinate.ErrNoSuchWorkSpec) {
-		return pair(nil, noSuchWorkSpec(name)), nil
-	} else if err != nil {
-		return nil, js.backendError("get_work_units", err)
+	if err != nil {
+		return js.specCallError("get_work_units", name, nil, err)
 	}
 	return pair([]any{}, nil), nil
 }
@@ -254,10 +246,8 @@ func (js *JobServer) prioritizeWorkUnits(ctx context.Context, p []cbor.RawMessag
 	// With neither option this changes nothing but still reports an
 	// unknown spec.
 	err = js.ns.PrioritizeWorkUnits(ctx, name.Bytes, nameBytes(keys), priority, adjustment)
-	if errors.Is(err, coordinate.ErrNoSuchWorkSpec) {
-		return pair(false, noSuchWorkSpec(name)), nil
-	} else if err != nil {
-		return nil, js.backendError("prioritize_work_units", err)
+	if err != nil {
+		return js.specCallError("prioritize_work_units", name, false, err)
 	}
 	return okPair(), nil
 }
@@ -303,10 +293,8 @@ func (js *JobServer) delWorkUnits(ctx context.Context, p []cbor.RawMessage) (any
 		q = coordinate.DeleteQuery{} // deletes nothing; only checks the spec
 	}
 	n, err := js.ns.DeleteWorkUnits(ctx, name.Bytes, q)
-	if errors.Is(err, coordinate.ErrNoSuchWorkSpec) {
-		return pair(0, noSuchWorkSpec(name)), nil
-	} else if err != nil {
-		return nil, js.backendError("del_work_units", err)
+	if err != nil {
+		return js.specCallError("del_work_units", name, 0, err)
 	}
 	if !usable {
 		return pair(0, message("no usable options to del_work_units")), nil
@@ -326,10 +314,8 @@ func (js *JobServer) getWorkUnitStatus(ctx context.Context, p []cbor.RawMessage)
 		return nil, err
 	}
 	units, err := js.ns.GetWorkUnits(ctx, name.Bytes, nameBytes(keys))
-	if errors.Is(err, coordinate.ErrNoSuchWorkSpec) {
-		return pair(nil, noSuchWorkSpec(name)), nil
-	} else if err != nil {
-		return nil, js.backendError("get_work_unit_status", err)
+	if err != nil {
+		return js.specCallError("get_work_unit_status", name, nil, err)
 	}
 	out := make([]any, len(keys))
 	for i := range keys {

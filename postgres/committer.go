@@ -85,7 +85,7 @@ type committer struct {
 	freed chan struct{}
 
 	// fast and fellThrough count the updates the fast finish path applied
-	// and those it handed to the general path (tests, operators).
+	// and those it handed to the general path (read by tests).
 	fast, fellThrough atomic.Int64
 }
 

@@ -26,6 +26,18 @@ type unitKey struct {
 
 func (k unitKey) ref() coordinate.UnitRef { return coordinate.UnitRef{Spec: k.spec, Key: k.key} }
 
+// less orders units by namespace, spec, key: the order in which batches
+// lock units, so concurrent batches lock in the same order.
+func (k unitKey) less(o unitKey) bool {
+	if k.ns != o.ns {
+		return k.ns < o.ns
+	}
+	if k.spec != o.spec {
+		return k.spec < o.spec
+	}
+	return k.key < o.key
+}
+
 // resolveFinishedSQL removes the edges to the units $1-$3 (namespace,
 // spec, key) that are FINISHED and makes the blocked dependents left
 // without edges available (resolve_finished_units, migration 0004); $4 is
@@ -40,23 +52,26 @@ WHERE EXISTS (
     SELECT 1 FROM unnest($1::bigint[], $2::bytea[], $3::bytea[]) AS r (ns, spec, key)
     JOIN unit_dep e ON e.namespace_id = r.ns AND e.dep_spec = r.spec AND e.dep_key = r.key)`
 
-// queueResolveFinished queues resolveFinishedSQL for units that finished.
-func queueResolveFinished(b *pgx.Batch, finished []unitKey, now time.Time) {
-	queueResolveFinishedAt(b, finished, now.UnixNano())
-}
-
-// queueResolveFinishedAt is queueResolveFinished with now in nanoseconds.
-func queueResolveFinishedAt(b *pgx.Batch, finished []unitKey, now int64) {
+// queueResolveFinished queues resolveFinishedSQL for units that may have
+// finished; now is in nanoseconds.
+func queueResolveFinished(b *pgx.Batch, finished []unitKey, now int64) {
 	if len(finished) == 0 {
 		return
 	}
-	nss := make([]int64, len(finished))
-	specs := make([][]byte, len(finished))
-	keys := make([][]byte, len(finished))
-	for i, f := range finished {
-		nss[i], specs[i], keys[i] = f.ns, bytesOf(f.spec), bytesOf(f.key)
-	}
+	nss, specs, keys := unitKeyArrays(finished)
 	b.Queue(resolveFinishedSQL, nss, specs, keys, now)
+}
+
+// unitKeyArrays splits keys into the namespace, spec and key arrays the
+// queries unnest.
+func unitKeyArrays(keys []unitKey) (nss []int64, specs, ks [][]byte) {
+	nss = make([]int64, len(keys))
+	specs = make([][]byte, len(keys))
+	ks = make([][]byte, len(keys))
+	for i, k := range keys {
+		nss[i], specs[i], ks[i] = k.ns, bytesOf(k.spec), bytesOf(k.key)
+	}
+	return nss, specs, ks
 }
 
 // withDependents returns the units of keys that some unit depends on, in
@@ -65,12 +80,7 @@ func withDependents(ctx context.Context, tx dbtx, keys []unitKey) ([]unitKey, er
 	if len(keys) == 0 {
 		return nil, nil
 	}
-	nss := make([]int64, len(keys))
-	specs := make([][]byte, len(keys))
-	ks := make([][]byte, len(keys))
-	for i, k := range keys {
-		nss[i], specs[i], ks[i] = k.ns, bytesOf(k.spec), bytesOf(k.key)
-	}
+	nss, specs, ks := unitKeyArrays(keys)
 	rows, err := tx.Query(ctx, `SELECT r.i FROM unnest($1::bigint[], $2::bytea[], $3::bytea[]) WITH ORDINALITY AS r (ns, spec, key, i)
 		WHERE EXISTS (SELECT 1 FROM unit_dep e WHERE e.namespace_id = r.ns AND e.dep_spec = r.spec AND e.dep_key = r.key)
 		ORDER BY r.i`, nss, specs, ks)

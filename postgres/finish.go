@@ -39,12 +39,12 @@ type fastFinishes struct {
 // fastFinishable whose unit no other update of the batch names (the
 // general path applies several updates of one unit in order).
 func splitFast(updates []*updateRequest) (fast fastFinishes, slow []int) {
-	count := make(map[unitAddr]int, len(updates))
+	count := make(map[unitKey]int, len(updates))
 	for _, r := range updates {
-		count[unitAddr{r.ns.id, r.spec, r.key}]++
+		count[r.unit()]++
 	}
 	for i, r := range updates {
-		if fastFinishable(r) && count[unitAddr{r.ns.id, r.spec, r.key}] == 1 {
+		if fastFinishable(r) && count[r.unit()] == 1 {
 			fast.reqs = append(fast.reqs, i)
 		} else {
 			slow = append(slow, i)
@@ -52,14 +52,7 @@ func splitFast(updates []*updateRequest) (fast fastFinishes, slow []int) {
 	}
 	// Lock rows in one order in every batch, as queueLockUnits does.
 	sort.Slice(fast.reqs, func(i, j int) bool {
-		a, b := updates[fast.reqs[i]], updates[fast.reqs[j]]
-		if a.ns.id != b.ns.id {
-			return a.ns.id < b.ns.id
-		}
-		if a.spec != b.spec {
-			return a.spec < b.spec
-		}
-		return a.key < b.key
+		return updates[fast.reqs[i]].unit().less(updates[fast.reqs[j]].unit())
 	})
 	return fast, slow
 }
@@ -69,20 +62,17 @@ func splitFast(updates []*updateRequest) (fast fastFinishes, slow []int) {
 func (f fastFinishes) queue(b *pgx.Batch, updates []*updateRequest) {
 	n := len(f.reqs)
 	var (
-		nss      = make([]int64, n)
-		specs    = make([][]byte, n)
-		keys     = make([][]byte, n)
+		units    = make([]unitKey, n)
 		datas    = make([][]byte, n)
 		nochains = make([]bool, n)
 		leases   = make([]*int64, n)
 		nows     = make([]int64, n)
 		reqs     = make([]int32, n)
-		finished = make([]unitKey, n)
 		latest   int64
 	)
 	for j, i := range f.reqs {
 		r := updates[i]
-		nss[j], specs[j], keys[j] = r.ns.id, bytesOf(r.spec), bytesOf(r.key)
+		units[j] = r.unit()
 		if r.upd.Data != nil {
 			datas[j] = []byte(r.upd.Data)
 			nochains[j] = len(coordinate.ChainedUnits(r.upd.Data, 0)) == 0
@@ -91,10 +81,10 @@ func (f fastFinishes) queue(b *pgx.Batch, updates []*updateRequest) {
 		nows[j] = r.now.UnixNano()
 		latest = max(latest, nows[j])
 		reqs[j] = int32(i)
-		finished[j] = unitKey{r.ns.id, r.spec, r.key}
 	}
+	nss, specs, keys := unitKeyArrays(units)
 	b.Queue(finishSQL, nss, specs, keys, datas, nochains, leases, nows, reqs)
-	queueResolveFinishedAt(b, finished, latest)
+	queueResolveFinished(b, units, latest)
 }
 
 // read reads finish.sql's answer: which updates it applied.

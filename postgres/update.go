@@ -26,6 +26,9 @@ type updateRequest struct {
 	slow bool
 }
 
+// unit names the unit r updates.
+func (r *updateRequest) unit() unitKey { return unitKey{r.ns.id, r.spec, r.key} }
+
 func (ns *namespace) UpdateWorkUnit(ctx context.Context, spec, key string, update coordinate.WorkUnitUpdate) error {
 	if update.Status == 0 && update.LeaseTime == nil {
 		return coordinate.ErrNothingToDo
@@ -63,14 +66,9 @@ type lockedUnit struct {
 	key         string
 }
 
-type unitAddr struct {
-	ns        int64
-	spec, key string
-}
-
 // lockedUnits are the units an update batch locked, by address.
 type lockedUnits struct {
-	byAddr  map[unitAddr]*lockedUnit
+	byAddr  map[unitKey]*lockedUnit
 	ordered []*lockedUnit // by id
 }
 
@@ -79,31 +77,17 @@ type lockedUnits struct {
 // (namespace, spec, key) order so concurrent batches lock in the same
 // order.
 func queueLockUnits(b *pgx.Batch, updates []*updateRequest) {
-	addrs := make([]unitAddr, 0, len(updates))
-	seen := map[unitAddr]bool{}
+	addrs := make([]unitKey, 0, len(updates))
+	seen := map[unitKey]bool{}
 	for _, r := range updates {
-		a := unitAddr{r.ns.id, r.spec, r.key}
+		a := r.unit()
 		if !seen[a] {
 			seen[a] = true
 			addrs = append(addrs, a)
 		}
 	}
-	sort.Slice(addrs, func(i, j int) bool {
-		a, b := addrs[i], addrs[j]
-		if a.ns != b.ns {
-			return a.ns < b.ns
-		}
-		if a.spec != b.spec {
-			return a.spec < b.spec
-		}
-		return a.key < b.key
-	})
-	nsIDs := make([]int64, len(addrs))
-	specs := make([][]byte, len(addrs))
-	keys := make([][]byte, len(addrs))
-	for i, a := range addrs {
-		nsIDs[i], specs[i], keys[i] = a.ns, bytesOf(a.spec), bytesOf(a.key)
-	}
+	sort.Slice(addrs, func(i, j int) bool { return addrs[i].less(addrs[j]) })
+	nsIDs, specs, keys := unitKeyArrays(addrs)
 	b.Queue(`SELECT x.* FROM unnest($1::bigint[], $2::bytea[], $3::bytea[]) WITH ORDINALITY AS r (ns, spec, key, i)
 		CROSS JOIN LATERAL (
 			SELECT u.id, s.namespace_id, s.id AS spec_id, s.name, s.name_text, s.then_name, s.max_retries,
@@ -117,7 +101,7 @@ func queueLockUnits(b *pgx.Batch, updates []*updateRequest) {
 }
 
 func scanLockedUnits(rows pgx.Rows) (*lockedUnits, error) {
-	lus := &lockedUnits{byAddr: map[unitAddr]*lockedUnit{}}
+	lus := &lockedUnits{byAddr: map[unitKey]*lockedUnit{}}
 	defer rows.Close()
 	for rows.Next() {
 		var (
@@ -142,7 +126,7 @@ func scanLockedUnits(rows pgx.Rows) (*lockedUnits, error) {
 		lu.stored = coordinate.Status(status)
 		lu.st = coordinate.UnitState{Status: lu.stored, Data: data, Expiration: timeOf(expires), Worker: nameOf(worker, workerText)}
 		lu.key = string(key)
-		lus.byAddr[unitAddr{lu.nsID, string(specName), string(key)}] = &lu
+		lus.byAddr[unitKey{lu.nsID, string(specName), string(key)}] = &lu
 		lus.ordered = append(lus.ordered, &lu)
 	}
 	return lus, rows.Err()
@@ -220,7 +204,7 @@ func applyUpdates(ctx context.Context, tx dbtx, batch []*updateRequest, locked *
 	var chains []chainJob
 	lastNow := map[*lockedUnit]time.Time{}
 	for i, r := range batch {
-		lu := units[unitAddr{r.ns.id, r.spec, r.key}]
+		lu := units[r.unit()]
 		if lu == nil {
 			results[i] = missingUnitError(ctx, tx, r)
 			continue
@@ -316,7 +300,7 @@ func applyUpdates(ctx context.Context, tx dbtx, batch []*updateRequest, locked *
 	if len(completedIDs) > 0 {
 		out.Queue(`DELETE FROM worker_unit WHERE unit_id = ANY($1)`, completedIDs)
 	}
-	queueResolveFinished(out, finished, after.now)
+	queueResolveFinished(out, finished, after.now.UnixNano())
 	d.queue(out)
 	g.queue(out)
 	after.chains = chains

@@ -260,64 +260,51 @@ func testConcurrentMixed(e *env) {
 		defs[i] = enc(e.t, m{"name": "s", "max_getwork": 1 + i})
 	}
 	// Readers and control changes run until the workers are done.
-	readers.Add(3)
-	go func() {
-		defer readers.Done()
-		for {
-			select {
-			case <-stop:
-				return
-			default:
+	spin := func(step func(i int)) {
+		readers.Add(1)
+		go func() {
+			defer readers.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				step(i)
+				runtime.Gosched()
 			}
-			if _, err := e.ns.CountWorkUnits(e.ctx, "s"); err != nil {
-				report(err)
-			}
-			if _, err := e.ns.ListWorkUnits(e.ctx, "s", coordinate.WorkUnitQuery{Statuses: []coordinate.Status{coordinate.StatusPending}, Limit: 10}); err != nil {
-				report(err)
-			}
-			if _, _, err := e.ns.ListWorkSpecs(e.ctx, "", 0); err != nil {
-				report(err)
-			}
-			runtime.Gosched()
+		}()
+	}
+	spin(func(_ int) {
+		if _, err := e.ns.CountWorkUnits(e.ctx, "s"); err != nil {
+			report(err)
 		}
-	}()
-	go func() {
-		defer readers.Done()
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			if _, err := e.ns.ChildWorkUnits(e.ctx, "parent"); err != nil {
-				report(err)
-			}
-			if _, err := e.ns.Workers(e.ctx); err != nil {
-				report(err)
-			}
-			if err := e.ns.PrioritizeWorkUnits(e.ctx, "s", []string{fmt.Sprintf("s%03d", i%units)}, nil, 1); err != nil {
-				report(err)
-			}
-			runtime.Gosched()
+		if _, err := e.ns.ListWorkUnits(e.ctx, "s", coordinate.WorkUnitQuery{Statuses: []coordinate.Status{coordinate.StatusPending}, Limit: 10}); err != nil {
+			report(err)
 		}
-	}()
-	go func() {
-		defer readers.Done()
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			if _, err := e.ns.SetWorkSpec(e.ctx, defs[i%len(defs)]); err != nil {
-				report(err)
-			}
-			if err := e.ns.ControlWorkSpec(e.ctx, "t", coordinate.WorkSpecControl{Weight: ptr(1 + i%7)}); err != nil {
-				report(err)
-			}
-			runtime.Gosched()
+		if _, _, err := e.ns.ListWorkSpecs(e.ctx, "", 0); err != nil {
+			report(err)
 		}
-	}()
+	})
+	spin(func(i int) {
+		if _, err := e.ns.ChildWorkUnits(e.ctx, "parent"); err != nil {
+			report(err)
+		}
+		if _, err := e.ns.Workers(e.ctx); err != nil {
+			report(err)
+		}
+		if err := e.ns.PrioritizeWorkUnits(e.ctx, "s", []string{fmt.Sprintf("s%03d", i%units)}, nil, 1); err != nil {
+			report(err)
+		}
+	})
+	spin(func(i int) {
+		if _, err := e.ns.SetWorkSpec(e.ctx, defs[i%len(defs)]); err != nil {
+			report(err)
+		}
+		if err := e.ns.ControlWorkSpec(e.ctx, "t", coordinate.WorkSpecControl{Weight: ptr(1 + i%7)}); err != nil {
+			report(err)
+		}
+	})
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func() {
