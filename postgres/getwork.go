@@ -161,24 +161,6 @@ func (ns *namespace) claim(ctx context.Context, spec specRow, n int, worker coor
 	return cl.attempts, nil
 }
 
-func collectAttempts(rows pgx.Rows, spec, worker coordinate.Name, expires time.Time) ([]coordinate.Attempt, error) {
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (coordinate.Attempt, error) {
-		var (
-			a       coordinate.Attempt
-			key     []byte
-			data    []byte
-			keyText bool
-		)
-		err := r.Scan(&key, &keyText, &data, &a.Priority, &a.ID)
-		a.Spec = spec
-		a.Key = coordinate.Name{Bytes: string(key), Text: keyText}
-		a.Data = data
-		a.Worker = worker
-		a.Expires = expires
-		return a, err
-	})
-}
-
 // claimContinuous creates and leases one synthetic unit of a continuous
 // spec (SEMANTICS §9). The conditional update of next_continuous is the
 // gate: of several daemons asking at once, only one creates a unit.

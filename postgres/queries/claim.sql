@@ -35,4 +35,4 @@ WITH picked AS (
     ON CONFLICT (namespace_id, name) DO UPDATE
     SET last_progress = GREATEST(unit_group.last_progress, EXCLUDED.last_progress)
 )
-SELECT key, key_text, data, priority, lease_id FROM leased
+SELECT 0 AS req, id, key, key_text, data, priority, lease_id FROM leased

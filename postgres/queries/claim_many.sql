@@ -39,4 +39,4 @@ WITH picked AS (
     ON CONFLICT (namespace_id, name) DO UPDATE
     SET last_progress = GREATEST(unit_group.last_progress, EXCLUDED.last_progress)
 )
-SELECT req, key, key_text, data, priority, lease_id FROM leased
+SELECT req, id, key, key_text, data, priority, lease_id FROM leased

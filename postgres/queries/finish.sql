@@ -4,26 +4,26 @@
 -- $4 new data (NULL keeps the unit's), $5 whether that data chains no
 -- units (else the spec must have no `then`), $6 the lease id that must
 -- still hold (NULL: any), $7 now (ns), $8 the request's index in the
--- batch. A request whose unit does not match is left alone and not
--- returned; the committer runs it through the general path (update.go),
--- which also gives the errors. The transition is coordinate.ApplyUpdate's
+-- batch, $9 the unit's row id if known. A request whose unit does not
+-- match is left alone and not returned; the committer runs it through the
+-- general path (update.go), which also gives the errors. The transition is coordinate.ApplyUpdate's
 -- PENDING + FINISHED: completion time in expires, worker kept, lease gone.
 -- Keeps unit_count (this connection's slot), the workers' outstanding
 -- sets and group progress in step. Edges to the finished units are
 -- resolved by the next statement, which sees edges committed while this
 -- one waited for a row.
 WITH r AS (
-    -- Each request's unit, found through the unique indexes one by one
-    -- (LIMIT keeps the planner from turning this into a join that reads
-    -- every pending unit).
-    SELECT r.*, x.id FROM unnest($1::bigint[], $2::bytea[], $3::bytea[], $4::bytea[], $5::boolean[],
-        $6::bigint[], $7::bigint[], $8::integer[]) AS r (ns, spec, key, data, nochain, lease, now, req)
-    CROSS JOIN LATERAL (
+    -- Each request's unit: $9, the row id the daemon remembers from
+    -- leasing it (NULL: none), or else found through the unique indexes
+    -- (a scalar subquery, so the planner cannot turn it into a join that
+    -- reads every pending unit).
+    SELECT r.*, COALESCE(r.hint, (
         SELECT u.id FROM work_spec s JOIN work_unit u ON u.spec_id = s.id
         WHERE s.namespace_id = r.ns AND s.name = r.spec AND u.key = r.key
-            AND (r.nochain OR s.then_name = '')
-        LIMIT 1
-    ) x
+    )) AS id
+    FROM unnest($1::bigint[], $2::bytea[], $3::bytea[], $4::bytea[], $5::boolean[],
+        $6::bigint[], $7::bigint[], $8::integer[], $9::bigint[])
+        AS r (ns, spec, key, data, nochain, lease, now, req, hint)
 ), done AS (
     -- The conditions are checked again on the row as the UPDATE finds it
     -- (a concurrent change makes the request fall through). status is
@@ -32,6 +32,7 @@ WITH r AS (
     FROM r
     WHERE u.id = r.id AND u.status::integer = 3 AND u.expires >= r.now
         AND (r.lease IS NULL OR u.lease_id = r.lease)
+        AND (r.nochain OR (SELECT s.then_name FROM work_spec s WHERE s.id = u.spec_id) = '')
     RETURNING r.req, u.id, u.spec_id, r.ns AS namespace_id, u.grp, r.now
 ), unlisted AS (
     DELETE FROM worker_unit w USING done WHERE w.unit_id = done.id
