@@ -6,7 +6,7 @@
 // Usage:
 //
 //	coordbench -addr 127.0.0.1:5932 [-workload all|add,drain1,...] [-conns 8]
-//	           [-units 20000] [-queued 10000,100000,1000000] [-sample 50000] [-per-call 1]
+//	           [-units 20000] [-queued 10000,100000,1000000] [-sample 50000] [-per-call 1] [-settle 0s]
 //	           [-seed 1] [-json] [-cpuprofile FILE]
 //
 // Every workload uses its own work-spec names (prefixed "coordbench_") and
@@ -44,6 +44,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	queued := fs.String("queued", "10000,100000,1000000", "drainN: queue depths to preload")
 	sample := fs.Int("sample", 50000, "drainN: units drained at each depth (all if fewer are queued)")
 	perCall := fs.Int("per-call", 1, "drainN: units each get_work asks for (1 as drain1, 100 as drain100)")
+	settle := fs.Duration("settle", 0, "drainN: wait this long after preloading before draining (lets the database finish the maintenance a bulk load sets off, so the sample sees a queue at rest)")
 	seed := fs.Int64("seed", 1, "seed for key order and payload sizes")
 	asJSON := fs.Bool("json", false, "print one JSON object per workload instead of text")
 	timeout := fs.Duration("timeout", 10*time.Minute, "give up on a workload after this long")
@@ -59,6 +60,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	names, err := parseWorkloads(*workloads)
 	if err != nil {
 		fmt.Fprintf(stderr, "coordbench: -workload: %v\n", err)
+		return 2
+	}
+	if *settle < 0 {
+		fmt.Fprintln(stderr, "coordbench: -settle must not be negative")
 		return 2
 	}
 	if *conns < 1 || *units < 1 || *sample < 1 || *perCall < 1 {
@@ -84,6 +89,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		depths:  depths,
 		sample:  *sample,
 		perCall: *perCall,
+		settle:  *settle,
 		seed:    *seed,
 		timeout: *timeout,
 		log:     slog.New(slog.NewTextHandler(stderr, nil)),

@@ -21,7 +21,8 @@ type bench struct {
 	units   int
 	depths  []int
 	sample  int
-	perCall int // drainN: units per get_work
+	perCall int           // drainN: units per get_work
+	settle  time.Duration // drainN: pause between preloading and draining
 	seed    int64
 	timeout time.Duration
 	log     *slog.Logger
@@ -134,6 +135,13 @@ func (b *bench) runWorkload(ctx context.Context, name string) ([]result, error) 
 			rs, err := b.withSpecs(ctx, []spec{s}, func() ([]result, error) {
 				if _, err := b.addUnits(ctx, s.name, depth); err != nil {
 					return nil, fmt.Errorf("preloading %d units: %w", depth, err)
+				}
+				if b.settle > 0 {
+					select {
+					case <-time.After(b.settle):
+					case <-ctx.Done():
+						return nil, ctx.Err()
+					}
 				}
 				label := fmt.Sprintf("drain@%d", depth)
 				if b.perCall > 1 {
