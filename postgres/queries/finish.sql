@@ -14,9 +14,7 @@
 -- one waited for a row.
 WITH r AS (
     -- Each request's unit: $9, the row id the daemon remembers from
-    -- leasing it (NULL: none), or else found through the unique indexes
-    -- (a scalar subquery, so the planner cannot turn it into a join that
-    -- reads every pending unit).
+    -- leasing it (NULL: none), or else found through the unique indexes.
     SELECT r.*, COALESCE(r.hint, (
         SELECT u.id FROM work_spec s JOIN work_unit u ON u.spec_id = s.id
         WHERE s.namespace_id = r.ns AND s.name = r.spec AND u.key = r.key
@@ -25,12 +23,16 @@ WITH r AS (
         $6::bigint[], $7::bigint[], $8::integer[], $9::bigint[])
         AS r (ns, spec, key, data, nochain, lease, now, req, hint)
 ), done AS (
-    -- The conditions are checked again on the row as the UPDATE finds it
-    -- (a concurrent change makes the request fall through). status is
-    -- cast so no partial index on status looks like a way in.
+    -- The rows are fetched through the primary key by the id array (the
+    -- generic plan must not hash-join r with a scan of work_unit, which
+    -- it prefers while the table is small). The conditions are checked
+    -- again on the row as the UPDATE finds it (a concurrent change makes
+    -- the request fall through). status is cast so no partial index on
+    -- status looks like a way in.
     UPDATE work_unit u SET status = 4, expires = r.now, data = COALESCE(r.data, u.data), lease_id = NULL
     FROM r
-    WHERE u.id = r.id AND u.status::integer = 3 AND u.expires >= r.now
+    WHERE u.id = ANY (ARRAY(SELECT id FROM r)) AND u.id = r.id
+        AND u.status::integer = 3 AND u.expires >= r.now
         AND (r.lease IS NULL OR u.lease_id = r.lease)
         AND (r.nochain OR (SELECT s.then_name FROM work_spec s WHERE s.id = u.spec_id) = '')
     RETURNING r.req, u.id, u.spec_id, r.ns AS namespace_id, u.grp, r.now
