@@ -9,8 +9,10 @@
 # Needs only initdb, pg_ctl and postgres on PATH. PostgreSQL refuses to run
 # as root, so as root the server runs as the "postgres" system user (or
 # "nobody" when there is none) and DIR is handed to that user. Durability
-# settings are the defaults (fsync, synchronous_commit on). Everything
-# except the URL goes to stderr or to DIR/postgres.log.
+# settings are the defaults (fsync, synchronous_commit on). Extra server
+# settings may be given in POSTGRES_OPTIONS, e.g. "-c shared_buffers=1GB"
+# for benchmarks at depth (docs/postgres.md). Everything except the URL
+# goes to stderr or to DIR/postgres.log.
 set -euo pipefail
 
 usage() { echo "usage: $0 start|stop DIR" >&2; exit 2; }
@@ -53,7 +55,7 @@ start() {
     port=$((20000 + RANDOM % 40000))
     port_in_use "$port" && continue
     if as_owner pg_ctl -D "$data" -l "$dir/postgres.log" -w -t 60 \
-        -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c max_connections=300 -c max_wal_size=4GB -c fsync=on -c synchronous_commit=on" \
+        -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c max_connections=300 -c max_wal_size=4GB -c fsync=on -c synchronous_commit=on ${POSTGRES_OPTIONS:-}" \
         start >&2; then
       echo "$port" >"$dir/port"
       echo "postgres://$dbuser@127.0.0.1:$port/$dbname?sslmode=disable"
