@@ -111,10 +111,13 @@ func (b *Backend) Namespace(ctx context.Context, name string) (coordinate.Namesp
 	if err != nil {
 		return nil, fmt.Errorf("postgres namespace %q: %w", name, err)
 	}
-	ns = &namespace{b: b, id: id, name: name}
 	b.mu.Lock()
+	defer b.mu.Unlock()
+	if ns, ok := b.namespaces[name]; ok { // created meanwhile: share its state
+		return ns, nil
+	}
+	ns = &namespace{b: b, id: id, name: name}
 	b.namespaces[name] = ns
-	b.mu.Unlock()
 	return ns, nil
 }
 
@@ -138,9 +141,10 @@ func (b *Backend) Namespaces(ctx context.Context) ([]string, error) {
 
 // namespace is one coordinate.Namespace: a row of the namespace table.
 type namespace struct {
-	b    *Backend
-	id   int64
-	name string
+	b     *Backend
+	id    int64
+	name  string
+	reads schedReads // get_work's shared scheduler reads (schedreads.go)
 }
 
 var _ coordinate.Namespace = (*namespace)(nil)

@@ -44,29 +44,31 @@ func (ns *namespace) GetWork(ctx context.Context, req coordinate.WorkRequest) ([
 		lease = coordinate.DefaultLease
 	}
 	for round := 0; round < maxClaimRounds; round++ {
-		// After a claim came back empty, probe even a lone spec: it may
-		// have only delayed units.
-		cands, err := ns.candidates(ctx, req, now, round > 0)
+		// The first round shares its read with concurrent calls. After a
+		// claim came back empty, read alone and probe even a lone spec: it
+		// may have only delayed units.
+		var (
+			cands  []candidate
+			shared bool
+			err    error
+		)
+		if round == 0 {
+			cands, shared, err = ns.sharedCandidates(ctx, req)
+		} else {
+			cands, err = ns.candidates(ctx, req, now, true)
+		}
 		if err != nil {
 			return nil, err
 		}
-		sc := make([]coordinate.SpecCandidate, len(cands))
-		for i := range cands {
-			c := &cands[i]
-			m := &c.row.spec.Meta
-			sc[i] = coordinate.SpecCandidate{
-				Name:    c.row.spec.Name.Bytes,
-				Meta:    m,
-				Pending: int(c.pending),
-				ContinuousReady: m.Continuous && c.available == 0 && c.pending == 0 &&
-					!now.Before(m.NextContinuous),
+		sc, i, ok := ns.choose(cands, req, now)
+		if ok && shared && cands[i].row.spec.Meta.MaxRunning > 0 {
+			// Every caller sharing the read would count the same pending
+			// units and could together pass max_running: read alone.
+			if cands, err = ns.candidates(ctx, req, now, false); err != nil {
+				return nil, err
 			}
-			if c.best != nil {
-				sc[i].Available = int(c.available)
-				sc[i].BestPriority = *c.best
-			}
+			sc, i, ok = ns.choose(cands, req, now)
 		}
-		i, ok := coordinate.ChooseWorkSpec(sc, req, coordinate.SchedulerOptions{EnforceMinGB: ns.b.opts.EnforceMinGB})
 		if !ok {
 			return []coordinate.Attempt{}, nil
 		}
@@ -86,6 +88,29 @@ func (ns *namespace) GetWork(ctx context.Context, req coordinate.WorkRequest) ([
 		}
 	}
 	return []coordinate.Attempt{}, nil
+}
+
+// choose runs the scheduler over cands: the spec to claim from, with the
+// scheduler's view of every candidate.
+func (ns *namespace) choose(cands []candidate, req coordinate.WorkRequest, now time.Time) ([]coordinate.SpecCandidate, int, bool) {
+	sc := make([]coordinate.SpecCandidate, len(cands))
+	for i := range cands {
+		c := &cands[i]
+		m := &c.row.spec.Meta
+		sc[i] = coordinate.SpecCandidate{
+			Name:    c.row.spec.Name.Bytes,
+			Meta:    m,
+			Pending: int(c.pending),
+			ContinuousReady: m.Continuous && c.available == 0 && c.pending == 0 &&
+				!now.Before(m.NextContinuous),
+		}
+		if c.best != nil {
+			sc[i].Available = int(c.available)
+			sc[i].BestPriority = *c.best
+		}
+	}
+	i, ok := coordinate.ChooseWorkSpec(sc, req, coordinate.SchedulerOptions{EnforceMinGB: ns.b.opts.EnforceMinGB})
+	return sc, i, ok
 }
 
 // candidates reads the scheduler's view of the namespace's runnable specs.
