@@ -2,7 +2,7 @@ package postgres
 
 import (
 	"context"
-	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -21,34 +21,18 @@ const (
 )
 
 type analyzer struct {
-	mu      sync.Mutex
-	added   int64 // units added since the last ANALYZE
-	rows    int64 // work_unit rows at the last ANALYZE
-	running bool
-	wg      sync.WaitGroup
+	run  backgroundRun // counts units added
+	rows atomic.Int64  // work_unit rows at the last ANALYZE
 }
 
 // noteAdded records n added units and starts a background ANALYZE when the
 // table has grown enough.
 func (b *Backend) noteAdded(n int) {
 	a := &b.analyze
-	a.mu.Lock()
-	a.added += int64(n)
-	due := !a.running && a.added >= max(minAnalyzeGrowth, a.rows/2)
-	if due {
-		a.running = true
-		a.added = 0
-		a.wg.Add(1)
-	}
-	a.mu.Unlock()
-	if due {
-		go b.runAnalyze()
-	}
+	a.run.add(int64(n), max(minAnalyzeGrowth, a.rows.Load()/2), b.runAnalyze)
 }
 
 func (b *Backend) runAnalyze() {
-	a := &b.analyze
-	defer a.wg.Done()
 	ctx, cancel := context.WithTimeout(context.Background(), analyzeTimeout)
 	defer cancel()
 	var rows float64
@@ -59,13 +43,7 @@ func (b *Backend) runAnalyze() {
 	if err != nil {
 		b.log.Warn("postgres backend: ANALYZE work_unit after a bulk load failed", "err", err)
 	}
-	a.mu.Lock()
-	a.running = false
 	if rows > 0 {
-		a.rows = int64(rows)
+		b.analyze.rows.Store(int64(rows))
 	}
-	a.mu.Unlock()
 }
-
-// waitAnalyze waits for a background ANALYZE (at Close).
-func (b *Backend) waitAnalyze() { b.analyze.wg.Wait() }

@@ -90,8 +90,8 @@ func New(ctx context.Context, url string, opts Options) (*Backend, error) {
 // Close stops the committer and closes the connection pool.
 func (b *Backend) Close() error {
 	b.commits.close()
-	b.waitAnalyze()
-	b.waitVacuum()
+	b.analyze.run.wait()
+	b.vacuum.run.wait()
 	b.pool.Close()
 	return nil
 }

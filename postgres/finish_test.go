@@ -20,10 +20,18 @@ type fastEnv struct {
 	clock *coordinate.FakeClock
 }
 
-func newFastEnv(t *testing.T) *fastEnv {
+func newFastEnv(t *testing.T) *fastEnv { return newFastEnvWith(t, Options{}) }
+
+// newFastEnvWith is newFastEnv with options (its clock replaces opts.Clock;
+// MaxConns defaults to 4).
+func newFastEnvWith(t *testing.T, opts Options) *fastEnv {
 	t.Helper()
 	clock := coordinate.NewFakeClock(time.Unix(1_700_000_000, 0))
-	b, err := New(t.Context(), freshSchema(t), Options{Clock: clock, MaxConns: 4})
+	opts.Clock = clock
+	if opts.MaxConns == 0 {
+		opts.MaxConns = 4
+	}
+	b, err := New(t.Context(), freshSchema(t), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,6 +81,15 @@ func (e *fastEnv) status(spec, key string) coordinate.Status {
 		e.t.Fatalf("GetWorkUnits(%s, %s) = %v, %v", spec, key, us, err)
 	}
 	return us[0].Status
+}
+
+// numbered returns n units with keys u00000, u00001, ... and empty data.
+func numbered(n int) []coordinate.WorkUnitInput {
+	in := make([]coordinate.WorkUnitInput, n)
+	for i := range in {
+		in[i] = unit(fmt.Sprintf("u%05d", i), map[string]any{})
+	}
+	return in
 }
 
 func unit(key string, data any) coordinate.WorkUnitInput {

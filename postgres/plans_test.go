@@ -1,13 +1,10 @@
 package postgres
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
-
-	"coordinated/coordinate"
 )
 
 // TestFinishPlanUsesPrimaryKey: the committer runs finish.sql with its
@@ -19,11 +16,7 @@ func TestFinishPlanUsesPrimaryKey(t *testing.T) {
 	e := newFastEnv(t)
 	ctx := t.Context()
 	e.spec(map[string]any{"name": "s"})
-	units := make([]coordinate.WorkUnitInput, 10000)
-	for i := range units {
-		units[i] = unit(fmt.Sprintf("u%05d", i), map[string]any{})
-	}
-	e.add("s", units...)
+	e.add("s", numbered(10000)...)
 	e.claim("s", 100)
 	if _, err := e.b.pool.Exec(ctx, "ANALYZE work_unit"); err != nil {
 		t.Fatal(err)

@@ -35,7 +35,7 @@ type schedReadQueue struct {
 // schedRead is one shared read and its result.
 type schedRead struct {
 	done    chan struct{}
-	callers int // calls sharing it (tests)
+	callers int // calls sharing it; fixed once the read starts
 	cands   []candidate
 	err     error
 }

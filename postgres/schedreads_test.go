@@ -5,7 +5,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 )
 
 // fakeReads is a read function whose calls block until released; each
@@ -39,16 +38,6 @@ func (f *fakeReads) read(ctx context.Context) ([]candidate, error) {
 		return nil, ctx.Err()
 	}
 	return []candidate{{available: n}}, nil
-}
-
-// waitFor polls cond until it holds (or fails the test after 5 s).
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-	}
 }
 
 // nextCallers is how many calls wait for the next read of key.

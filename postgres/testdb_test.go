@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"testing"
+	"time"
 
 	"coordinated/internal/pgtest"
 )
@@ -15,4 +16,14 @@ func testURL(t testing.TB) string { return pgtest.URL(t) }
 func freshSchema(t testing.TB) string {
 	u, _ := pgtest.FreshSchema(t, "test")
 	return u
+}
+
+// waitFor polls cond until it holds (or fails the test after 5 s).
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
 }

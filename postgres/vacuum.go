@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -28,11 +27,8 @@ const (
 )
 
 type vacuumer struct {
-	mu      sync.Mutex
-	claimed int64 // units claimed since the last VACUUM
-	running bool
-	wg      sync.WaitGroup
-	runs    atomic.Int64 // VACUUMs this backend ran (tests)
+	run  backgroundRun // counts units claimed
+	runs atomic.Int64  // VACUUMs this backend ran (tests)
 }
 
 // noteClaimed records n claimed units and starts a background VACUUM when
@@ -45,35 +41,18 @@ func (b *Backend) noteClaimed(n int) {
 	if every < 0 || n == 0 {
 		return
 	}
-	v := &b.vacuum
-	v.mu.Lock()
-	v.claimed += int64(n)
-	due := !v.running && v.claimed >= int64(every)
-	if due {
-		v.running = true
-		v.claimed = 0
-		v.wg.Add(1)
-	}
-	v.mu.Unlock()
-	if due {
-		go b.runVacuum()
-	}
+	b.vacuum.run.add(int64(n), int64(every), b.runVacuum)
 }
 
 func (b *Backend) runVacuum() {
-	v := &b.vacuum
-	defer v.wg.Done()
 	ctx, cancel := context.WithTimeout(context.Background(), vacuumTimeout)
 	defer cancel()
 	ran, err := b.vacuumOnce(ctx)
-	v.mu.Lock()
-	v.running = false
-	v.mu.Unlock()
 	switch {
 	case err != nil:
 		b.log.Warn("postgres backend: VACUUM work_unit failed", "err", err)
 	case ran:
-		v.runs.Add(1)
+		b.vacuum.runs.Add(1)
 		b.log.Debug("postgres backend: vacuumed work_unit")
 	}
 }
@@ -100,6 +79,3 @@ func (b *Backend) vacuumOnce(ctx context.Context) (bool, error) {
 	}
 	return err == nil, err
 }
-
-// waitVacuum waits for a background VACUUM (at Close).
-func (b *Backend) waitVacuum() { b.vacuum.wg.Wait() }

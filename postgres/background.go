@@ -1,0 +1,44 @@
+package postgres
+
+import "sync"
+
+// backgroundRun is maintenance the backend starts itself (ANALYZE after
+// bulk loads, VACUUM behind claims): work is counted as it happens, and
+// once the count since the last run reaches a threshold one run starts in
+// the background. Runs never overlap; the count restarts when a run
+// starts.
+type backgroundRun struct {
+	mu      sync.Mutex
+	count   int64
+	running bool
+	wg      sync.WaitGroup
+}
+
+// add counts n and, when the count reaches threshold and no run is going,
+// starts run in a goroutine.
+func (r *backgroundRun) add(n, threshold int64, run func()) {
+	r.mu.Lock()
+	r.count += n
+	due := !r.running && r.count >= threshold
+	if due {
+		r.running = true
+		r.count = 0
+		r.wg.Add(1)
+	}
+	r.mu.Unlock()
+	if !due {
+		return
+	}
+	go func() {
+		defer r.wg.Done()
+		defer func() {
+			r.mu.Lock()
+			r.running = false
+			r.mu.Unlock()
+		}()
+		run()
+	}()
+}
+
+// wait waits for a run in progress (at Close).
+func (r *backgroundRun) wait() { r.wg.Wait() }
