@@ -11,7 +11,6 @@ import (
 
 // existingUnit is what addUnits reads of a unit being re-added.
 type existingUnit struct {
-	id     int64
 	status coordinate.Status
 	grp    []byte
 }
@@ -116,20 +115,19 @@ func addOrUpdateUnits(ctx context.Context, tx dbtx, nsID, spec int64, specName s
 	for i, u := range units {
 		keys[i] = bytesOf(u.Key.Bytes)
 	}
-	rows, err := tx.Query(ctx, `SELECT id, key, status, grp FROM work_unit
+	rows, err := tx.Query(ctx, `SELECT key, status, grp FROM work_unit
 		WHERE spec_id = $1 AND key = ANY($2) ORDER BY key FOR UPDATE`, spec, keys)
 	if err != nil {
 		return nil, nil, err
 	}
 	existing := map[string]*existingUnit{}
 	var (
-		id     int64
 		key    []byte
 		status int16
 		grp    []byte
 	)
-	if _, err := pgx.ForEachRow(rows, []any{&id, &key, &status, &grp}, func() error {
-		existing[string(key)] = &existingUnit{id: id, status: coordinate.Status(status), grp: grp}
+	if _, err := pgx.ForEachRow(rows, []any{&key, &status, &grp}, func() error {
+		existing[string(key)] = &existingUnit{status: coordinate.Status(status), grp: grp}
 		return nil
 	}); err != nil {
 		return nil, nil, err
@@ -256,14 +254,13 @@ func addOrUpdateUnits(ctx context.Context, tx dbtx, nsID, spec int64, specName s
 		}
 	}
 
-	unitIDs := map[string]int64{}
-	if err := insertNewUnits(ctx, tx, spec, out, now, unitIDs); err != nil {
+	if err := insertNewUnits(ctx, tx, spec, out, now); err != nil {
 		return nil, nil, err
 	}
-	if err := updateExistingUnits(ctx, tx, spec, out, now, unitIDs); err != nil {
+	if err := updateExistingUnits(ctx, tx, spec, out, now); err != nil {
 		return nil, nil, err
 	}
-	if err := replaceEdges(ctx, tx, nsID, out, unitIDs); err != nil {
+	if err := replaceEdges(ctx, tx, nsID, spec, out); err != nil {
 		return nil, nil, err
 	}
 	return failed, unfailed, nil
@@ -283,8 +280,8 @@ func groupCol(g string) []byte {
 	return []byte(g)
 }
 
-// insertNewUnits inserts the new units of out, recording their ids.
-func insertNewUnits(ctx context.Context, tx dbtx, spec int64, out []addedUnit, now time.Time, ids map[string]int64) error {
+// insertNewUnits inserts the new units of out.
+func insertNewUnits(ctx context.Context, tx dbtx, spec int64, out []addedUnit, now time.Time) error {
 	var (
 		keys, datas, grps [][]byte
 		texts, depFailed  []bool
@@ -314,29 +311,19 @@ func insertNewUnits(ctx context.Context, tx dbtx, spec int64, out []addedUnit, n
 	if len(keys) == 0 {
 		return nil
 	}
-	rows, err := tx.Query(ctx, `INSERT INTO work_unit (spec_id, key, key_text, data, status, priority,
+	_, err := tx.Exec(ctx, `INSERT INTO work_unit (spec_id, key, key_text, data, status, priority,
 			not_before, expires, dep_failed, grp)
 		SELECT $1, k, t, d, s, p, nb, e, df, g
 		FROM unnest($2::bytea[], $3::boolean[], $4::bytea[], $5::smallint[], $6::float8[], $7::bigint[],
-			$8::bigint[], $9::boolean[], $10::bytea[]) AS i (k, t, d, s, p, nb, e, df, g)
-		RETURNING id, key`, spec, keys, texts, datas, statuses, prios, nbs, expires, depFailed, grps)
-	if err != nil {
-		return err
-	}
-	var id int64
-	var key []byte
-	_, err = pgx.ForEachRow(rows, []any{&id, &key}, func() error {
-		ids[string(key)] = id
-		return nil
-	})
+			$8::bigint[], $9::boolean[], $10::bytea[]) AS i (k, t, d, s, p, nb, e, df, g)`,
+		spec, keys, texts, datas, statuses, prios, nbs, expires, depFailed, grps)
 	return err
 }
 
 // updateExistingUnits rewrites the re-added units of out.
-func updateExistingUnits(ctx context.Context, tx dbtx, spec int64, out []addedUnit, now time.Time, ids map[string]int64) error {
+func updateExistingUnits(ctx context.Context, tx dbtx, spec int64, out []addedUnit, now time.Time) error {
 	var (
-		uids                    []int64
-		datas, grps             [][]byte
+		ukeys, datas, grps      [][]byte
 		statuses                []int16
 		prios                   []float64
 		hasPrio, clr, depFailed []bool
@@ -347,8 +334,7 @@ func updateExistingUnits(ctx context.Context, tx dbtx, spec int64, out []addedUn
 		if a.old == nil {
 			continue
 		}
-		ids[a.in.Key.Bytes] = a.old.id
-		uids = append(uids, a.old.id)
+		ukeys = append(ukeys, bytesOf(a.in.Key.Bytes))
 		datas = append(datas, a.data)
 		statuses = append(statuses, int16(a.status))
 		p := 0.0
@@ -363,7 +349,7 @@ func updateExistingUnits(ctx context.Context, tx dbtx, spec int64, out []addedUn
 		depFailed = append(depFailed, a.depFailed)
 		grps = append(grps, groupCol(a.in.Group))
 	}
-	if len(uids) == 0 {
+	if len(ukeys) == 0 {
 		return nil
 	}
 	_, err := tx.Exec(ctx, `UPDATE work_unit u SET
@@ -377,47 +363,46 @@ func updateExistingUnits(ctx context.Context, tx dbtx, spec int64, out []addedUn
 			lease_id = CASE WHEN i.c THEN NULL ELSE u.lease_id END,
 			dep_failed = CASE WHEN i.c THEN i.df ELSE u.dep_failed END,
 			grp = i.g
-		FROM unnest($1::bigint[], $2::bytea[], $3::smallint[], $4::float8[], $5::boolean[], $6::bigint[],
-			$7::boolean[], $8::bigint[], $9::boolean[], $10::bytea[]) AS i (id, d, s, p, hp, nb, c, e, df, g)
-		WHERE u.id = i.id AND u.spec_id = $11`,
-		uids, datas, statuses, prios, hasPrio, nbs, clr, expires, depFailed, grps, spec)
+		FROM unnest($1::bytea[], $2::bytea[], $3::smallint[], $4::float8[], $5::boolean[], $6::bigint[],
+			$7::boolean[], $8::bigint[], $9::boolean[], $10::bytea[]) AS i (k, d, s, p, hp, nb, c, e, df, g)
+		WHERE u.spec_id = $11 AND u.key = i.k`,
+		ukeys, datas, statuses, prios, hasPrio, nbs, clr, expires, depFailed, grps, spec)
 	return err
 }
 
 // replaceEdges replaces the dependency edges of the units of out that set
 // them (dropping the old ones of units made available).
-func replaceEdges(ctx context.Context, tx dbtx, nsID int64, out []addedUnit, ids map[string]int64) error {
-	var drop []int64
+func replaceEdges(ctx context.Context, tx dbtx, nsID, spec int64, out []addedUnit) error {
 	var (
-		eunits      []int64
-		especs, eks [][]byte
-		eseq        []int32
+		drop                [][]byte
+		eunits, especs, eks [][]byte
+		eseq                []int32
 	)
 	for i := range out {
 		a := &out[i]
 		if !a.setEdges {
 			continue
 		}
-		id := ids[a.in.Key.Bytes]
+		key := bytesOf(a.in.Key.Bytes)
 		if a.old != nil {
-			drop = append(drop, id)
+			drop = append(drop, key)
 		}
 		for j, r := range a.edges {
-			eunits = append(eunits, id)
+			eunits = append(eunits, key)
 			especs = append(especs, bytesOf(r.Spec))
 			eks = append(eks, bytesOf(r.Key))
 			eseq = append(eseq, int32(j))
 		}
 	}
 	if len(drop) > 0 {
-		if _, err := tx.Exec(ctx, `DELETE FROM unit_dep WHERE unit_id = ANY($1)`, drop); err != nil {
+		if _, err := tx.Exec(ctx, `DELETE FROM unit_dep WHERE spec_id = $1 AND key = ANY($2)`, spec, drop); err != nil {
 			return err
 		}
 	}
 	if len(eunits) > 0 {
-		if _, err := tx.Exec(ctx, `INSERT INTO unit_dep (unit_id, namespace_id, dep_spec, dep_key, seq)
-			SELECT u, $1, s, k, q FROM unnest($2::bigint[], $3::bytea[], $4::bytea[], $5::integer[]) AS e (u, s, k, q)`,
-			nsID, eunits, especs, eks, eseq); err != nil {
+		if _, err := tx.Exec(ctx, `INSERT INTO unit_dep (spec_id, key, namespace_id, dep_spec, dep_key, seq)
+			SELECT $1, u, $2, s, k, q FROM unnest($3::bytea[], $4::bytea[], $5::bytea[], $6::integer[]) AS e (u, s, k, q)`,
+			spec, nsID, eunits, especs, eks, eseq); err != nil {
 			return err
 		}
 	}

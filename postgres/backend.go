@@ -42,7 +42,6 @@ type Backend struct {
 	sweeper sweeper
 	analyze analyzer
 	vacuum  vacuumer
-	unitIDs unitIDs // row ids of the units this backend leased
 
 	mu         sync.Mutex
 	namespaces map[string]*namespace // by name; ids never change once created

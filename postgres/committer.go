@@ -302,7 +302,7 @@ func (c *committer) runBatch(ctx context.Context, batch []*commitItem, results [
 		queueClaims(first, grp)
 	}
 	if len(fast.reqs) > 0 {
-		fast.queue(first, updates, &c.b.unitIDs)
+		fast.queue(first, updates)
 	}
 	if len(slow) > 0 {
 		queueLockUnits(first, slow)
@@ -323,7 +323,7 @@ func (c *committer) runBatch(ctx context.Context, batch []*commitItem, results [
 	for _, grp := range claimGroups {
 		rows, err := br.Query()
 		if err == nil {
-			err = collectClaims(rows, grp, &c.b.unitIDs)
+			err = collectClaims(rows, grp)
 		}
 		if err != nil {
 			return fail(err)
@@ -444,34 +444,28 @@ func queueClaims(b *pgx.Batch, claims []*claimRequest) {
 }
 
 // collectClaims reads the units leased by queueClaims into the claims,
-// each in priority-then-key order, and notes their row ids in ids.
-func collectClaims(rows pgx.Rows, claims []*claimRequest, ids *unitIDs) error {
+// each in priority-then-key order.
+func collectClaims(rows pgx.Rows, claims []*claimRequest) error {
 	var (
 		req     int32
-		id      int64
 		key     []byte
 		keyText bool
 		data    []byte
 		prio    float64
 		leaseID int64
-		leased  []unitKey
-		rowIDs  []int64
 	)
-	_, err := pgx.ForEachRow(rows, []any{&req, &id, &key, &keyText, &data, &prio, &leaseID}, func() error {
+	_, err := pgx.ForEachRow(rows, []any{&req, &key, &keyText, &data, &prio, &leaseID}, func() error {
 		cl := claims[req]
 		k := coordinate.Name{Bytes: string(key), Text: keyText}
 		cl.attempts = append(cl.attempts, coordinate.Attempt{
 			Spec: cl.spec.spec.Name, Key: k, Data: append([]byte(nil), data...), Priority: prio,
 			Worker: cl.worker, Expires: cl.expires, ID: leaseID,
 		})
-		leased = append(leased, unitKey{cl.ns.id, cl.spec.spec.Name.Bytes, k.Bytes})
-		rowIDs = append(rowIDs, id)
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	ids.put(leased, rowIDs)
 	for _, cl := range claims {
 		sort.Slice(cl.attempts, func(i, j int) bool {
 			a, b := cl.attempts[i], cl.attempts[j]

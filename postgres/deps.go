@@ -115,9 +115,9 @@ func propagateFailures(ctx context.Context, tx dbtx, now time.Time, failed, unfa
 			continue
 		}
 		seen[r] = true
-		rows, err := tx.Query(ctx, `SELECT u.id, u.spec_id, s.name, u.key, u.data, u.status, u.grp
+		rows, err := tx.Query(ctx, `SELECT u.spec_id, s.name, u.key, u.data, u.status, u.grp
 			FROM unit_dep e
-			JOIN work_unit u ON u.id = e.unit_id
+			JOIN work_unit u ON u.spec_id = e.spec_id AND u.key = e.key
 			JOIN work_spec s ON s.id = u.spec_id
 			WHERE e.namespace_id = $1 AND e.dep_spec = $2 AND e.dep_key = $3 AND u.status NOT IN (4, 5)
 			ORDER BY s.name, u.key
@@ -126,16 +126,16 @@ func propagateFailures(ctx context.Context, tx dbtx, now time.Time, failed, unfa
 			return err
 		}
 		var (
-			ids       []int64
+			units     rowKeys
 			datas     [][]byte
-			id, spec  int64
+			spec      int64
 			name, key []byte
 			data, grp []byte
 			status    int16
 			traceback = coordinate.DependencyFailedTraceback(root.ref())
 		)
-		if _, err := pgx.ForEachRow(rows, []any{&id, &spec, &name, &key, &data, &status, &grp}, func() error {
-			ids = append(ids, id)
+		if _, err := pgx.ForEachRow(rows, []any{&spec, &name, &key, &data, &status, &grp}, func() error {
+			units.add(spec, key)
 			datas = append(datas, coordinate.WithTraceback(data, traceback))
 			d.move(spec, coordinate.Status(status), coordinate.StatusFailed)
 			g.bump(r.ns, grp, now)
@@ -144,16 +144,17 @@ func propagateFailures(ctx context.Context, tx dbtx, now time.Time, failed, unfa
 		}); err != nil {
 			return err
 		}
-		if len(ids) == 0 {
+		if units.len() == 0 {
 			continue
 		}
-		if _, err := tx.Exec(ctx, `UPDATE work_unit u SET status = 5, data = r.data, expires = $2,
+		if _, err := tx.Exec(ctx, `UPDATE work_unit u SET status = 5, data = r.data, expires = $3,
 				lease_id = NULL, dep_failed = true
-			FROM unnest($1::bigint[], $3::bytea[]) AS r (id, data) WHERE u.id = r.id`,
-			ids, now.UnixNano(), datas); err != nil {
+			FROM unnest($1::bigint[], $2::bytea[], $4::bytea[]) AS r (spec_id, key, data)
+			WHERE u.spec_id = r.spec_id AND u.key = r.key`,
+			units.specs, units.keys, now.UnixNano(), datas); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `DELETE FROM worker_unit WHERE unit_id = ANY($1)`, ids); err != nil {
+		if _, err := tx.Exec(ctx, unlistSQL, units.specs, units.keys); err != nil {
 			return err
 		}
 	}
@@ -169,13 +170,14 @@ func propagateFailures(ctx context.Context, tx dbtx, now time.Time, failed, unfa
 		rows, err := tx.Query(ctx, `UPDATE work_unit u SET status = 2, dep_failed = false, expires = NULL,
 				worker = NULL, worker_text = NULL, lease_id = NULL
 			FROM unit_dep e, work_spec s
-			WHERE e.namespace_id = $1 AND e.dep_spec = $2 AND e.dep_key = $3 AND u.id = e.unit_id
+			WHERE e.namespace_id = $1 AND e.dep_spec = $2 AND e.dep_key = $3
+				AND u.spec_id = e.spec_id AND u.key = e.key
 				AND s.id = u.spec_id AND u.status = 5 AND u.dep_failed
 				AND NOT EXISTS (
 					SELECT 1 FROM unit_dep e2
 					JOIN work_spec s2 ON s2.namespace_id = e2.namespace_id AND s2.name = e2.dep_spec
 					JOIN work_unit u2 ON u2.spec_id = s2.id AND u2.key = e2.dep_key
-					WHERE e2.unit_id = u.id AND u2.status = 5
+					WHERE e2.spec_id = u.spec_id AND e2.key = u.key AND u2.status = 5
 						AND NOT (e2.dep_spec = $2 AND e2.dep_key = $3))
 			RETURNING u.spec_id, s.name, u.key, u.grp`, r.ns, bytesOf(r.spec), bytesOf(r.key))
 		if err != nil {
@@ -222,12 +224,11 @@ func checkCycles(ctx context.Context, tx dbtx, nsID int64, batch map[coordinate.
 		if len(specs) == 0 {
 			break
 		}
-		rows, err := tx.Query(ctx, `SELECT e.dep_spec, e.dep_key, s.name, u.key
+		rows, err := tx.Query(ctx, `SELECT e.dep_spec, e.dep_key, s.name, e.key
 			FROM unnest($2::bytea[], $3::bytea[]) AS r (spec, key)
 			JOIN unit_dep e ON e.namespace_id = $1 AND e.dep_spec = r.spec AND e.dep_key = r.key
-			JOIN work_unit u ON u.id = e.unit_id
-			JOIN work_spec s ON s.id = u.spec_id
-			ORDER BY s.name, u.key`, nsID, specs, keys)
+			JOIN work_spec s ON s.id = e.spec_id
+			ORDER BY s.name, e.key`, nsID, specs, keys)
 		if err != nil {
 			return err
 		}
@@ -249,28 +250,28 @@ func checkCycles(ctx context.Context, tx dbtx, nsID int64, batch map[coordinate.
 	return nil
 }
 
-// fillDependencies sets DependsOn on the listed units that have edges.
-func (ns *namespace) fillDependencies(ctx context.Context, units []*coordinate.WorkUnit, rows []unitRow) error {
-	var ids []int64
-	byID := map[int64]*coordinate.WorkUnit{}
+// fillDependencies sets DependsOn on the listed units (of spec specID)
+// that have edges.
+func (ns *namespace) fillDependencies(ctx context.Context, specID int64, units []*coordinate.WorkUnit, rows []unitRow) error {
+	var keys [][]byte
+	byKey := map[string]*coordinate.WorkUnit{}
 	for i := range rows {
 		if rows[i].hasDeps {
-			ids = append(ids, rows[i].id)
-			byID[rows[i].id] = units[i]
+			keys = append(keys, bytesOf(units[i].Key.Bytes))
+			byKey[units[i].Key.Bytes] = units[i]
 		}
 	}
-	if len(ids) == 0 {
+	if len(keys) == 0 {
 		return nil
 	}
-	rs, err := ns.b.pool.Query(ctx, `SELECT unit_id, dep_spec, dep_key FROM unit_dep
-		WHERE unit_id = ANY($1) ORDER BY unit_id, seq`, ids)
+	rs, err := ns.b.pool.Query(ctx, `SELECT key, dep_spec, dep_key FROM unit_dep
+		WHERE spec_id = $1 AND key = ANY($2) ORDER BY key, seq`, specID, keys)
 	if err != nil {
 		return fmt.Errorf("postgres unit dependencies: %w", err)
 	}
-	var id int64
-	var spec, key []byte
-	_, err = pgx.ForEachRow(rs, []any{&id, &spec, &key}, func() error {
-		u := byID[id]
+	var unit, spec, key []byte
+	_, err = pgx.ForEachRow(rs, []any{&unit, &spec, &key}, func() error {
+		u := byKey[string(unit)]
 		u.DependsOn = append(u.DependsOn, coordinate.UnitRef{Spec: string(spec), Key: string(key)})
 		return nil
 	})

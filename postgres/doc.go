@@ -25,11 +25,15 @@
 //     transaction runs share the next one, so one WAL flush answers many
 //     requests. Its transactions use generic plans (planned once per
 //     connection). Finishing a held unit is one conditional UPDATE for the
-//     whole batch (finish.go), reaching the units through the row ids the
-//     daemon remembers from leasing them (unitids.go); other updates, and
-//     finishes that statement does not match, are computed in Go with
+//     whole batch (finish.go); other updates, and finishes that statement
+//     does not match, are computed in Go with
 //     coordinate.ApplyUpdate from rows locked FOR UPDATE, so one bad item
 //     never fails the others.
+//   - A unit's primary key is (spec_id, key). Units of equal priority are
+//     leased in key order, so the index entries each new row version adds
+//     land next to each other even with millions of units queued
+//     (migration 0006 replaced a surrogate id, in order of adding, whose
+//     index took them on random pages).
 //   - Each daemon VACUUMs work_unit after every 100,000 units it claims
 //     (vacuum.go): dead entries at the front of the available units' index
 //     would otherwise slow every claim until autovacuum comes round.

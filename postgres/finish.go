@@ -58,8 +58,8 @@ func splitFast(updates []*updateRequest) (fast fastFinishes, slow []int) {
 }
 
 // queue queues finish.sql and then the resolution of the edges to the
-// units it finished. Units whose row id ids remembers are found by it.
-func (f fastFinishes) queue(b *pgx.Batch, updates []*updateRequest, ids *unitIDs) {
+// units it finished.
+func (f fastFinishes) queue(b *pgx.Batch, updates []*updateRequest) {
 	n := len(f.reqs)
 	var (
 		units    = make([]unitKey, n)
@@ -83,13 +83,7 @@ func (f fastFinishes) queue(b *pgx.Batch, updates []*updateRequest, ids *unitIDs
 		reqs[j] = int32(i)
 	}
 	nss, specs, keys := unitKeyArrays(units)
-	rowIDs := make([]*int64, n)
-	for j, id := range ids.take(units) {
-		if id != 0 {
-			rowIDs[j] = &id
-		}
-	}
-	b.Queue(finishSQL, nss, specs, keys, datas, nochains, leases, nows, reqs, rowIDs)
+	b.Queue(finishSQL, nss, specs, keys, datas, nochains, leases, nows, reqs)
 	queueResolveFinished(b, units, latest)
 }
 

@@ -203,14 +203,14 @@ func (ns *namespace) claimContinuous(ctx context.Context, spec specRow, worker c
 		if tag.RowsAffected() == 0 {
 			return nil
 		}
-		var unitID, leaseID int64
+		var leaseID int64
 		err = tx.QueryRow(ctx, `INSERT INTO work_unit (spec_id, key, key_text, data, status, priority,
 				expires, worker, worker_text, lease_id, attempts)
 			VALUES ($1, $2, true, $3, 3, 0, $4, $5, $6, nextval('lease_id_seq'), 1)
 			ON CONFLICT (spec_id, key) DO NOTHING
-			RETURNING id, lease_id`,
+			RETURNING lease_id`,
 			spec.id, bytesOf(key.Bytes), []byte(coordinate.EmptyMap), expires.UnixNano(),
-			bytesOf(worker.Bytes), worker.Text).Scan(&unitID, &leaseID)
+			bytesOf(worker.Bytes), worker.Text).Scan(&leaseID)
 		if errNotFound(err) {
 			// Same millisecond as an existing unit: create no second one.
 			return nil
@@ -218,9 +218,9 @@ func (ns *namespace) claimContinuous(ctx context.Context, spec specRow, worker c
 		if err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO worker_unit (worker_id, unit_id)
-			SELECT id, $4 FROM worker WHERE namespace_id = $1 AND name = $2 AND expires >= $3`,
-			ns.id, bytesOf(worker.Bytes), now.UnixNano(), unitID); err != nil {
+		if _, err := tx.Exec(ctx, `INSERT INTO worker_unit (worker_id, spec_id, key)
+			SELECT id, $4, $5 FROM worker WHERE namespace_id = $1 AND name = $2 AND expires >= $3`,
+			ns.id, bytesOf(worker.Bytes), now.UnixNano(), spec.id, bytesOf(key.Bytes)); err != nil {
 			return err
 		}
 		d := countDelta{}

@@ -149,19 +149,18 @@ func (ns *namespace) CancelGroup(ctx context.Context, group string) (int, error)
 	var cancelled int
 	err := ns.b.inTx(ctx, func(tx pgx.Tx) error {
 		cancelled = 0
-		rows, err := tx.Query(ctx, `SELECT u.id, u.spec_id, s.name, u.key, u.data, u.status FROM work_unit u
+		rows, err := tx.Query(ctx, `SELECT u.spec_id, s.name, u.key, u.data, u.status FROM work_unit u
 			JOIN work_spec s ON s.id = u.spec_id
 			WHERE u.grp = $2 AND s.namespace_id = $1 AND u.status IN (1, 2, 3)
-			ORDER BY u.id
+			ORDER BY u.spec_id, u.key
 			FOR UPDATE OF u`, ns.id, bytesOf(group))
 		if err != nil {
 			return err
 		}
 		var (
-			ids    []int64
+			units  rowKeys
 			datas  [][]byte
 			failed []unitKey
-			id     int64
 			spec   int64
 			sname  []byte
 			key    []byte
@@ -169,24 +168,24 @@ func (ns *namespace) CancelGroup(ctx context.Context, group string) (int, error)
 			status int16
 		)
 		d := countDelta{}
-		if _, err := pgx.ForEachRow(rows, []any{&id, &spec, &sname, &key, &data, &status}, func() error {
+		if _, err := pgx.ForEachRow(rows, []any{&spec, &sname, &key, &data, &status}, func() error {
 			d.move(spec, coordinate.Status(status), coordinate.StatusFailed)
-			ids = append(ids, id)
+			units.add(spec, key)
 			datas = append(datas, coordinate.WithTraceback(data, coordinate.TracebackCancelled))
 			failed = append(failed, unitKey{ns.id, string(sname), string(key)})
 			return nil
 		}); err != nil {
 			return err
 		}
-		if len(ids) == 0 {
+		if units.len() == 0 {
 			return nil
 		}
-		if _, err := tx.Exec(ctx, `UPDATE work_unit u SET status = 5, data = r.data, expires = $2, lease_id = NULL
-			FROM unnest($1::bigint[], $3::bytea[]) AS r (id, data)
-			WHERE u.id = r.id`, ids, now.UnixNano(), datas); err != nil {
+		if _, err := tx.Exec(ctx, `UPDATE work_unit u SET status = 5, data = r.data, expires = $3, lease_id = NULL
+			FROM unnest($1::bigint[], $2::bytea[], $4::bytea[]) AS r (spec_id, key, data)
+			WHERE u.spec_id = r.spec_id AND u.key = r.key`, units.specs, units.keys, now.UnixNano(), datas); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `DELETE FROM worker_unit WHERE unit_id = ANY($1)`, ids); err != nil {
+		if _, err := tx.Exec(ctx, unlistSQL, units.specs, units.keys); err != nil {
 			return err
 		}
 		g := groupBumps{}
@@ -194,7 +193,7 @@ func (ns *namespace) CancelGroup(ctx context.Context, group string) (int, error)
 		if err := propagateFailures(ctx, tx, now, failed, nil, d, g); err != nil {
 			return err
 		}
-		cancelled = len(ids)
+		cancelled = units.len()
 		if err := d.apply(ctx, tx); err != nil {
 			return err
 		}

@@ -5,6 +5,7 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -62,6 +63,12 @@ func Migrate(ctx context.Context, url string) error {
 }
 
 func migrateConn(ctx context.Context, conn *pgx.Conn) error {
+	return migrateConnTo(ctx, conn, math.MaxInt)
+}
+
+// migrateConnTo applies the migrations up to version upTo (tests start
+// from an earlier schema with it).
+func migrateConnTo(ctx context.Context, conn *pgx.Conn, upTo int) error {
 	all, err := migrations()
 	if err != nil {
 		return err
@@ -90,7 +97,7 @@ func migrateConn(ctx context.Context, conn *pgx.Conn) error {
 		applied[int(v)] = true
 	}
 	for _, m := range all {
-		if applied[m.version] {
+		if applied[m.version] || m.version > upTo {
 			continue
 		}
 		err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {

@@ -95,34 +95,35 @@ func (b *Backend) sweepAll(ctx context.Context, now time.Time) error {
 // up: status FAILED, completion time now, data with traceback "too many
 // retries" (the worker is kept, as for any failure).
 func expireExhausted(ctx context.Context, tx pgx.Tx, now time.Time) error {
-	rows, err := tx.Query(ctx, `SELECT u.id, u.spec_id, u.data FROM work_unit u JOIN work_spec s ON s.id = u.spec_id
+	rows, err := tx.Query(ctx, `SELECT u.spec_id, u.key, u.data FROM work_unit u JOIN work_spec s ON s.id = u.spec_id
 		WHERE u.status = 3 AND u.expires < $1 AND s.max_retries > 0 AND u.attempts > s.max_retries
-		ORDER BY u.id
+		ORDER BY u.spec_id, u.key
 		FOR UPDATE OF u SKIP LOCKED`, now.UnixNano())
 	if err != nil {
 		return err
 	}
-	var ids []int64
+	var units rowKeys
 	var datas [][]byte
 	d := countDelta{}
-	var id, spec int64
-	var data []byte
-	if _, err := pgx.ForEachRow(rows, []any{&id, &spec, &data}, func() error {
-		ids = append(ids, id)
+	var spec int64
+	var key, data []byte
+	if _, err := pgx.ForEachRow(rows, []any{&spec, &key, &data}, func() error {
+		units.add(spec, key)
 		datas = append(datas, coordinate.WithTraceback(data, coordinate.TracebackTooManyRetries))
 		d.move(spec, coordinate.StatusPending, coordinate.StatusFailed)
 		return nil
 	}); err != nil {
 		return err
 	}
-	if len(ids) == 0 {
+	if units.len() == 0 {
 		return nil
 	}
-	if _, err := tx.Exec(ctx, `UPDATE work_unit u SET status = 5, data = r.data, expires = $3, lease_id = NULL
-		FROM unnest($1::bigint[], $2::bytea[]) AS r (id, data) WHERE u.id = r.id`, ids, datas, now.UnixNano()); err != nil {
+	if _, err := tx.Exec(ctx, `UPDATE work_unit u SET status = 5, data = r.data, expires = $4, lease_id = NULL
+		FROM unnest($1::bigint[], $2::bytea[], $3::bytea[]) AS r (spec_id, key, data)
+		WHERE u.spec_id = r.spec_id AND u.key = r.key`, units.specs, units.keys, datas, now.UnixNano()); err != nil {
 		return err
 	}
-	if _, err := tx.Exec(ctx, `DELETE FROM worker_unit WHERE unit_id = ANY($1)`, ids); err != nil {
+	if _, err := tx.Exec(ctx, unlistSQL, units.specs, units.keys); err != nil {
 		return err
 	}
 	return d.apply(ctx, tx)

@@ -11,13 +11,12 @@ import (
 )
 
 // unitCols are the work_unit columns scanUnit reads, in order (alias u).
-const unitCols = `u.id, u.key, u.key_text, u.data, u.status, u.priority, u.expires,
+const unitCols = `u.key, u.key_text, u.data, u.status, u.priority, u.expires,
 	u.worker, u.worker_text, u.not_before, u.attempts, u.grp,
-	EXISTS (SELECT 1 FROM unit_dep e WHERE e.unit_id = u.id)`
+	EXISTS (SELECT 1 FROM unit_dep e WHERE e.spec_id = u.spec_id AND e.key = u.key)`
 
 // unitRow is one work_unit row.
 type unitRow struct {
-	id      int64
 	unit    coordinate.WorkUnit
 	hasDeps bool
 }
@@ -33,7 +32,7 @@ func scanUnit(r pgx.Row, spec coordinate.Name) (unitRow, error) {
 		expires, notBefore *int64
 		attempts           int32
 	)
-	err := r.Scan(&ur.id, &key, &keyText, &data, &status, &ur.unit.Priority, &expires,
+	err := r.Scan(&key, &keyText, &data, &status, &ur.unit.Priority, &expires,
 		&worker, &workerText, &notBefore, &attempts, &grp, &ur.hasDeps)
 	if err != nil {
 		return ur, err
@@ -164,7 +163,7 @@ func (ns *namespace) ListWorkUnits(ctx context.Context, spec string, query coord
 	for i := range urs {
 		out[i] = &urs[i].unit
 	}
-	return out, ns.fillDependencies(ctx, out, urs)
+	return out, ns.fillDependencies(ctx, sr.id, out, urs)
 }
 
 func (ns *namespace) GetWorkUnits(ctx context.Context, spec string, keys []string) ([]*coordinate.WorkUnit, error) {
@@ -193,7 +192,7 @@ func (ns *namespace) GetWorkUnits(ctx context.Context, spec string, keys []strin
 		found[i] = &urs[i].unit
 		byKey[urs[i].unit.Key.Bytes] = &urs[i].unit
 	}
-	if err := ns.fillDependencies(ctx, found, urs); err != nil {
+	if err := ns.fillDependencies(ctx, sr.id, found, urs); err != nil {
 		return nil, err
 	}
 	out := make([]*coordinate.WorkUnit, len(keys))
@@ -323,14 +322,14 @@ func (ns *namespace) Archive(ctx context.Context, names []string, policy coordin
 	}
 	err := ns.b.inTx(ctx, func(tx pgx.Tx) error {
 		rows, err := tx.Query(ctx, `WITH ranked AS (
-				SELECT u.id, u.spec_id, u.status, u.expires,
+				SELECT u.spec_id, u.key, u.status, u.expires,
 					row_number() OVER (PARTITION BY u.spec_id, u.status ORDER BY u.expires DESC, u.key) AS rn
 				FROM work_unit u JOIN work_spec s ON s.id = u.spec_id
 				WHERE s.namespace_id = $1 AND (cardinality($2::bytea[]) = 0 OR s.name = ANY($2))
 					AND u.status IN (4, 5)
 			), del AS (
 				DELETE FROM work_unit u USING ranked r
-				WHERE u.id = r.id AND (r.rn > $3 OR r.expires < $4)
+				WHERE u.spec_id = r.spec_id AND u.key = r.key AND (r.rn > $3 OR r.expires < $4)
 				RETURNING u.spec_id, u.status
 			)
 			SELECT spec_id, status, count(*) FROM del GROUP BY spec_id, status`,

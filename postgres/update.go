@@ -47,7 +47,6 @@ func (ns *namespace) UpdateAttempt(ctx context.Context, ref coordinate.AttemptRe
 // lockedUnit is a unit row locked by an update batch, with the spec facts
 // the transition needs.
 type lockedUnit struct {
-	id         int64
 	nsID       int64
 	specID     int64
 	specName   coordinate.Name
@@ -69,7 +68,7 @@ type lockedUnit struct {
 // lockedUnits are the units an update batch locked, by address.
 type lockedUnits struct {
 	byAddr  map[unitKey]*lockedUnit
-	ordered []*lockedUnit // by id
+	ordered []*lockedUnit // in the order they were locked
 }
 
 // queueLockUnits queues the statement that locks the units of updates.
@@ -90,9 +89,9 @@ func queueLockUnits(b *pgx.Batch, updates []*updateRequest) {
 	nsIDs, specs, keys := unitKeyArrays(addrs)
 	b.Queue(`SELECT x.* FROM unnest($1::bigint[], $2::bytea[], $3::bytea[]) WITH ORDINALITY AS r (ns, spec, key, i)
 		CROSS JOIN LATERAL (
-			SELECT u.id, s.namespace_id, s.id AS spec_id, s.name, s.name_text, s.then_name, s.max_retries,
+			SELECT s.namespace_id, s.id AS spec_id, s.name, s.name_text, s.then_name, s.max_retries,
 				u.key, u.data, u.status, u.priority, u.expires, u.worker, u.worker_text, u.lease_id, u.attempts, u.grp,
-				EXISTS (SELECT 1 FROM worker_unit w WHERE w.unit_id = u.id)
+				EXISTS (SELECT 1 FROM worker_unit w WHERE w.spec_id = u.spec_id AND w.key = u.key)
 			FROM work_spec s JOIN work_unit u ON u.spec_id = s.id
 			WHERE s.namespace_id = r.ns AND s.name = r.spec AND u.key = r.key
 			FOR UPDATE OF u
@@ -114,7 +113,7 @@ func scanLockedUnits(rows pgx.Rows) (*lockedUnits, error) {
 			expires             *int64
 			maxRetries, att     int32
 		)
-		if err := rows.Scan(&lu.id, &lu.nsID, &lu.specID, &specName, &specText, &then, &maxRetries,
+		if err := rows.Scan(&lu.nsID, &lu.specID, &specName, &specText, &then, &maxRetries,
 			&key, &data, &status, &lu.priority, &expires, &worker, &workerText, &lu.leaseID, &att, &lu.grp,
 			&lu.outstanding); err != nil {
 			return nil, err
@@ -249,12 +248,11 @@ func applyUpdates(ctx context.Context, tx dbtx, batch []*updateRequest, locked *
 	}
 
 	var (
-		ids                  []int64
+		written, completed   rowKeys
 		statuses             []int16
 		datas, workers       [][]byte
 		expiresCol, leaseIDs []*int64
 		workerTexts          []*bool
-		completedIDs         []int64
 		finished             []unitKey
 	)
 	for _, lu := range ordered {
@@ -279,7 +277,7 @@ func applyUpdates(ctx context.Context, tx dbtx, batch []*updateRequest, locked *
 			}
 		}
 		w, wt := nameCols(lu.st.Worker)
-		ids = append(ids, lu.id)
+		written.add(lu.specID, []byte(lu.key))
 		statuses = append(statuses, int16(lu.st.Status))
 		datas = append(datas, []byte(lu.st.Data))
 		expiresCol = append(expiresCol, nsOf(lu.st.Expiration))
@@ -287,18 +285,19 @@ func applyUpdates(ctx context.Context, tx dbtx, batch []*updateRequest, locked *
 		workerTexts = append(workerTexts, wt)
 		leaseIDs = append(leaseIDs, lu.leaseID)
 		if lu.completed && lu.st.Status.Completed() && lu.outstanding {
-			completedIDs = append(completedIDs, lu.id)
+			completed.add(lu.specID, []byte(lu.key))
 		}
 	}
-	if len(ids) > 0 {
+	if written.len() > 0 {
 		out.Queue(`UPDATE work_unit u SET status = r.status, data = r.data, expires = r.expires,
 				worker = r.worker, worker_text = r.worker_text, lease_id = r.lease_id
-			FROM unnest($1::bigint[], $2::smallint[], $3::bytea[], $4::bigint[], $5::bytea[], $6::boolean[], $7::bigint[])
-				AS r (id, status, data, expires, worker, worker_text, lease_id)
-			WHERE u.id = r.id`, ids, statuses, datas, expiresCol, workers, workerTexts, leaseIDs)
+			FROM unnest($1::bigint[], $2::bytea[], $3::smallint[], $4::bytea[], $5::bigint[], $6::bytea[], $7::boolean[], $8::bigint[])
+				AS r (spec_id, key, status, data, expires, worker, worker_text, lease_id)
+			WHERE u.spec_id = r.spec_id AND u.key = r.key`,
+			written.specs, written.keys, statuses, datas, expiresCol, workers, workerTexts, leaseIDs)
 	}
-	if len(completedIDs) > 0 {
-		out.Queue(`DELETE FROM worker_unit WHERE unit_id = ANY($1)`, completedIDs)
+	if completed.len() > 0 {
+		out.Queue(unlistSQL, completed.specs, completed.keys)
 	}
 	queueResolveFinished(out, finished, after.now.UnixNano())
 	d.queue(out)

@@ -138,7 +138,7 @@ func (ns *namespace) ChildWorkUnits(ctx context.Context, parent string) ([]coord
 			u.data, u.status, u.worker, u.worker_text, u.expires
 		FROM worker c
 		LEFT JOIN worker_unit wu ON wu.worker_id = c.id
-		LEFT JOIN work_unit u ON u.id = wu.unit_id
+		LEFT JOIN work_unit u ON u.spec_id = wu.spec_id AND u.key = wu.key
 		LEFT JOIN work_spec s ON s.id = u.spec_id
 		WHERE c.namespace_id = $1 AND c.parent = $2 AND c.expires >= $3
 		ORDER BY c.name, s.name, u.key`, ns.id, bytesOf(parent), now.UnixNano())

@@ -3,11 +3,11 @@
 -- transactions hold, so concurrent callers never wait for each other nor
 -- get the same unit. Keeps unit_count (in this connection's slot) and,
 -- when the worker is registered in namespace $7, its outstanding set, and
--- the progress of the units' groups in step. The picked ids are updated
+-- the progress of the units' groups in step. The picked keys are updated
 -- through an array so the plan is the primary key's index whatever LIMIT
 -- the planner assumes (committer transactions use generic plans).
 WITH picked AS (
-    SELECT id FROM work_unit
+    SELECT key FROM work_unit
     WHERE spec_id = $1 AND status = 1 AND (not_before IS NULL OR not_before <= $2)
     ORDER BY priority DESC, key
     LIMIT $3
@@ -15,8 +15,8 @@ WITH picked AS (
 ), leased AS (
     UPDATE work_unit u SET status = 3, expires = $4, worker = $5, worker_text = $6,
         lease_id = nextval('lease_id_seq'), attempts = u.attempts + 1
-    WHERE u.id = ANY (ARRAY(SELECT id FROM picked))
-    RETURNING u.id, u.key, u.key_text, u.data, u.priority, u.lease_id, u.grp
+    WHERE u.spec_id = $1 AND u.key = ANY (ARRAY(SELECT key FROM picked))
+    RETURNING u.key, u.key_text, u.data, u.priority, u.lease_id, u.grp
 ), counted AS (
     INSERT INTO unit_count (spec_id, status, slot, n)
     SELECT $1, d.status, (pg_backend_pid() % 64)::smallint, d.n FROM (
@@ -25,8 +25,8 @@ WITH picked AS (
     ) d WHERE d.n <> 0
     ON CONFLICT (spec_id, status, slot) DO UPDATE SET n = unit_count.n + EXCLUDED.n
 ), outstanding AS (
-    INSERT INTO worker_unit (worker_id, unit_id)
-    SELECT w.id, leased.id FROM leased, worker w
+    INSERT INTO worker_unit (worker_id, spec_id, key)
+    SELECT w.id, $1, leased.key FROM leased, worker w
     WHERE w.namespace_id = $7 AND w.name = $5 AND w.expires >= $2
     ON CONFLICT DO NOTHING
 ), progressed AS (
@@ -35,4 +35,4 @@ WITH picked AS (
     ON CONFLICT (namespace_id, name) DO UPDATE
     SET last_progress = GREATEST(unit_group.last_progress, EXCLUDED.last_progress)
 )
-SELECT 0 AS req, id, key, key_text, data, priority, lease_id FROM leased
+SELECT 0 AS req, key, key_text, data, priority, lease_id FROM leased

@@ -3,24 +3,24 @@
 -- of the request in the batch) takes the i-th best unit of spec $1 that can
 -- be handed out at $2 (now, ns), so earlier requests get the better units,
 -- as if they had run one after another. $7 is the namespace. The picked
--- ids, in order, are zipped with the slots by a multi-array unnest: no
+-- keys, in order, are zipped with the slots by a multi-array unnest: no
 -- join on positions, which a generic plan may run as a nested loop.
 WITH picked AS (
-    SELECT id, priority, key FROM work_unit
+    SELECT priority, key FROM work_unit
     WHERE spec_id = $1 AND status = 1 AND (not_before IS NULL OR not_before <= $2)
     ORDER BY priority DESC, key
     LIMIT cardinality($3::bytea[])
     FOR UPDATE SKIP LOCKED
 ), slots AS (
-    SELECT * FROM unnest(ARRAY(SELECT id FROM picked ORDER BY priority DESC, key),
-        $3::bytea[], $4::boolean[], $5::bigint[], $6::integer[]) AS a (id, worker, worker_text, expires, req)
-    WHERE a.id IS NOT NULL
+    SELECT * FROM unnest(ARRAY(SELECT key FROM picked ORDER BY priority DESC, key),
+        $3::bytea[], $4::boolean[], $5::bigint[], $6::integer[]) AS a (key, worker, worker_text, expires, req)
+    WHERE a.key IS NOT NULL
 ), leased AS (
     UPDATE work_unit u SET status = 3, expires = slots.expires, worker = slots.worker,
         worker_text = slots.worker_text, lease_id = nextval('lease_id_seq'), attempts = u.attempts + 1
     FROM slots
-    WHERE u.id = slots.id
-    RETURNING u.id, u.key, u.key_text, u.data, u.priority, u.lease_id, u.grp, u.worker, slots.req
+    WHERE u.spec_id = $1 AND u.key = slots.key
+    RETURNING u.key, u.key_text, u.data, u.priority, u.lease_id, u.grp, u.worker, slots.req
 ), counted AS (
     INSERT INTO unit_count (spec_id, status, slot, n)
     SELECT $1, d.status, (pg_backend_pid() % 64)::smallint, d.n FROM (
@@ -29,8 +29,8 @@ WITH picked AS (
     ) d WHERE d.n <> 0
     ON CONFLICT (spec_id, status, slot) DO UPDATE SET n = unit_count.n + EXCLUDED.n
 ), outstanding AS (
-    INSERT INTO worker_unit (worker_id, unit_id)
-    SELECT w.id, leased.id FROM leased
+    INSERT INTO worker_unit (worker_id, spec_id, key)
+    SELECT w.id, $1, leased.key FROM leased
     JOIN worker w ON w.namespace_id = $7 AND w.name = leased.worker AND w.expires >= $2
     ON CONFLICT DO NOTHING
 ), progressed AS (
@@ -39,4 +39,4 @@ WITH picked AS (
     ON CONFLICT (namespace_id, name) DO UPDATE
     SET last_progress = GREATEST(unit_group.last_progress, EXCLUDED.last_progress)
 )
-SELECT req, id, key, key_text, data, priority, lease_id FROM leased
+SELECT req, key, key_text, data, priority, lease_id FROM leased

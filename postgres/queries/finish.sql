@@ -4,40 +4,34 @@
 -- $4 new data (NULL keeps the unit's), $5 whether that data chains no
 -- units (else the spec must have no `then`), $6 the lease id that must
 -- still hold (NULL: any), $7 now (ns), $8 the request's index in the
--- batch, $9 the unit's row id if known. A request whose unit does not
--- match is left alone and not returned; the committer runs it through the
--- general path (update.go), which also gives the errors. The transition is coordinate.ApplyUpdate's
+-- batch. A request whose unit does not match is left alone and not
+-- returned; the committer runs it through the general path (update.go),
+-- which also gives the errors. The transition is coordinate.ApplyUpdate's
 -- PENDING + FINISHED: completion time in expires, worker kept, lease gone.
 -- Keeps unit_count (this connection's slot), the workers' outstanding
 -- sets and group progress in step. Edges to the finished units are
 -- resolved by the next statement, which sees edges committed while this
 -- one waited for a row.
 WITH r AS (
-    -- Each request's unit: $9, the row id the daemon remembers from
-    -- leasing it (NULL: none), or else found through the unique indexes.
-    SELECT r.*, COALESCE(r.hint, (
-        SELECT u.id FROM work_spec s JOIN work_unit u ON u.spec_id = s.id
-        WHERE s.namespace_id = r.ns AND s.name = r.spec AND u.key = r.key
-    )) AS id
+    -- Each request with its spec's id (NULL when there is no such spec).
+    SELECT r.*, (SELECT s.id FROM work_spec s WHERE s.namespace_id = r.ns AND s.name = r.spec) AS spec_id
     FROM unnest($1::bigint[], $2::bytea[], $3::bytea[], $4::bytea[], $5::boolean[],
-        $6::bigint[], $7::bigint[], $8::integer[], $9::bigint[])
-        AS r (ns, spec, key, data, nochain, lease, now, req, hint)
+        $6::bigint[], $7::bigint[], $8::integer[])
+        AS r (ns, spec, key, data, nochain, lease, now, req)
 ), done AS (
-    -- The rows are fetched through the primary key by the id array (the
-    -- generic plan must not hash-join r with a scan of work_unit, which
-    -- it prefers while the table is small). The conditions are checked
-    -- again on the row as the UPDATE finds it (a concurrent change makes
-    -- the request fall through). status is cast so no partial index on
-    -- status looks like a way in.
+    -- The rows are found through the primary key, (spec_id, key). The
+    -- conditions are checked again on the row as the UPDATE finds it (a
+    -- concurrent change makes the request fall through). status is cast
+    -- so no partial index on status looks like a way in.
     UPDATE work_unit u SET status = 4, expires = r.now, data = COALESCE(r.data, u.data), lease_id = NULL
     FROM r
-    WHERE u.id = ANY (ARRAY(SELECT id FROM r)) AND u.id = r.id
+    WHERE u.spec_id = r.spec_id AND u.key = r.key
         AND u.status::integer = 3 AND u.expires >= r.now
         AND (r.lease IS NULL OR u.lease_id = r.lease)
         AND (r.nochain OR (SELECT s.then_name FROM work_spec s WHERE s.id = u.spec_id) = '')
-    RETURNING r.req, u.id, u.spec_id, r.ns AS namespace_id, u.grp, r.now
+    RETURNING r.req, u.spec_id, u.key, r.ns AS namespace_id, u.grp, r.now
 ), unlisted AS (
-    DELETE FROM worker_unit w USING done WHERE w.unit_id = done.id
+    DELETE FROM worker_unit w USING done WHERE w.spec_id = done.spec_id AND w.key = done.key
 ), counted AS (
     INSERT INTO unit_count (spec_id, status, slot, n)
     SELECT d.spec_id, d.status, (pg_backend_pid() % 64)::smallint, d.n FROM (

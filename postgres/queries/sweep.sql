@@ -5,7 +5,7 @@
 -- anyway). Keeps unit_count in step. $2 is the most rows to expire at
 -- once.
 WITH expired AS (
-    SELECT u.id FROM work_unit u JOIN work_spec s ON s.id = u.spec_id
+    SELECT u.spec_id, u.key FROM work_unit u JOIN work_spec s ON s.id = u.spec_id
     WHERE u.status = 3 AND u.expires < $1
         AND NOT (s.max_retries > 0 AND u.attempts > s.max_retries)
     ORDER BY u.expires
@@ -13,7 +13,8 @@ WITH expired AS (
     FOR UPDATE OF u SKIP LOCKED
 ), upd AS (
     UPDATE work_unit u SET status = 1, expires = NULL, worker = NULL, worker_text = NULL, lease_id = NULL
-    WHERE u.id = ANY (ARRAY(SELECT id FROM expired))
+    FROM expired e
+    WHERE u.spec_id = e.spec_id AND u.key = e.key
     RETURNING u.spec_id
 ), counted AS (
     INSERT INTO unit_count (spec_id, status, slot, n)
