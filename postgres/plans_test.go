@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -51,5 +52,65 @@ func TestFinishPlanUsesPrimaryKey(t *testing.T) {
 	}
 	if !strings.Contains(plan, "work_unit_pkey") {
 		t.Errorf("finish.sql's generic plan does not use the primary key:\n%s", plan)
+	}
+}
+
+// TestCandidatesReadCountsOnce: the scheduler's read of a namespace's specs
+// and their counts (candidates.sql with candidatesSettings, as GetWork runs
+// it) must read unit_count through its index, one probe per spec, whatever
+// the statistics say. With statistics taken when the namespace had one spec
+// the planner otherwise scans all of unit_count once per spec.
+func TestCandidatesReadCountsOnce(t *testing.T) {
+	e := newFastEnv(t)
+	ctx := t.Context()
+	e.spec(map[string]any{"name": "s000"})
+	e.add("s000", numbered(1)...)
+	if _, err := e.b.pool.Exec(ctx, "ANALYZE work_spec; ANALYZE unit_count"); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i < 100; i++ {
+		name := fmt.Sprintf("s%03d", i)
+		e.spec(map[string]any{"name": name})
+		e.add(name, numbered(1)...)
+	}
+	var nsID int64
+	if err := e.b.pool.QueryRow(ctx, "SELECT id FROM namespace WHERE name = ''").Scan(&nsID); err != nil {
+		t.Fatal(err)
+	}
+	for _, settings := range []string{"", candidatesSettings} {
+		tx, err := e.b.pool.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if settings != "" {
+			if _, err := tx.Exec(ctx, settings); err != nil {
+				t.Fatal(err)
+			}
+		}
+		rows, err := tx.Query(ctx, "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) "+candidatesSQL, nsID, [][]byte{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		tx.Rollback(ctx) //nolint:errcheck
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan := strings.Join(lines, "\n")
+		seq := strings.Contains(plan, "Seq Scan on unit_count")
+		switch {
+		case settings == "" && !seq:
+			// The test's premise: without the settings, stale statistics
+			// do produce the bad plan. If PostgreSQL stops choosing it,
+			// this test no longer shows that the settings matter.
+			t.Logf("without candidatesSettings the plan no longer scans unit_count:\n%s", plan)
+		case settings != "" && seq:
+			t.Errorf("candidates.sql with %q scans unit_count:\n%s", settings, plan)
+		case settings != "" && !strings.Contains(plan, "Index Scan using unit_count_pkey"):
+			t.Errorf("candidates.sql with %q does not use unit_count's index:\n%s", settings, plan)
+		}
+		if !strings.Contains(plan, "rows=100 loops=1") {
+			t.Errorf("the plan does not return the 100 specs:\n%s", plan)
+		}
 	}
 }
