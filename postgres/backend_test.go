@@ -56,15 +56,7 @@ func TestMigrateConcurrently(t *testing.T) {
 // (committed in the same transactions) succeed.
 func TestBatchIsolatesFailures(t *testing.T) {
 	ctx := t.Context()
-	b, err := New(ctx, freshSchema(t), Options{MaxConns: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	ns, err := b.Namespace(ctx, "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, ns := openBackend(t, freshSchema(t), Options{MaxConns: 4})
 	def, _ := cbor.Marshal(map[string]any{"name": "s"})
 	if _, err := ns.SetWorkSpec(ctx, def); err != nil {
 		t.Fatal(err)

@@ -26,9 +26,8 @@
 //     requests. Its transactions use generic plans (planned once per
 //     connection). Finishing a held unit is one conditional UPDATE for the
 //     whole batch (finish.go); other updates, and finishes that statement
-//     does not match, are computed in Go with
-//     coordinate.ApplyUpdate from rows locked FOR UPDATE, so one bad item
-//     never fails the others.
+//     does not match, are computed in Go with coordinate.ApplyUpdate from
+//     rows locked FOR UPDATE, so one bad item never fails the others.
 //   - A unit's primary key is (spec_id, key). Units of equal priority are
 //     leased in key order, so the index entries each new row version adds
 //     land next to each other even with millions of units queued

@@ -31,15 +31,7 @@ func newFastEnvWith(t *testing.T, opts Options) *fastEnv {
 	if opts.MaxConns == 0 {
 		opts.MaxConns = 4
 	}
-	b, err := New(t.Context(), freshSchema(t), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
-	ns, err := b.Namespace(t.Context(), "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, ns := openBackend(t, freshSchema(t), opts)
 	return &fastEnv{t: t, b: b, ns: ns, clock: clock}
 }
 

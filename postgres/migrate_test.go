@@ -28,66 +28,40 @@ func TestMigrationToUnitPrimaryKey(t *testing.T) {
 	if err := migrateConnTo(ctx, conn, 5); err != nil {
 		t.Fatal(err)
 	}
+	one := func(sql string, args ...any) int64 {
+		t.Helper()
+		var id int64
+		if err := conn.QueryRow(ctx, sql, args...).Scan(&id); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+		return id
+	}
+	exec := func(sql string, args ...any) {
+		t.Helper()
+		if _, err := conn.Exec(ctx, sql, args...); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+	}
 	def, _ := cbor.Marshal(map[string]any{"name": "s"})
 	far := time.Now().Add(time.Hour).UnixNano()
-	var nsID, specID, unitA, unitB int64
-	steps := []struct {
-		sql  string
-		args []any
-		into *int64
-	}{
-		{`INSERT INTO namespace (name) VALUES ('') RETURNING id`, nil, &nsID},
-		{`INSERT INTO work_spec (namespace_id, name, name_text, definition, priority, weight, paused,
+	nsID := one(`INSERT INTO namespace (name) VALUES ('') RETURNING id`)
+	specID := one(`INSERT INTO work_spec (namespace_id, name, name_text, definition, priority, weight, paused,
 			continuous, can_be_continuous, interval_ns, max_running, max_getwork, max_retries, min_gb,
 			then_name, then_preempts, runtime)
-			VALUES ($1, 's', true, $2, 0, 20, false, false, false, 0, 0, 0, 0, 0, '', false, '')
-			RETURNING id`, []any{&nsID, def}, &specID},
-		{`INSERT INTO work_unit (spec_id, key, key_text, data, status, expires, worker, worker_text, lease_id, attempts)
-			VALUES ($1, 'a', true, '\xa0', 3, $2, 'w', true, 7, 1) RETURNING id`, []any{&specID, far}, &unitA},
-		{`INSERT INTO work_unit (spec_id, key, key_text, data, status) VALUES ($1, 'b', true, '\xa0', 2)
-			RETURNING id`, []any{&specID}, &unitB},
-		{`INSERT INTO work_unit (spec_id, key, key_text, data, status) VALUES ($1, 'c', true, '\xa0', 1)`, []any{&specID}, nil},
-		{`INSERT INTO unit_count (spec_id, status, slot, n) VALUES ($1, 1, 0, 1), ($1, 2, 0, 1), ($1, 3, 0, 1)`, []any{&specID}, nil},
-		{`WITH w AS (
-			INSERT INTO worker (namespace_id, name, name_text, mode, data, parent, parent_text, last_heard, expires)
-			VALUES ($1, 'w', true, '', '\xa0', 'p', true, 0, $2) RETURNING id)
-			INSERT INTO worker_unit (worker_id, unit_id) SELECT id, $3 FROM w`, []any{&nsID, far, &unitA}, nil},
-		{`INSERT INTO unit_dep (unit_id, namespace_id, dep_spec, dep_key, seq) VALUES ($1, $2, 's', 'c', 0)`,
-			[]any{&unitB, &nsID}, nil},
-	}
-	for _, s := range steps {
-		args := make([]any, len(s.args))
-		for i, a := range s.args {
-			if p, ok := a.(*int64); ok {
-				a = *p
-			}
-			args[i] = a
-		}
-		row := conn.QueryRow(ctx, s.sql, args...)
-		var err error
-		if s.into != nil {
-			err = row.Scan(s.into)
-		} else {
-			var one any
-			err = row.Scan(&one)
-			if err == pgx.ErrNoRows {
-				err = nil
-			}
-		}
-		if err != nil {
-			t.Fatalf("%s: %v", s.sql, err)
-		}
-	}
+		VALUES ($1, 's', true, $2, 0, 20, false, false, false, 0, 0, 0, 0, 0, '', false, '')
+		RETURNING id`, nsID, def)
+	unitA := one(`INSERT INTO work_unit (spec_id, key, key_text, data, status, expires, worker, worker_text, lease_id, attempts)
+		VALUES ($1, 'a', true, '\xa0', 3, $2, 'w', true, 7, 1) RETURNING id`, specID, far)
+	unitB := one(`INSERT INTO work_unit (spec_id, key, key_text, data, status) VALUES ($1, 'b', true, '\xa0', 2)
+		RETURNING id`, specID)
+	exec(`INSERT INTO work_unit (spec_id, key, key_text, data, status) VALUES ($1, 'c', true, '\xa0', 1)`, specID)
+	exec(`INSERT INTO unit_count (spec_id, status, slot, n) VALUES ($1, 1, 0, 1), ($1, 2, 0, 1), ($1, 3, 0, 1)`, specID)
+	worker := one(`INSERT INTO worker (namespace_id, name, name_text, mode, data, parent, parent_text, last_heard, expires)
+		VALUES ($1, 'w', true, '', '\xa0', 'p', true, 0, $2) RETURNING id`, nsID, far)
+	exec(`INSERT INTO worker_unit (worker_id, unit_id) VALUES ($1, $2)`, worker, unitA)
+	exec(`INSERT INTO unit_dep (unit_id, namespace_id, dep_spec, dep_key, seq) VALUES ($1, $2, 's', 'c', 0)`, unitB, nsID)
 
-	b, err := New(ctx, url, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	ns, err := b.Namespace(ctx, "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, ns := openBackend(t, url, Options{})
 	held := func() []string {
 		t.Helper()
 		children, err := ns.ChildWorkUnits(ctx, "p")

@@ -55,12 +55,12 @@ func TestFinishPlanUsesPrimaryKey(t *testing.T) {
 	}
 }
 
-// TestCandidatesReadCountsOnce: the scheduler's read of a namespace's specs
+// TestCandidatesUseCountIndex: the scheduler's read of a namespace's specs
 // and their counts (candidates.sql with candidatesSettings, as GetWork runs
 // it) must read unit_count through its index, one probe per spec, whatever
 // the statistics say. With statistics taken when the namespace had one spec
 // the planner otherwise scans all of unit_count once per spec.
-func TestCandidatesReadCountsOnce(t *testing.T) {
+func TestCandidatesUseCountIndex(t *testing.T) {
 	e := newFastEnv(t)
 	ctx := t.Context()
 	e.spec(map[string]any{"name": "s000"})

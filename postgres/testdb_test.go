@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"coordinated/coordinate"
 	"coordinated/internal/pgtest"
 )
 
@@ -26,4 +27,20 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 	}
+}
+
+// openBackend opens a Backend on url, closed when the test ends, and its
+// default namespace.
+func openBackend(t *testing.T, url string, opts Options) (*Backend, coordinate.Namespace) {
+	t.Helper()
+	b, err := New(t.Context(), url, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	ns, err := b.Namespace(t.Context(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, ns
 }
