@@ -34,14 +34,15 @@ const DefaultStallTimeout = 10 * time.Minute
 
 // Backend is a coordinate.Backend stored in PostgreSQL.
 type Backend struct {
-	pool    *pgxpool.Pool
-	clock   coordinate.Clock
-	opts    Options
-	log     *slog.Logger
-	commits *committer
-	sweeper sweeper
-	analyze analyzer
-	vacuum  vacuumer
+	pool      *pgxpool.Pool
+	clock     coordinate.Clock
+	opts      Options
+	log       *slog.Logger
+	commits   *committer
+	sweeper   sweeper
+	analyze   analyzer
+	vacuum    vacuumer
+	readAhead readAhead
 
 	mu         sync.Mutex
 	namespaces map[string]*namespace // by name; ids never change once created
@@ -91,6 +92,7 @@ func (b *Backend) Close() error {
 	b.commits.close()
 	b.analyze.run.wait()
 	b.vacuum.run.wait()
+	b.readAhead.wg.Wait()
 	b.pool.Close()
 	return nil
 }

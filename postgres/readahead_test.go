@@ -1,0 +1,118 @@
+package postgres
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"coordinated/coordinate"
+)
+
+// specID looks up the id of the spec called name in e's namespace.
+func (e *fastEnv) specID(name string) int64 {
+	e.t.Helper()
+	var id int64
+	if err := e.b.pool.QueryRow(e.t.Context(), `SELECT id FROM work_spec WHERE namespace_id = $1 AND name = $2`,
+		e.ns.(*namespace).id, []byte(name)).Scan(&id); err != nil {
+		e.t.Fatal(err)
+	}
+	return id
+}
+
+// TestReadAheadFollowsClaimOrder: the read-ahead reads the units after a
+// position in the order claims take them, across priorities, and only
+// available ones.
+func TestReadAheadFollowsClaimOrder(t *testing.T) {
+	e := newFastEnv(t)
+	e.spec(map[string]any{"name": "s"})
+	var in []coordinate.WorkUnitInput
+	for p, n := range map[float64]int{2: 3, 1: 3, 0: 4} {
+		for i := range n {
+			u := unit(fmt.Sprintf("p%v-%d", p, i), map[string]any{})
+			u.Priority = &p
+			in = append(in, u)
+		}
+	}
+	e.add("s", in...)
+	e.claim("s", 1) // p2-0 is leased, no longer available
+	spec := e.specID("s")
+
+	var got []string
+	from := queueHead
+	for range 10 {
+		res, err := e.b.readAheadOnce(t.Context(), spec, from, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.units == 0 {
+			break
+		}
+		if res.pagesRead < 0 || res.units > 2 {
+			t.Fatalf("read-ahead from %v: %+v", from, res)
+		}
+		got = append(got, fmt.Sprintf("%v:%s", res.end.priority, res.end.key))
+		from = res.end
+	}
+	want := []string{"2:p2-2", "1:p1-1", "0:p0-0", "0:p0-2", "0:p0-3"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("read-ahead ends %v, want %v", got, want)
+	}
+}
+
+// TestReadAheadStartsOnBigClaims: a claim of readAheadMin units or more
+// reads ahead; one that finds the units cached makes the spec go without
+// for readAheadQuiet; smaller claims never read ahead.
+func TestReadAheadStartsOnBigClaims(t *testing.T) {
+	e := newFastEnv(t)
+	e.spec(map[string]any{"name": "big"})
+	e.spec(map[string]any{"name": "small"})
+	e.add("big", numbered(5*readAheadMin)...)
+	e.add("small", numbered(2*readAheadMin)...)
+	ra := &e.b.readAhead
+	runs := func() int64 {
+		ra.wg.Wait()
+		return ra.runs.Load()
+	}
+
+	for range 2 {
+		e.claim("small", readAheadMin-1)
+	}
+	if n := runs(); n != 0 {
+		t.Fatalf("%d read-aheads after claims of %d units, want 0", n, readAheadMin-1)
+	}
+
+	e.claim("big", readAheadMin)
+	if n := runs(); n != 1 {
+		t.Fatalf("%d read-aheads after the first big claim, want 1", n)
+	}
+	// The units were just written: their pages are in shared_buffers.
+	ra.mu.Lock()
+	st := ra.specs[e.specID("big")]
+	quiet := st != nil && st.quietUntil.After(e.clock.Now())
+	ra.mu.Unlock()
+	if !quiet {
+		t.Fatalf("after reading cached units the spec's read-ahead is %+v, want it quiet", st)
+	}
+	e.claim("big", readAheadMin)
+	if n := runs(); n != 1 {
+		t.Fatalf("%d read-aheads while quiet, want still 1", n)
+	}
+	e.clock.Add(readAheadQuiet + time.Second)
+	e.claim("big", readAheadMin)
+	if n := runs(); n != 2 {
+		t.Fatalf("%d read-aheads after the quiet time, want 2", n)
+	}
+}
+
+func TestSharedBlocksRead(t *testing.T) {
+	n, err := sharedBlocksRead([]byte(`[{"Plan": {"Node Type": "Aggregate", "Shared Hit Blocks": 40,
+		"Shared Read Blocks": 7, "Plans": [{"Shared Read Blocks": 5}]}, "Execution Time": 1.5}]`))
+	if err != nil || n != 7 {
+		t.Fatalf("sharedBlocksRead = %d, %v; want 7 (the top node's)", n, err)
+	}
+	for _, bad := range []string{`[{"Plan": {"Node Type": "Aggregate"}}]`, `[]`, `{`} {
+		if _, err := sharedBlocksRead([]byte(bad)); err == nil {
+			t.Errorf("sharedBlocksRead(%s) gave no error", bad)
+		}
+	}
+}
