@@ -300,11 +300,7 @@ func (c *committer) runBatch(ctx context.Context, batch []*commitItem, results [
 	claimGroups := groupClaims(claims)
 	for _, grp := range claimGroups {
 		queueClaims(first, grp)
-		n := 0
-		for _, cl := range grp {
-			n += cl.n
-		}
-		c.b.claimingUnits(grp[0].spec.id, n)
+		c.b.claimingUnits(grp)
 	}
 	if len(fast.reqs) > 0 {
 		fast.queue(first, updates)
@@ -333,7 +329,7 @@ func (c *committer) runBatch(ctx context.Context, batch []*commitItem, results [
 		if err != nil {
 			return fail(err)
 		}
-		noteClaims(c.b, grp)
+		c.b.claimedUnits(grp)
 	}
 	out.again = make([]bool, len(batch))
 	if len(fast.reqs) > 0 {
@@ -447,24 +443,6 @@ func queueClaims(b *pgx.Batch, claims []*claimRequest) {
 		}
 	}
 	b.Queue(claimManySQL, cl.spec.id, earliest.UnixNano(), workers, texts, expires, reqs, cl.ns.id)
-}
-
-// noteClaims tells the read-ahead how far the claims on one spec got.
-func noteClaims(b *Backend, claims []*claimRequest) {
-	var (
-		n    int
-		last unitPos
-	)
-	for _, cl := range claims {
-		for _, a := range cl.attempts {
-			p := unitPos{priority: a.Priority, key: []byte(a.Key.Bytes)}
-			if n == 0 || p.after(last) {
-				last = p
-			}
-			n++
-		}
-	}
-	b.claimedUnits(claims[0].spec.id, last, n)
 }
 
 // collectClaims reads the units leased by queueClaims into the claims,

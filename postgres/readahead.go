@@ -14,14 +14,16 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"coordinated/coordinate"
 )
 
 // Reading ahead of claims. Claims take units in (priority, key) order,
 // which is not the order they were added in, so in a queue much bigger
 // than PostgreSQL's cache every claimed unit is a page read from disk, and
-// a claim statement reads its pages one after another: a claim of 5,000
-// units after the kernel dropped its cache took 400 ms, nearly all of it
-// waiting for reads. After each big claim the backend reads, on another
+// a claim statement reads its pages one after another: after the kernel
+// dropped its cache, reading the rows of 5,000 units by index scan, as a
+// claim does, took 396 ms, nearly all of it waiting for reads. After each big claim the backend reads, on another
 // connection, the rows of the units the next claims of that spec will
 // take: their keys from the available-units index, then the rows by a
 // bitmap heap scan with a high effective_io_concurrency, which asks the
@@ -55,18 +57,15 @@ const (
 	readAheadTimeout = 10 * time.Second
 )
 
-// readAheadSettings make the row read a bitmap heap scan that keeps up to
-// 128 page reads in flight.
-var readAheadSettings = []string{
-	"SET LOCAL enable_indexscan = off",
-	"SET LOCAL enable_seqscan = off",
-	"SET LOCAL effective_io_concurrency = 128",
-}
-
 // unitPos is a unit's place in claim order.
 type unitPos struct {
 	priority float64
 	key      []byte
+}
+
+// attemptPos is the place in claim order of a's unit.
+func attemptPos(a *coordinate.Attempt) unitPos {
+	return unitPos{priority: a.Priority, key: []byte(a.Key.Bytes)}
 }
 
 // after reports whether p comes after q in claim order.
@@ -96,15 +95,20 @@ type readAhead struct {
 // queueHead is a position before every unit.
 var queueHead = unitPos{priority: math.Inf(1)}
 
-// claimingUnits tells the read-ahead that a claim of n units on spec is
-// about to start. When nothing is known of the spec yet (its first big
-// claim) it reads those n units from the front of the queue alongside the
-// claim: the claim walks their pages one by one while the read-ahead asks
-// for all of them at once.
-func (b *Backend) claimingUnits(spec int64, n int) {
+// claimingUnits tells the read-ahead that claims (one statement's, on one
+// spec) are about to start. When nothing is known of the spec yet (its
+// first big claim) it reads the units they ask for from the front of the
+// queue alongside them: the claim walks their pages one by one while the
+// read-ahead asks for all of them at once.
+func (b *Backend) claimingUnits(claims []*claimRequest) {
+	n := 0
+	for _, cl := range claims {
+		n += cl.n
+	}
 	if n < readAheadMin {
 		return
 	}
+	spec := claims[0].spec.id
 	ra := &b.readAhead
 	ra.mu.Lock()
 	defer ra.mu.Unlock()
@@ -119,13 +123,29 @@ func (b *Backend) claimingUnits(spec int64, n int) {
 	b.startReadAhead(spec, st, n)
 }
 
-// claimedUnits tells the read-ahead that a claim on spec took n units, the
-// last of them at last, and starts a read-ahead of the spec's next units
-// when fewer than readAheadClaims claims' worth are read ahead.
-func (b *Backend) claimedUnits(spec int64, last unitPos, n int) {
+// claimedUnits tells the read-ahead how far claims (one statement's, on
+// one spec) got, and starts a read-ahead of the spec's next units when
+// fewer than readAheadClaims claims' worth are read ahead.
+func (b *Backend) claimedUnits(claims []*claimRequest) {
+	n := 0
+	for _, cl := range claims {
+		n += len(cl.attempts)
+	}
 	if n < readAheadMin {
 		return
 	}
+	// Each claim's attempts are in claim order: only the last ones compete.
+	var last *coordinate.Attempt
+	for _, cl := range claims {
+		if k := len(cl.attempts); k > 0 {
+			a := &cl.attempts[k-1]
+			if last == nil || attemptPos(a).after(attemptPos(last)) {
+				last = a
+			}
+		}
+	}
+	lastPos := attemptPos(last)
+	spec := claims[0].spec.id
 	ra := &b.readAhead
 	ra.mu.Lock()
 	defer ra.mu.Unlock()
@@ -133,9 +153,9 @@ func (b *Backend) claimedUnits(spec int64, last unitPos, n int) {
 	if ra.off || st == nil {
 		return
 	}
-	if !st.frontier.after(last) {
+	if !st.frontier.after(lastPos) {
 		// The claims caught up: read ahead from where they are.
-		st.frontier, st.ahead = last, 0
+		st.frontier, st.ahead = lastPos, 0
 	} else {
 		st.ahead = max(0, st.ahead-n)
 	}
@@ -210,9 +230,10 @@ func (b *Backend) readAheadOnce(ctx context.Context, spec int64, from unitPos, c
 	res.units = len(keys)
 	batch := &pgx.Batch{}
 	batch.Queue("BEGIN")
-	for _, s := range readAheadSettings {
-		batch.Queue(s)
-	}
+	// A bitmap heap scan that keeps up to 128 page reads in flight.
+	batch.Queue("SET LOCAL enable_indexscan = off")
+	batch.Queue("SET LOCAL enable_seqscan = off")
+	batch.Queue("SET LOCAL effective_io_concurrency = 128")
 	var plan []byte
 	batch.Queue(readAheadExplain+readAheadRowsSQL, spec, keys).QueryRow(func(row pgx.Row) error {
 		return row.Scan(&plan)
