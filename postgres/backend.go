@@ -83,6 +83,12 @@ func New(ctx context.Context, url string, opts Options) (*Backend, error) {
 		log:        opts.Logger,
 		namespaces: map[string]*namespace{},
 	}
+	var buffers int
+	if err := pool.QueryRow(ctx, "SELECT setting::int FROM pg_settings WHERE name = 'shared_buffers'").Scan(&buffers); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("postgres backend: read shared_buffers: %w", err)
+	}
+	b.readAhead.warm = headWarmer{idle: warmIdle, units: min(buffers, warmMaxUnits)}
 	b.commits = newCommitter(b)
 	return b, nil
 }
@@ -92,7 +98,7 @@ func (b *Backend) Close() error {
 	b.commits.close()
 	b.analyze.run.wait()
 	b.vacuum.run.wait()
-	b.readAhead.wg.Wait()
+	b.readAhead.close()
 	b.pool.Close()
 	return nil
 }

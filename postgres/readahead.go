@@ -85,11 +85,22 @@ type readAheadSpec struct {
 }
 
 type readAhead struct {
-	mu    sync.Mutex
-	specs map[int64]*readAheadSpec
-	off   bool // the server refused the settings: never again
-	wg    sync.WaitGroup
-	runs  atomic.Int64 // read-aheads started (tests)
+	mu     sync.Mutex
+	specs  map[int64]*readAheadSpec
+	off    bool // the server refused the settings: never again
+	closed bool // the backend is closing: start nothing
+	wg     sync.WaitGroup
+	runs   atomic.Int64 // read-aheads started (tests)
+	warm   headWarmer   // warming queue fronts after bulk adds (warmhead.go)
+}
+
+// close stops pending warms and waits for read-aheads under way.
+func (ra *readAhead) close() {
+	ra.mu.Lock()
+	ra.closed = true
+	ra.warm.stopWarming()
+	ra.mu.Unlock()
+	ra.wg.Wait()
 }
 
 // queueHead is a position before every unit.
@@ -120,7 +131,7 @@ func (b *Backend) claimingUnits(claims []*claimRequest) {
 	}
 	st := &readAheadSpec{frontier: queueHead}
 	ra.specs[spec] = st
-	b.startReadAhead(spec, st, n)
+	b.startReadAhead(spec, st, n, nil)
 }
 
 // claimedUnits tells the read-ahead how far claims (one statement's, on
@@ -163,13 +174,20 @@ func (b *Backend) claimedUnits(claims []*claimRequest) {
 	if st.running || st.ahead >= want/2 || b.clock.Now().Before(st.quietUntil) {
 		return
 	}
-	b.startReadAhead(spec, st, want-st.ahead)
+	b.startReadAhead(spec, st, want-st.ahead, nil)
 }
 
 // startReadAhead reads count units of spec after st's frontier in the
-// background. The caller holds ra.mu.
-func (b *Backend) startReadAhead(spec int64, st *readAheadSpec, count int) {
+// background, and then calls done (if not nil) holding ra.mu. The caller
+// holds ra.mu.
+func (b *Backend) startReadAhead(spec int64, st *readAheadSpec, count int, done func()) {
 	ra := &b.readAhead
+	if ra.closed {
+		if done != nil {
+			done()
+		}
+		return
+	}
 	st.running = true
 	from := st.frontier
 	ra.runs.Add(1)
@@ -182,6 +200,9 @@ func (b *Backend) startReadAhead(spec int64, st *readAheadSpec, count int) {
 		ra.mu.Lock()
 		defer ra.mu.Unlock()
 		st.running = false
+		if done != nil {
+			done()
+		}
 		var pgErr *pgconn.PgError
 		switch {
 		case errors.As(err, &pgErr):

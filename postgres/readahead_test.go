@@ -116,3 +116,64 @@ func TestSharedBlocksRead(t *testing.T) {
 		}
 	}
 }
+
+// TestWarmHeadAfterBulkAdds: once warmMinAdded units were added to a spec
+// and adds went quiet, the backend reads the front of its queue; fewer
+// added units never arm a warm. A warm reads as many units as shared_buffers
+// has pages.
+func TestWarmHeadAfterBulkAdds(t *testing.T) {
+	e := newFastEnv(t)
+	var buffers int
+	if err := e.b.pool.QueryRow(t.Context(), "SELECT pg_size_bytes(current_setting('shared_buffers')) / 8192").Scan(&buffers); err != nil {
+		t.Fatal(err)
+	}
+	ra := &e.b.readAhead
+	ra.mu.Lock()
+	if want := min(buffers, warmMaxUnits); ra.warm.units != want {
+		t.Errorf("a warm reads %d units, want %d (as many as the %d buffers)", ra.warm.units, want, buffers)
+	}
+	ra.warm.idle, ra.warm.units = 20*time.Millisecond, 100
+	ra.mu.Unlock()
+	e.spec(map[string]any{"name": "s"})
+	e.spec(map[string]any{"name": "t"})
+	spec := e.specID("s")
+	armed := func(spec int64) bool {
+		ra.mu.Lock()
+		defer ra.mu.Unlock()
+		sw := ra.warm.specs[spec]
+		return sw != nil && sw.timer != nil
+	}
+
+	e.add("s", numbered(warmMinAdded-1)...)
+	if armed(spec) || ra.runs.Load() != 0 {
+		t.Fatalf("a warm was armed or ran after %d added units", warmMinAdded-1)
+	}
+	e.add("s", unit("x", map[string]any{}))
+	waitFor(t, "the warm", func() bool {
+		ra.mu.Lock()
+		defer ra.mu.Unlock()
+		st := ra.specs[spec]
+		return ra.runs.Load() == 1 && st != nil && !st.running && !ra.warm.running
+	})
+	ra.mu.Lock()
+	st := *ra.specs[spec]
+	left := len(ra.warm.specs)
+	ra.mu.Unlock()
+	if string(st.frontier.key) != "u00099" || st.ahead != 100 || left != 0 {
+		t.Fatalf("after the warm the read-ahead is at %s with %d units ahead (%d specs waiting); want u00099, 100, 0",
+			st.frontier.key, st.ahead, left)
+	}
+
+	// Closing stops a pending warm.
+	ra.mu.Lock()
+	ra.warm.idle = time.Hour
+	ra.mu.Unlock()
+	e.add("t", numbered(warmMinAdded)...)
+	if !armed(e.specID("t")) {
+		t.Fatal("no warm armed after a bulk add")
+	}
+	ra.close()
+	if armed(e.specID("t")) || ra.runs.Load() != 1 {
+		t.Fatalf("after close a warm is still armed, or %d read-aheads ran (want 1)", ra.runs.Load())
+	}
+}

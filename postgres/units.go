@@ -71,8 +71,10 @@ func dedupeUnits(units []coordinate.WorkUnitInput) []coordinate.WorkUnitInput {
 func (ns *namespace) AddWorkUnits(ctx context.Context, spec string, units []coordinate.WorkUnitInput) error {
 	units = dedupeUnits(units)
 	now := ns.now()
+	var id int64
 	err := ns.b.inTx(ctx, func(tx pgx.Tx) error {
-		id, err := ns.specID(ctx, tx, spec)
+		var err error
+		id, err = ns.specID(ctx, tx, spec)
 		if err != nil {
 			return err
 		}
@@ -94,6 +96,7 @@ func (ns *namespace) AddWorkUnits(ctx context.Context, spec string, units []coor
 	})
 	if err == nil {
 		ns.b.noteAdded(len(units))
+		ns.b.warmAfterAdds(id, len(units))
 	}
 	return err
 }
