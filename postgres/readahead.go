@@ -49,6 +49,12 @@ const (
 	// readAheadClaims is how many claims of the last one's size the
 	// backend keeps read ahead.
 	readAheadClaims = 2
+	// readAheadWindow is the fewest units the backend keeps read ahead.
+	// With fewer workers, or requests spread over time, claims are smaller
+	// than the demand they add up to: at 64 connections asking for 100
+	// units each, most claim statements took 100-350 units, and two of
+	// those read ahead fell behind.
+	readAheadWindow = 4096
 	// readAheadCached: a read-ahead that read fewer than one page from
 	// outside shared_buffers per readAheadCached rows found the spec's
 	// units cached, and the spec goes readAheadQuiet without.
@@ -136,13 +142,23 @@ func (b *Backend) claimingUnits(claims []*claimRequest) {
 
 // claimedUnits tells the read-ahead how far claims (one statement's, on
 // one spec) got, and starts a read-ahead of the spec's next units when
-// fewer than readAheadClaims claims' worth are read ahead.
+// fewer than readAheadClaims claims' worth (at least readAheadWindow units)
+// are read ahead. Claims of any size count once a big claim or a warm
+// started reading ahead for the spec.
 func (b *Backend) claimedUnits(claims []*claimRequest) {
 	n := 0
 	for _, cl := range claims {
 		n += len(cl.attempts)
 	}
-	if n < readAheadMin {
+	if n == 0 {
+		return
+	}
+	spec := claims[0].spec.id
+	ra := &b.readAhead
+	ra.mu.Lock()
+	defer ra.mu.Unlock()
+	st := ra.specs[spec]
+	if ra.off || st == nil {
 		return
 	}
 	// Each claim's attempts are in claim order: only the last ones compete.
@@ -156,21 +172,13 @@ func (b *Backend) claimedUnits(claims []*claimRequest) {
 		}
 	}
 	lastPos := attemptPos(last)
-	spec := claims[0].spec.id
-	ra := &b.readAhead
-	ra.mu.Lock()
-	defer ra.mu.Unlock()
-	st := ra.specs[spec]
-	if ra.off || st == nil {
-		return
-	}
 	if !st.frontier.after(lastPos) {
 		// The claims caught up: read ahead from where they are.
 		st.frontier, st.ahead = lastPos, 0
 	} else {
 		st.ahead = max(0, st.ahead-n)
 	}
-	want := readAheadClaims * n
+	want := max(readAheadClaims*n, readAheadWindow)
 	if st.running || st.ahead >= want/2 || b.clock.Now().Before(st.quietUntil) {
 		return
 	}

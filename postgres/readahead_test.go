@@ -177,3 +177,45 @@ func TestWarmHeadAfterBulkAdds(t *testing.T) {
 		t.Fatalf("after close a warm is still armed, or %d read-aheads ran (want 1)", ra.runs.Load())
 	}
 }
+
+// TestReadAheadCountsSmallClaims: once a spec is read ahead (here after a
+// warm), claims smaller than readAheadMin count too, and the backend keeps
+// at least readAheadWindow units read ahead of them.
+func TestReadAheadCountsSmallClaims(t *testing.T) {
+	e := newFastEnv(t)
+	ra := &e.b.readAhead
+	ra.mu.Lock()
+	ra.warm.idle, ra.warm.units = time.Millisecond, 100
+	ra.mu.Unlock()
+	e.spec(map[string]any{"name": "s"})
+	e.add("s", numbered(warmMinAdded)...)
+	spec := e.specID("s")
+	state := func() (readAheadSpec, int64) {
+		ra.mu.Lock()
+		defer ra.mu.Unlock()
+		if st := ra.specs[spec]; st != nil {
+			return *st, ra.runs.Load()
+		}
+		return readAheadSpec{}, ra.runs.Load()
+	}
+	waitFor(t, "the warm", func() bool {
+		st, runs := state()
+		return runs == 1 && st.ahead == 100 && !st.running
+	})
+	e.clock.Add(readAheadQuiet + time.Second) // the warm found its units cached
+
+	e.claim("s", 50)
+	ra.wg.Wait()
+	st, runs := state()
+	// 50 of the warm's 100 units were left: the read-ahead took the next
+	// readAheadWindow-50, up to u04145.
+	if runs != 2 || string(st.frontier.key) != "u04145" || st.ahead != readAheadWindow {
+		t.Fatalf("after a 50-unit claim: %d read-aheads, at %s with %d units ahead; want 2, u04145, %d",
+			runs, st.frontier.key, st.ahead, readAheadWindow)
+	}
+	e.claim("s", 10)
+	ra.wg.Wait()
+	if st, runs := state(); runs != 2 || st.ahead != readAheadWindow-10 {
+		t.Fatalf("after a 10-unit claim: %d read-aheads, %d units ahead; want 2, %d", runs, st.ahead, readAheadWindow-10)
+	}
+}
