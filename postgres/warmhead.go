@@ -7,9 +7,9 @@ import "time"
 // alongside (readahead.go): at a million queued units, 128 workers asking
 // for 100 units each make a claim that reads 12,800 rows' pages, and each
 // page read first evicts, and writes back, a page the adds left dirty in
-// shared_buffers.
-// In the load generator's drain of 10,000 units from a 1M-unit queue that
-// start ran at 13.1k units/s, against 21k for the drain after it.
+// shared_buffers. In the load generator, draining the first 10,000 units
+// of a 1M-unit queue ran at 13.1k units/s, against 21k for the drain
+// after them.
 //
 // So when a spec has had at least warmMinAdded units added and then no
 // adds for warmIdle, the backend reads the rows of the units at the front
