@@ -88,7 +88,7 @@ func New(ctx context.Context, url string, opts Options) (*Backend, error) {
 		pool.Close()
 		return nil, fmt.Errorf("postgres backend: read shared_buffers: %w", err)
 	}
-	b.readAhead.warm = headWarmer{idle: warmIdle, units: min(buffers, warmMaxUnits)}
+	b.readAhead = newReadAhead(min(buffers, warmMaxUnits))
 	b.commits = newCommitter(b)
 	return b, nil
 }

@@ -23,11 +23,12 @@ import (
 // than PostgreSQL's cache every claimed unit is a page read from disk, and
 // a claim statement reads its pages one after another: after the kernel
 // dropped its cache, reading the rows of 5,000 units by index scan, as a
-// claim does, took 396 ms, nearly all of it waiting for reads. After each big claim the backend reads, on another
-// connection, the rows of the units the next claims of that spec will
-// take: their keys from the available-units index, then the rows by a
-// bitmap heap scan with a high effective_io_concurrency, which asks the
-// kernel for all of their pages at once (the same 5,000 rows in 60 ms).
+// claim does, took 396 ms, nearly all of it waiting for reads. After each
+// big claim the backend reads, on another connection, the rows of the
+// units the next claims of that spec will take: their keys from the
+// available-units index, then the rows by a bitmap heap scan with a high
+// effective_io_concurrency, which asks the kernel for all of their pages
+// at once (the same 5,000 rows in 60 ms).
 // The claims then find their pages in memory. It only warms caches: what
 // it reads may be claimed by others or changed meanwhile, which costs
 // nothing but the read. When a read-ahead finds nearly every page already
@@ -43,8 +44,9 @@ var (
 
 const (
 	// readAheadMin is the smallest claim (units, over all requests sharing
-	// the statement) that starts a read-ahead; smaller claims read few
-	// enough pages that a read-ahead's round trips would cost more.
+	// the statement) that starts reading ahead for a spec nobody read
+	// ahead for yet; smaller claims read few enough pages that a
+	// read-ahead's round trips would cost more.
 	readAheadMin = 256
 	// readAheadClaims is how many claims of the last one's size the
 	// backend keeps read ahead.
@@ -100,6 +102,15 @@ type readAhead struct {
 	warm   headWarmer   // warming queue fronts after bulk adds (warmhead.go)
 }
 
+// newReadAhead returns an idle read-ahead whose warms read warmUnits
+// units.
+func newReadAhead(warmUnits int) readAhead {
+	return readAhead{
+		specs: map[int64]*readAheadSpec{},
+		warm:  headWarmer{idle: warmIdle, units: warmUnits, specs: map[int64]*specWarm{}},
+	}
+}
+
 // close stops pending warms and waits for read-aheads under way.
 func (ra *readAhead) close() {
 	ra.mu.Lock()
@@ -132,12 +143,9 @@ func (b *Backend) claimingUnits(claims []*claimRequest) {
 	if ra.off || ra.specs[spec] != nil {
 		return
 	}
-	if ra.specs == nil {
-		ra.specs = map[int64]*readAheadSpec{}
-	}
 	st := &readAheadSpec{frontier: queueHead}
 	ra.specs[spec] = st
-	b.startReadAhead(spec, st, n, nil)
+	b.startReadAhead(spec, st, n)
 }
 
 // claimedUnits tells the read-ahead how far claims (one statement's, on
@@ -182,18 +190,14 @@ func (b *Backend) claimedUnits(claims []*claimRequest) {
 	if st.running || st.ahead >= want/2 || b.clock.Now().Before(st.quietUntil) {
 		return
 	}
-	b.startReadAhead(spec, st, want-st.ahead, nil)
+	b.startReadAhead(spec, st, want-st.ahead)
 }
 
 // startReadAhead reads count units of spec after st's frontier in the
-// background, and then calls done (if not nil) holding ra.mu. The caller
-// holds ra.mu.
-func (b *Backend) startReadAhead(spec int64, st *readAheadSpec, count int, done func()) {
+// background. The caller holds ra.mu.
+func (b *Backend) startReadAhead(spec int64, st *readAheadSpec, count int) {
 	ra := &b.readAhead
 	if ra.closed {
-		if done != nil {
-			done()
-		}
 		return
 	}
 	st.running = true
@@ -208,9 +212,6 @@ func (b *Backend) startReadAhead(spec int64, st *readAheadSpec, count int, done 
 		ra.mu.Lock()
 		defer ra.mu.Unlock()
 		st.running = false
-		if done != nil {
-			done()
-		}
 		var pgErr *pgconn.PgError
 		switch {
 		case errors.As(err, &pgErr):

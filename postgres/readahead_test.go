@@ -153,7 +153,7 @@ func TestWarmHeadAfterBulkAdds(t *testing.T) {
 		ra.mu.Lock()
 		defer ra.mu.Unlock()
 		st := ra.specs[spec]
-		return ra.runs.Load() == 1 && st != nil && !st.running && !ra.warm.running
+		return ra.runs.Load() == 1 && st != nil && !st.running
 	})
 	ra.mu.Lock()
 	st := *ra.specs[spec]

@@ -8,8 +8,8 @@ import "time"
 // for 100 units each make a claim that reads 12,800 rows' pages, and each
 // page read first evicts, and writes back, a page the adds left dirty in
 // shared_buffers. In the load generator, draining the first 10,000 units
-// of a 1M-unit queue ran at 13.1k units/s, against 21k for the drain
-// after them.
+// of a 1M-unit queue ran at 13.1k units/s, against about 21k for the
+// drain after them.
 //
 // So when a spec has had at least warmMinAdded units added and then no
 // adds for warmIdle, the backend reads the rows of the units at the front
@@ -34,7 +34,7 @@ type headWarmer struct {
 	idle    time.Duration // adds quiet this long before a warm (warmIdle; tests shorten it)
 	units   int           // units a warm reads
 	specs   map[int64]*specWarm
-	running bool // a warm is reading: others wait their turn
+	current *readAheadSpec // the spec warmed last: while it reads, others wait their turn
 }
 
 // specWarm counts the units added to one spec since its last warm.
@@ -53,9 +53,6 @@ func (b *Backend) warmAfterAdds(spec int64, n int) {
 	w := &ra.warm
 	if ra.off || ra.closed || w.units <= 0 {
 		return
-	}
-	if w.specs == nil {
-		w.specs = map[int64]*specWarm{}
 	}
 	sw := w.specs[spec]
 	if sw == nil {
@@ -78,17 +75,14 @@ func (b *Backend) warmHead(spec int64, sw *specWarm) {
 	ra.mu.Lock()
 	defer ra.mu.Unlock()
 	w := &ra.warm
-	if ra.off || ra.closed || w.specs[spec] != sw {
-		return // closing, or a later timer of the spec took over
+	if ra.off || w.specs[spec] != sw {
+		return // closing (its timer was stopped too late), or a later timer took over
 	}
-	if w.running {
+	if w.current != nil && w.current.running {
 		sw.timer.Reset(w.idle)
 		return
 	}
 	delete(w.specs, spec)
-	if ra.specs == nil {
-		ra.specs = map[int64]*readAheadSpec{}
-	}
 	st := ra.specs[spec]
 	if st == nil {
 		st = &readAheadSpec{}
@@ -98,8 +92,8 @@ func (b *Backend) warmHead(spec int64, sw *specWarm) {
 		return // claims are being read ahead
 	}
 	st.frontier, st.ahead = queueHead, 0
-	w.running = true
-	b.startReadAhead(spec, st, w.units, func() { w.running = false })
+	w.current = st
+	b.startReadAhead(spec, st, w.units)
 }
 
 // stopWarming stops the timers of pending warms (at Close). The caller
