@@ -13,8 +13,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"coordinated/cborrpc"
-	"coordinated/internal/pgtest"
+	"github.com/coordinated/coordinated/cborrpc"
+	"github.com/coordinated/coordinated/internal/pgtest"
 )
 
 // Kills per backend in one run; together at least the 50 the issue asks.

@@ -24,7 +24,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	daemonBin = filepath.Join(dir, "coordinated")
-	build := exec.Command("go", "build", "-o", daemonBin, "coordinated/cmd/coordinated")
+	build := exec.Command("go", "build", "-o", daemonBin, "github.com/coordinated/coordinated/cmd/coordinated")
 	if out, err := build.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "crashtest: building the daemon: %v\n%s", err, out)
 		os.RemoveAll(dir)

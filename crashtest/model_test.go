@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	"coordinated/cborrpc"
+	"github.com/coordinated/coordinated/cborrpc"
 )
 
 // The workload: spec "a" chains to spec "b" ("then"). Clients add units to

@@ -8,8 +8,8 @@ import (
 
 	"github.com/fxamacker/cbor/v2"
 
-	"coordinated/cborrpc"
-	"coordinated/coordinate"
+	"github.com/coordinated/coordinated/cborrpc"
+	"github.com/coordinated/coordinated/coordinate"
 )
 
 func unhex(t testing.TB, s string) []byte {

@@ -10,8 +10,8 @@ import (
 	"github.com/fxamacker/cbor/v2"
 	"gopkg.in/yaml.v3"
 
-	"coordinated/cborrpc"
-	"coordinated/coordinate"
+	"github.com/coordinated/coordinated/cborrpc"
+	"github.com/coordinated/coordinated/coordinate"
 )
 
 // getConfig: get_config() -> (config, null) (§8.24): the daemon's YAML

@@ -6,7 +6,7 @@ import (
 
 	"github.com/fxamacker/cbor/v2"
 
-	"coordinated/cborrpc"
+	"github.com/coordinated/coordinated/cborrpc"
 )
 
 // diagMode renders CBOR in diagnostic notation with byte strings as 'x'

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"coordinated/coordinate"
+	"github.com/coordinated/coordinated/coordinate"
 )
 
 // newLockServer returns a JobServer used only for the lock service, which

@@ -7,8 +7,8 @@ import (
 
 	"github.com/fxamacker/cbor/v2"
 
-	"coordinated/cborrpc"
-	"coordinated/coordinate"
+	"github.com/coordinated/coordinated/cborrpc"
+	"github.com/coordinated/coordinated/coordinate"
 )
 
 // tagTuple is the CBOR tag the Python clients put on tuples.

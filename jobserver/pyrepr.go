@@ -10,7 +10,7 @@ import (
 
 	"github.com/fxamacker/cbor/v2"
 
-	"coordinated/coordinate"
+	"github.com/coordinated/coordinated/coordinate"
 )
 
 // pyReprName renders a name the way Python 2 repr() shows it: a byte string

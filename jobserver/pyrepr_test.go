@@ -3,7 +3,7 @@ package jobserver
 import (
 	"testing"
 
-	"coordinated/coordinate"
+	"github.com/coordinated/coordinated/coordinate"
 )
 
 func TestPyReprName(t *testing.T) {

@@ -3,7 +3,7 @@ package jobserver
 import (
 	"github.com/fxamacker/cbor/v2"
 
-	"coordinated/coordinate"
+	"github.com/coordinated/coordinated/coordinate"
 )
 
 // This file encodes the results of the hot methods (get_work,

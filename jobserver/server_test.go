@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"coordinated/coordinate"
-	"coordinated/internal/pgtest"
-	"coordinated/memory"
-	"coordinated/postgres"
+	"github.com/coordinated/coordinated/coordinate"
+	"github.com/coordinated/coordinated/internal/pgtest"
+	"github.com/coordinated/coordinated/memory"
+	"github.com/coordinated/coordinated/postgres"
 )
 
 // start is the fake clock's starting time in tests.

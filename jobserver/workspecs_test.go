@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"coordinated/coordinate"
+	"github.com/coordinated/coordinated/coordinate"
 )
 
 func testWorkSpecLifecycle(t *testing.T, newServer serverFactory) {

@@ -9,8 +9,8 @@ import (
 
 	"github.com/fxamacker/cbor/v2"
 
-	"coordinated/cborrpc"
-	"coordinated/coordinate"
+	"github.com/coordinated/coordinated/cborrpc"
+	"github.com/coordinated/coordinated/coordinate"
 )
 
 // get_work_units listing limits (PROTOCOL §8.11).

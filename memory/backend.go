@@ -7,8 +7,8 @@ import (
 	"sync"
 	"time"
 
-	"coordinated/coordinate"
-	"coordinated/journal"
+	"github.com/coordinated/coordinated/coordinate"
+	"github.com/coordinated/coordinated/journal"
 )
 
 // DefaultStallTimeout is how long a group may go without a status change

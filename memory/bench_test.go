@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"coordinated/coordinate"
+	"github.com/coordinated/coordinated/coordinate"
 )
 
 // Benchmarks of the hot paths at growing queue sizes. Run with e.g.

@@ -4,9 +4,9 @@ import (
 	"context"
 	"testing"
 
-	"coordinated/coordinate"
-	"coordinated/coordinate/coordinatetest"
-	"coordinated/journal"
+	"github.com/coordinated/coordinated/coordinate"
+	"github.com/coordinated/coordinated/coordinate/coordinatetest"
+	"github.com/coordinated/coordinated/journal"
 )
 
 // TestConformancePersistent runs the conformance suite on a journaled

@@ -3,9 +3,9 @@ package memory_test
 import (
 	"testing"
 
-	"coordinated/coordinate"
-	"coordinated/coordinate/coordinatetest"
-	"coordinated/memory"
+	"github.com/coordinated/coordinated/coordinate"
+	"github.com/coordinated/coordinated/coordinate/coordinatetest"
+	"github.com/coordinated/coordinated/memory"
 )
 
 // TestConformance runs the backend-independent conformance suite.

@@ -1,7 +1,7 @@
 package memory
 
 import (
-	"coordinated/coordinate"
+	"github.com/coordinated/coordinated/coordinate"
 )
 
 // Work-unit dependencies (issue 6). A unit with unmet dependencies is

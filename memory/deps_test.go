@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"coordinated/coordinate"
+	"github.com/coordinated/coordinated/coordinate"
 )
 
 // TestDependencyEdgesFollowRetries walks one chain root <- mid <- leaf

@@ -4,7 +4,7 @@ import (
 	"context"
 	"sort"
 
-	"coordinated/coordinate"
+	"github.com/coordinated/coordinated/coordinate"
 )
 
 func (ns *namespace) GroupStatus(ctx context.Context, name string) (*coordinate.GroupStatus, error) {

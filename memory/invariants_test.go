@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"coordinated/coordinate"
+	"github.com/coordinated/coordinated/coordinate"
 )
 
 // checkInvariants verifies the bookkeeping a namespace's state relies on:

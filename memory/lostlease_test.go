@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"coordinated/coordinate"
-	"coordinated/journal"
+	"github.com/coordinated/coordinated/coordinate"
+	"github.com/coordinated/coordinated/journal"
 )
 
 // copyDataDir copies the files of a data directory (not its lock): the

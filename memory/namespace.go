@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"coordinated/coordinate"
+	"github.com/coordinated/coordinated/coordinate"
 )
 
 // namespace is one job queue. Every method takes mu for its whole run (no

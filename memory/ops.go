@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"coordinated/coordinate"
+	"github.com/coordinated/coordinated/coordinate"
 )
 
 // op is one deterministic state change (see the package comment). apply

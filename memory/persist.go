@@ -12,7 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"coordinated/journal"
+	"github.com/coordinated/coordinated/journal"
 )
 
 // DefaultSnapshotBytes is how much journal may accumulate after the last

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"coordinated/coordinate"
-	"coordinated/journal"
+	"github.com/coordinated/coordinated/coordinate"
+	"github.com/coordinated/coordinated/journal"
 )
 
 // Journal cost inside the backend, without the network. Run with e.g.

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"coordinated/coordinate"
-	"coordinated/journal"
+	"github.com/coordinated/coordinated/coordinate"
+	"github.com/coordinated/coordinated/journal"
 )
 
 // openPersistent opens a journaled backend in dir with a fake clock.

@@ -10,7 +10,7 @@ import (
 	"slices"
 	"time"
 
-	"coordinated/coordinate"
+	"github.com/coordinated/coordinated/coordinate"
 )
 
 // Snapshots (docs/persistence.md). A snapshot is the complete state of

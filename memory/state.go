@@ -3,7 +3,7 @@ package memory
 import (
 	"time"
 
-	"coordinated/coordinate"
+	"github.com/coordinated/coordinated/coordinate"
 )
 
 // Where a unit currently sits (unit.where).

@@ -3,7 +3,7 @@ package memory
 import (
 	"container/heap"
 
-	"coordinated/coordinate"
+	"github.com/coordinated/coordinated/coordinate"
 )
 
 // worker is one live worker record (SEMANTICS §11).

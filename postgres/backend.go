@@ -12,7 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"coordinated/coordinate"
+	"github.com/coordinated/coordinated/coordinate"
 )
 
 // Options configures a Backend.

@@ -11,7 +11,7 @@ import (
 	"github.com/fxamacker/cbor/v2"
 	"github.com/jackc/pgx/v5"
 
-	"coordinated/coordinate"
+	"github.com/coordinated/coordinated/coordinate"
 )
 
 // TestMigrateConcurrently starts several migrations on one empty schema at

@@ -14,7 +14,7 @@ import (
 	"github.com/fxamacker/cbor/v2"
 	"github.com/jackc/pgx/v5"
 
-	"coordinated/coordinate"
+	"github.com/coordinated/coordinated/coordinate"
 )
 
 // Benchmarks of the issue 4 targets. They need COORDINATE_TEST_POSTGRES

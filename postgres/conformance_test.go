@@ -3,8 +3,8 @@ package postgres
 import (
 	"testing"
 
-	"coordinated/coordinate"
-	"coordinated/coordinate/coordinatetest"
+	"github.com/coordinated/coordinated/coordinate"
+	"github.com/coordinated/coordinated/coordinate/coordinatetest"
 )
 
 // TestConformance runs the shared backend suite against PostgreSQL, each

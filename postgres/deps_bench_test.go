@@ -4,8 +4,8 @@ import (
 	"context"
 	"testing"
 
-	"coordinated/coordinate"
-	"coordinated/coordinate/coordinatetest"
+	"github.com/coordinated/coordinated/coordinate"
+	"github.com/coordinated/coordinated/coordinate/coordinatetest"
 )
 
 // Dependency release at the size issue 6 asks about: 100,000 units. Needs

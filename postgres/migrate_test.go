@@ -8,7 +8,7 @@ import (
 	"github.com/fxamacker/cbor/v2"
 	"github.com/jackc/pgx/v5"
 
-	"coordinated/coordinate"
+	"github.com/coordinated/coordinated/coordinate"
 )
 
 // TestMigrationToUnitPrimaryKey starts from the schema before migration 6

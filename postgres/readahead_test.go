@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"coordinated/coordinate"
+	"github.com/coordinated/coordinated/coordinate"
 )
 
 // specID looks up the id of the spec called name in e's namespace.

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"sync"
 
-	"coordinated/coordinate"
+	"github.com/coordinated/coordinated/coordinate"
 )
 
 // Shared scheduler reads. Every get_work starts by reading the scheduler's

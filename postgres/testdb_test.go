@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
-	"coordinated/coordinate"
-	"coordinated/internal/pgtest"
+	"github.com/coordinated/coordinated/coordinate"
+	"github.com/coordinated/coordinated/internal/pgtest"
 )
 
 // testURL returns the database named by COORDINATE_TEST_POSTGRES, failing

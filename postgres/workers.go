@@ -7,7 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"coordinated/coordinate"
+	"github.com/coordinated/coordinated/coordinate"
 )
 
 // Worker records (SEMANTICS §11) are rows of the worker table; a record

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"testing"
 
-	"coordinated/cborrpc"
+	"github.com/coordinated/coordinated/cborrpc"
 )
 
 // The hand-encoded add_work_units items must be byte for byte what the

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"coordinated/cborrpc"
+	"github.com/coordinated/coordinated/cborrpc"
 
 	"github.com/fxamacker/cbor/v2"
 )

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"coordinated/cborrpc"
-	"coordinated/jobserver"
-	"coordinated/memory"
+	"github.com/coordinated/coordinated/cborrpc"
+	"github.com/coordinated/coordinated/jobserver"
+	"github.com/coordinated/coordinated/memory"
 )
 
 // startDaemon serves a volatile memory backend over CBOR-RPC on a free

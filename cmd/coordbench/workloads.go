@@ -11,7 +11,7 @@ import (
 
 	"github.com/fxamacker/cbor/v2"
 
-	"coordinated/cborrpc"
+	"github.com/coordinated/coordinated/cborrpc"
 )
 
 // bench holds the settings shared by every workload.

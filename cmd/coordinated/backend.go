@@ -7,10 +7,10 @@ import (
 	"log/slog"
 	"net/url"
 
-	"coordinated/coordinate"
-	"coordinated/journal"
-	"coordinated/memory"
-	"coordinated/postgres"
+	"github.com/coordinated/coordinated/coordinate"
+	"github.com/coordinated/coordinated/journal"
+	"github.com/coordinated/coordinated/memory"
+	"github.com/coordinated/coordinated/postgres"
 )
 
 // openBackend opens the storage named by -backend.

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"coordinated/cborrpc"
+	"github.com/coordinated/coordinated/cborrpc"
 )
 
 // loggingListener logs one line when a connection opens and one when it

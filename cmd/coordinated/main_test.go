@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"coordinated/cborrpc"
+	"github.com/coordinated/coordinated/cborrpc"
 )
 
 // TestMain lets the test binary act as the daemon: the SIGTERM test starts

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"coordinated/journal"
-	"coordinated/memory"
+	"github.com/coordinated/coordinated/journal"
+	"github.com/coordinated/coordinated/memory"
 )
 
 // errUsage marks a command-line error (already reported by the flag set).

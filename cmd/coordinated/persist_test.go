@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"coordinated/cborrpc"
-	"coordinated/journal"
+	"github.com/coordinated/coordinated/cborrpc"
+	"github.com/coordinated/coordinated/journal"
 )
 
 func TestPersistenceFlags(t *testing.T) {

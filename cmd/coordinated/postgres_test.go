@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"testing"
 
-	"coordinated/cborrpc"
-	"coordinated/internal/pgtest"
+	"github.com/coordinated/coordinated/cborrpc"
+	"github.com/coordinated/coordinated/internal/pgtest"
 )
 
 // TestDaemonOnPostgres starts the daemon with -backend set to the database

@@ -11,9 +11,9 @@ import (
 	"runtime/debug"
 	"time"
 
-	"coordinated/cborrpc"
-	"coordinated/coordinate"
-	"coordinated/jobserver"
+	"github.com/coordinated/coordinated/cborrpc"
+	"github.com/coordinated/coordinated/coordinate"
+	"github.com/coordinated/coordinated/jobserver"
 )
 
 // shutdownGrace bounds how long a shutdown waits for in-flight requests.

@@ -5,7 +5,7 @@ import (
 	"log/slog"
 	"time"
 
-	"coordinated/coordinate"
+	"github.com/coordinated/coordinated/coordinate"
 )
 
 // watchStalledGroups logs a warning for every stalled group of ns (a group

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"coordinated/cborrpc"
-	"coordinated/coordinate"
+	"github.com/coordinated/coordinated/cborrpc"
+	"github.com/coordinated/coordinated/coordinate"
 )
 
 func TestWarnStalledOncePerTimeout(t *testing.T) {

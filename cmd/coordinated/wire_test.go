@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"coordinated/cborrpc"
+	"github.com/coordinated/coordinated/cborrpc"
 )
 
 // unhex decodes hex written with spaces, as in PROTOCOL §9.

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"coordinated/coordinate"
+	"github.com/coordinated/coordinated/coordinate"
 )
 
 // Benchmarks shared by every backend. Each backend's bench file opens a

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"coordinated/coordinate"
+	"github.com/coordinated/coordinated/coordinate"
 )
 
 // concurrencyTests check that every Namespace method is atomic: run them

@@ -4,7 +4,7 @@ import (
 	"regexp"
 	"time"
 
-	"coordinated/coordinate"
+	"github.com/coordinated/coordinated/coordinate"
 )
 
 // continuousTests cover synthetic units of continuous specs (SEMANTICS §9).

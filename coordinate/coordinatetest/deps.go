@@ -4,7 +4,7 @@ import (
 	"sort"
 	"strings"
 
-	"coordinated/coordinate"
+	"github.com/coordinated/coordinated/coordinate"
 )
 
 // depTests cover work-unit dependencies (issue 6, DECISIONS §9): a unit

@@ -3,7 +3,7 @@ package coordinatetest
 import (
 	"time"
 
-	"coordinated/coordinate"
+	"github.com/coordinated/coordinated/coordinate"
 )
 
 // getWorkTests cover get_work's rules (SEMANTICS §8.1).

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"time"
 
-	"coordinated/coordinate"
+	"github.com/coordinated/coordinated/coordinate"
 )
 
 // groupTests cover unit groups (issue 6): status, cancel, stall detection.

@@ -7,7 +7,7 @@ import (
 	"sort"
 	"time"
 
-	"coordinated/coordinate"
+	"github.com/coordinated/coordinated/coordinate"
 )
 
 // text and bin make Names of the two CBOR string kinds.

@@ -3,7 +3,7 @@ package coordinatetest
 import (
 	"time"
 
-	"coordinated/coordinate"
+	"github.com/coordinated/coordinated/coordinate"
 )
 
 // leaseTests cover attempts: lease ids, expiry, renewal and max_retries

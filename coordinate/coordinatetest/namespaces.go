@@ -3,7 +3,7 @@ package coordinatetest
 import (
 	"sort"
 
-	"coordinated/coordinate"
+	"github.com/coordinated/coordinated/coordinate"
 )
 
 // namespaceTests cover Backend: namespaces are independent queues.

@@ -3,7 +3,7 @@ package coordinatetest
 import (
 	"strings"
 
-	"coordinated/coordinate"
+	"github.com/coordinated/coordinated/coordinate"
 )
 
 // schedulerTests cover the choice between work specs (DECISIONS §1-2,

@@ -25,7 +25,7 @@ import (
 	"testing"
 	"time"
 
-	"coordinated/coordinate"
+	"github.com/coordinated/coordinated/coordinate"
 )
 
 // Factory returns a fresh, empty backend whose clock is clock.

@@ -1,7 +1,7 @@
 package coordinatetest
 
 import (
-	"coordinated/coordinate"
+	"github.com/coordinated/coordinated/coordinate"
 )
 
 // unitTests cover adding, reading, listing, prioritizing and deleting work

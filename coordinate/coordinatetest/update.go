@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"coordinated/coordinate"
+	"github.com/coordinated/coordinated/coordinate"
 )
 
 // updateTests cover the update_work_unit transition table (SEMANTICS §5.3).

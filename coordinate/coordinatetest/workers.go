@@ -3,7 +3,7 @@ package coordinatetest
 import (
 	"time"
 
-	"coordinated/coordinate"
+	"github.com/coordinated/coordinated/coordinate"
 )
 
 // workerTests cover the worker registry (SEMANTICS §11).
