@@ -297,6 +297,7 @@ func (c *committer) runBatch(ctx context.Context, batch []*commitItem, results [
 	first := &pgx.Batch{}
 	first.Queue("BEGIN")
 	first.Queue(genericPlans)
+	maxRunningLocks := queueMaxRunningLocks(first, claims)
 	claimGroups := groupClaims(claims)
 	for _, grp := range claimGroups {
 		queueClaims(first, grp)
@@ -316,7 +317,7 @@ func (c *committer) runBatch(ctx context.Context, batch []*commitItem, results [
 		br.Close()
 		return batchOutcome{}, err
 	}
-	for range 2 { // BEGIN, genericPlans
+	for range 2 + maxRunningLocks { // BEGIN, genericPlans, max_running locks
 		if _, err := br.Exec(); err != nil {
 			return fail(err)
 		}
@@ -420,7 +421,11 @@ func groupClaims(claims []*claimRequest) [][]*claimRequest {
 func queueClaims(b *pgx.Batch, claims []*claimRequest) {
 	cl := claims[0]
 	if len(claims) == 1 {
-		b.Queue(claimSQL, cl.spec.id, cl.now.UnixNano(), cl.n, cl.expires.UnixNano(),
+		sql := claimSQL
+		if cl.capped() {
+			sql = claimCappedSQL // maxrunning.go
+		}
+		b.Queue(sql, cl.spec.id, cl.now.UnixNano(), cl.n, cl.expires.UnixNano(),
 			bytesOf(cl.worker.Bytes), cl.worker.Text, cl.ns.id)
 		return
 	}

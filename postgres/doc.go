@@ -46,7 +46,11 @@
 //   - Dependencies (unit_dep edges) and groups (work_unit.grp, unit_group)
 //     implement issue 6 (deps.go, groups.go).
 //
-// Known limit: max_running is checked against counts read before the claim,
-// so two daemons claiming for the same spec at the same instant can exceed
-// it by the size of one claim.
+//   - max_running holds exactly with any number of daemons (maxrunning.go):
+//     a claim on a spec with max_running set takes that spec's transaction
+//     advisory lock and caps itself at max_running minus the pending units
+//     it reads after the lock. Claims on other specs take no lock.
+//
+// Known limit: a claim sized from a spec read before control_work_spec set
+// max_running (from 0) in the same instant is not gated.
 package postgres

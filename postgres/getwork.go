@@ -208,6 +208,12 @@ func (ns *namespace) claimContinuous(ctx context.Context, spec specRow, worker c
 	var as []coordinate.Attempt
 	err := ns.b.inTx(ctx, func(tx pgx.Tx) error {
 		as = nil
+		if spec.spec.Meta.MaxRunning > 0 {
+			room, err := lockMaxRunning(ctx, tx, spec.id) // maxrunning.go
+			if err != nil || !room {
+				return err
+			}
+		}
 		tag, err := tx.Exec(ctx, `UPDATE work_spec SET next_continuous = $2::bigint + interval_ns
 			WHERE id = $1 AND continuous AND (next_continuous IS NULL OR next_continuous <= $2)`,
 			spec.id, now.UnixNano())
