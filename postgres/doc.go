@@ -4,26 +4,21 @@
 // suite in coordinate/coordinatetest runs against both).
 //
 // Design (issue 4):
-//
 //   - The schema is created and upgraded by embedded migrations
 //     (migrations/*.sql) under a PostgreSQL advisory lock, so several
 //     daemons may start at once; applied versions are in schema_migrations.
-//
 //   - Every time comes from the backend's coordinate.Clock and is passed to
 //     the queries; the database's now() is never used. Times are stored as
 //     bigint nanoseconds since the Unix epoch.
-//
 //   - Unit counts per spec and status are kept in unit_count rows updated in
 //     the same transactions as the units (each connection writes its own
 //     slot row), so counting and scheduling never scan units.
-//
 //   - get_work reads the candidate specs' counts and best priorities (one
 //     read shared by the calls that arrive together, schedreads.go),
 //     chooses with coordinate.ChooseWorkSpec, then claims units with
 //     an UPDATE over a FOR UPDATE SKIP LOCKED subselect (queries/claim.sql):
 //     concurrent daemons never hand out a unit twice and never wait for
 //     each other.
-//
 //   - The committer (committer.go) group-commits the hot writes of every
 //     connection: claims and update_work_unit calls queued while a
 //     transaction runs share the next one, so one WAL flush answers many
@@ -32,29 +27,23 @@
 //     whole batch (finish.go); other updates, and finishes that statement
 //     does not match, are computed in Go with coordinate.ApplyUpdate from
 //     rows locked FOR UPDATE, so one bad item never fails the others.
-//
 //   - A unit's primary key is (spec_id, key). Units of equal priority are
 //     leased in key order, so the index entries each new row version adds
 //     land next to each other even with millions of units queued
 //     (migration 0006 replaced a surrogate id, in order of adding, whose
 //     index took them on random pages).
-//
 //   - Each daemon VACUUMs work_unit after every 100,000 units it claims
 //     (vacuum.go): dead entries at the front of the available units' index
 //     would otherwise slow every claim until autovacuum comes round.
-//
 //   - Expired leases are swept by any daemon with FOR UPDATE SKIP LOCKED
 //     (queries/sweep.sql), at most every 100 ms on the system clock and
 //     whenever a test clock moves; updates also expire a locked unit's
 //     lease themselves.
-//
 //   - Chained units are added in the finishing transaction; a finish through
 //     UpdateAttempt compares the lease id, so a stale lease gets
 //     coordinate.ErrLostLease.
-//
 //   - Dependencies (unit_dep edges) and groups (work_unit.grp, unit_group)
 //     implement issue 6 (deps.go, groups.go).
-//
 //   - max_running holds exactly with any number of daemons (maxrunning.go):
 //     a claim on a spec with max_running set takes that spec's transaction
 //     advisory lock and caps itself at max_running minus the pending units
