@@ -192,6 +192,8 @@ type serverConn struct {
 	bw     *bufio.Writer
 	frames frameReader
 	out    []byte // scratch for one response frame's payload, reused
+	ctx    context.Context
+	hooks  deliveryHooks // delivery.go
 }
 
 const connBufferSize = 16 << 10
@@ -199,7 +201,7 @@ const connBufferSize = 16 << 10
 func newServerConn(s *Server, nc net.Conn) *serverConn {
 	bw := bufio.NewWriterSize(nc, connBufferSize)
 	br := bufio.NewReaderSize(flushingReader{r: nc, w: bw}, connBufferSize)
-	return &serverConn{
+	c := &serverConn{
 		srv:    s,
 		nc:     nc,
 		remote: nc.RemoteAddr().String(),
@@ -207,6 +209,8 @@ func newServerConn(s *Server, nc net.Conn) *serverConn {
 		bw:     bw,
 		frames: frameReader{r: br, limit: s.limit},
 	}
+	c.ctx = context.WithValue(s.handlerCtx, deliveryKey{}, &c.hooks)
+	return c
 }
 
 // flushingReader writes out buffered responses just before the connection
@@ -255,7 +259,12 @@ func (c *serverConn) serve() {
 		}
 		// The response stays buffered until the reader needs more bytes
 		// (flushingReader), so a pipelined burst costs one write.
-		if err := c.answer(&call); err != nil {
+		err = c.answer(&call)
+		if err == nil {
+			err = c.deliver()
+		}
+		if err != nil {
+			c.undelivered()
 			c.srv.log.Info("cborrpc: closing connection: write failed", "remote", c.remote, "error", err)
 			return
 		}
@@ -344,5 +353,5 @@ func (c *serverConn) invoke(req *Request) (result any, err error) {
 			result, err = nil, fmt.Errorf("InternalError('%s',)\nhandler panicked: %v", req.Method, p)
 		}
 	}()
-	return c.srv.handler.Handle(c.srv.handlerCtx, req)
+	return c.srv.handler.Handle(c.ctx, req)
 }
