@@ -45,6 +45,7 @@ var methodTests = []struct {
 	{"KeywordParams", testKeywordParams},
 	{"GetConfig", testGetConfig},
 	{"GroupsAndDependencies", testGroupsAndDependencies},
+	{"UndeliveredGetWorkReleased", testUndeliveredGetWorkReleased},
 }
 
 func TestMethodsMemory(t *testing.T) {
