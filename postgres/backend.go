@@ -19,7 +19,7 @@ import (
 type Options struct {
 	Clock        coordinate.Clock // nil = coordinate.SystemClock{}
 	EnforceMinGB bool
-	StallTimeout time.Duration // group watchdog; 0 = 10 minutes
+	StallTimeout time.Duration // group watchdog; 0 = coordinate.DefaultStallTimeout
 	// MaxConns caps the connection pool; 0 = pgxpool's default.
 	MaxConns int32
 	Logger   *slog.Logger // nil = slog.Default()
@@ -28,9 +28,6 @@ type Options struct {
 	// never.
 	VacuumAfterClaims int
 }
-
-// DefaultStallTimeout is the group watchdog's default (GroupStatus.Stalled).
-const DefaultStallTimeout = 10 * time.Minute
 
 // Backend is a coordinate.Backend stored in PostgreSQL.
 type Backend struct {
@@ -57,7 +54,7 @@ func New(ctx context.Context, url string, opts Options) (*Backend, error) {
 		opts.Clock = coordinate.SystemClock{}
 	}
 	if opts.StallTimeout <= 0 {
-		opts.StallTimeout = DefaultStallTimeout
+		opts.StallTimeout = coordinate.DefaultStallTimeout
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/coordinated/coordinated/coordinate"
 	"github.com/coordinated/coordinated/journal"
 	"github.com/coordinated/coordinated/memory"
 )
@@ -60,7 +61,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	syncName := fs.String("sync", journal.SyncGroup.String(), "journal `policy`: \"group\" fsyncs every group of changes before answering; \"none\" only writes them (survives a crash of the daemon, not of the machine)")
 	fs.BoolVar(&o.recover, "recover", false, "start even if the journal is damaged before its end, keeping what can be read (damaged files are renamed aside)")
 	fs.Int64Var(&o.snapshotBytes, "snapshot-bytes", memory.DefaultSnapshotBytes, "take a snapshot once the journal has grown by this many `bytes`")
-	fs.DurationVar(&o.stallTimeout, "stall-timeout", 10*time.Minute, "report a work-unit group as stalled after this long with runnable units and no progress")
+	fs.DurationVar(&o.stallTimeout, "stall-timeout", coordinate.DefaultStallTimeout, "report a work-unit group as stalled after this long with runnable units and no progress")
 	fs.IntVar(&o.gcPercent, "gc-percent", defaultGCPercent, "Go garbage-collector target `percent` (as GOGC; the GOGC environment variable wins unless this flag is given)")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
 	err := fs.Parse(args)
