@@ -27,6 +27,10 @@ type Options struct {
 	// VACUUMs of work_unit it runs itself (vacuum.go); 0 = 100,000, < 0 =
 	// never.
 	VacuumAfterClaims int
+	// RequestTimeout bounds how long a call waits for a database that
+	// does not answer (liveness.go); 0 = DefaultRequestTimeout, < 0 =
+	// wait forever.
+	RequestTimeout time.Duration
 }
 
 // Backend is a coordinate.Backend stored in PostgreSQL.
@@ -40,6 +44,7 @@ type Backend struct {
 	analyze   analyzer
 	vacuum    vacuumer
 	readAhead readAhead
+	live      *liveness
 
 	mu         sync.Mutex
 	namespaces map[string]*namespace // by name; ids never change once created
@@ -58,6 +63,9 @@ func New(ctx context.Context, url string, opts Options) (*Backend, error) {
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
+	}
+	if opts.RequestTimeout == 0 {
+		opts.RequestTimeout = DefaultRequestTimeout
 	}
 	if err := Migrate(ctx, url); err != nil {
 		return nil, err
@@ -79,6 +87,7 @@ func New(ctx context.Context, url string, opts Options) (*Backend, error) {
 		opts:       opts,
 		log:        opts.Logger,
 		namespaces: map[string]*namespace{},
+		live:       newLiveness(cfg.ConnConfig.Copy(), opts.RequestTimeout, opts.Logger),
 	}
 	var buffers int
 	if err := pool.QueryRow(ctx, "SELECT setting::int FROM pg_settings WHERE name = 'shared_buffers'").Scan(&buffers); err != nil {
@@ -97,11 +106,22 @@ func (b *Backend) Close() error {
 	b.vacuum.run.wait()
 	b.readAhead.close()
 	b.pool.Close()
+	b.live.close()
 	return nil
 }
 
 // Namespace returns the namespace called name, creating it if needed.
+// Its calls run under the liveness watch (watched.go).
 func (b *Backend) Namespace(ctx context.Context, name string) (coordinate.Namespace, error) {
+	ctx, end := b.live.watch(ctx)
+	ns, err := b.namespace(ctx, name)
+	if err = end(err); err != nil {
+		return nil, err
+	}
+	return ns.watched, nil
+}
+
+func (b *Backend) namespace(ctx context.Context, name string) (*namespace, error) {
 	b.mu.Lock()
 	ns, ok := b.namespaces[name]
 	b.mu.Unlock()
@@ -121,17 +141,20 @@ func (b *Backend) Namespace(ctx context.Context, name string) (coordinate.Namesp
 		return ns, nil
 	}
 	ns = &namespace{b: b, id: id, name: name}
+	ns.watched = &watchedNamespace{ns: ns, live: b.live}
 	b.namespaces[name] = ns
 	return ns, nil
 }
 
 // Namespaces lists the namespace names, sorted.
-func (b *Backend) Namespaces(ctx context.Context) ([]string, error) {
+func (b *Backend) Namespaces(ctx context.Context) (names []string, err error) {
+	ctx, end := b.live.watch(ctx)
+	defer func() { err = end(err) }()
 	rows, err := b.pool.Query(ctx, "SELECT name FROM namespace ORDER BY name")
 	if err != nil {
 		return nil, fmt.Errorf("postgres namespaces: %w", err)
 	}
-	names, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (string, error) {
+	names, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (string, error) {
 		var n []byte
 		err := r.Scan(&n)
 		return string(n), err
@@ -149,6 +172,8 @@ type namespace struct {
 	id    int64
 	name  string
 	reads schedReads // get_work's shared scheduler reads (schedreads.go)
+	// watched is this namespace as the Backend hands it out.
+	watched *watchedNamespace
 }
 
 var _ coordinate.Namespace = (*namespace)(nil)

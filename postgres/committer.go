@@ -72,7 +72,17 @@ type commitItem struct {
 	claim *claimRequest
 	upd   *updateRequest
 	done  chan error
+	// state settles who has the result: the submitter, or nobody because
+	// the submitter gave up first (itemWaiting -> itemAnswered or
+	// itemAbandoned, once).
+	state atomic.Int32
 }
+
+const (
+	itemWaiting int32 = iota
+	itemAnswered
+	itemAbandoned
+)
 
 type committer struct {
 	b       *Backend
@@ -120,8 +130,39 @@ func (c *committer) submit(ctx context.Context, it *commitItem) error {
 	case err := <-it.done:
 		return err
 	case <-ctx.Done():
-		// The request may still be applied; the caller stops waiting.
+		if !it.state.CompareAndSwap(itemWaiting, itemAbandoned) {
+			return <-it.done // answered meanwhile: the result stands
+		}
+		// The request may still be applied; a claim's leases are then
+		// released (answer).
 		return ctx.Err()
+	}
+}
+
+// answer hands a request its result. A claim whose submitter gave up has
+// leased units nobody will be told about: they are released at once.
+func (c *committer) answer(it *commitItem, err error) {
+	if it.state.CompareAndSwap(itemWaiting, itemAnswered) {
+		it.done <- err
+		return
+	}
+	if err == nil && it.claim != nil && len(it.claim.attempts) > 0 {
+		go c.release(it.claim) // not on a committer worker: it submits to the committer
+	}
+}
+
+// release makes the units of an abandoned claim available again.
+func (c *committer) release(cl *claimRequest) {
+	ctx, cancel := context.WithTimeout(context.Background(), batchTimeout)
+	defer cancel()
+	for _, a := range cl.attempts {
+		id := a.ID
+		err := c.submit(ctx, &commitItem{upd: &updateRequest{ns: cl.ns, spec: a.Spec.Bytes, key: a.Key.Bytes,
+			upd: coordinate.WorkUnitUpdate{Status: coordinate.StatusAvailable}, leaseID: &id, now: cl.ns.now()}})
+		if err != nil && !errors.Is(err, coordinate.ErrLostLease) {
+			c.b.log.Warn("postgres get_work: the caller gave up; its unit stays leased until the lease ends",
+				"work_spec", a.Spec.Bytes, "work_unit", a.Key.Bytes, "err", err)
+		}
 	}
 }
 
@@ -138,7 +179,7 @@ func (c *committer) run() {
 		}
 		if !c.gather(&batch) {
 			for _, it := range batch {
-				it.done <- errBackendClosed
+				c.answer(it, errBackendClosed)
 			}
 			c.drain()
 			return
@@ -187,7 +228,7 @@ func (c *committer) drain() {
 	for {
 		select {
 		case it := <-c.queue:
-			it.done <- errBackendClosed
+			c.answer(it, errBackendClosed)
 		default:
 			return
 		}
@@ -202,6 +243,7 @@ func (c *committer) drain() {
 func (c *committer) apply(batch []*commitItem) {
 	ctx, cancel := context.WithTimeout(context.Background(), batchTimeout)
 	defer cancel()
+	ctx, end := c.b.live.watch(ctx) // liveness.go
 	results := make([]error, len(batch))
 	var (
 		out batchOutcome
@@ -213,7 +255,8 @@ func (c *committer) apply(batch []*commitItem) {
 			break
 		}
 	}
-	if err != nil && len(batch) > 1 {
+	err = end(err)
+	if err != nil && len(batch) > 1 && !errors.Is(err, coordinate.ErrUnavailable) {
 		for _, it := range batch {
 			c.apply([]*commitItem{it})
 		}
@@ -233,13 +276,13 @@ func (c *committer) apply(batch []*commitItem) {
 	for i, it := range batch {
 		switch {
 		case err != nil:
-			it.done <- fmt.Errorf("postgres commit: %w", err)
+			c.answer(it, fmt.Errorf("postgres commit: %w", err))
 		case out.again[i]:
 			c.fellThrough.Add(1)
 			it.upd.slow = true
 			rest = append(rest, it)
 		default:
-			it.done <- results[i]
+			c.answer(it, results[i])
 		}
 	}
 	if len(rest) > 0 {

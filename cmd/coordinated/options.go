@@ -14,6 +14,7 @@ import (
 	"github.com/coordinated/coordinated/coordinate"
 	"github.com/coordinated/coordinated/journal"
 	"github.com/coordinated/coordinated/memory"
+	"github.com/coordinated/coordinated/postgres"
 )
 
 // errUsage marks a command-line error (already reported by the flag set).
@@ -35,6 +36,8 @@ type options struct {
 	gcPercent      int  // -gc-percent
 	gcPercentSet   bool // given explicitly (else GOGC from the environment wins)
 	version        bool
+
+	pgTimeout time.Duration // -postgres-timeout (postgres/liveness.go)
 
 	// Persistence of the memory backend (docs/persistence.md).
 	volatile      bool   // -backend memory: (or -data-dir ""): keep nothing
@@ -62,6 +65,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.recover, "recover", false, "start even if the journal is damaged before its end, keeping what can be read (damaged files are renamed aside)")
 	fs.Int64Var(&o.snapshotBytes, "snapshot-bytes", memory.DefaultSnapshotBytes, "take a snapshot once the journal has grown by this many `bytes`")
 	fs.DurationVar(&o.stallTimeout, "stall-timeout", coordinate.DefaultStallTimeout, "report a work-unit group as stalled after this long with runnable units and no progress")
+	fs.DurationVar(&o.pgTimeout, "postgres-timeout", postgres.DefaultRequestTimeout, "with a postgres backend, fail a request with an error once the database has not answered for this `long` (long work goes on while the database answers)")
 	fs.IntVar(&o.gcPercent, "gc-percent", defaultGCPercent, "Go garbage-collector target `percent` (as GOGC; the GOGC environment variable wins unless this flag is given)")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
 	err := fs.Parse(args)
@@ -101,6 +105,10 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	}
 	if o.stallTimeout <= 0 {
 		fmt.Fprintln(stderr, "coordinated: -stall-timeout must be positive")
+		return nil, errUsage
+	}
+	if o.pgTimeout <= 0 {
+		fmt.Fprintln(stderr, "coordinated: -postgres-timeout must be positive")
 		return nil, errUsage
 	}
 	if o.snapshotBytes <= 0 {
