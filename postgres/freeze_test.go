@@ -127,7 +127,7 @@ func TestFrozenDatabaseFailsCallsInTime(t *testing.T) {
 	callCtx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	calls := map[string]func() error{
-		"list_work_specs": func() error { _, _, err := ns.ListWorkSpecs(callCtx, "", 0); return err },
+		"list_work_specs":  func() error { _, _, err := ns.ListWorkSpecs(callCtx, "", 0); return err },
 		"count_work_units": func() error { _, err := ns.CountWorkUnits(callCtx, "s"); return err },
 		"add_work_units": func() error {
 			return ns.AddWorkUnits(callCtx, "s", []coordinate.WorkUnitInput{{Key: coordinate.Name{Bytes: "late", Text: true}, Data: coordinate.EmptyMap}})
