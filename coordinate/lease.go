@@ -68,3 +68,33 @@ func ContinuousKey(now time.Time) Name {
 	ms := now.UnixMilli()
 	return Name{Bytes: fmt.Sprintf("%d.%03d", ms/1000, ms%1000), Text: true}
 }
+
+// LeaseExpired reports whether a PENDING unit's lease, ending at
+// expiration, has expired at now: it ended strictly before now.
+func LeaseExpired(expiration, now time.Time) bool { return expiration.Before(now) }
+
+// RetriesExhausted reports whether a unit leased attempts times may not be
+// leased again under max_retries (0 = unlimited).
+func RetriesExhausted(attempts, maxRetries int) bool { return maxRetries > 0 && attempts > maxRetries }
+
+// ExpireLease is what becomes of a PENDING unit whose lease expired
+// (SEMANTICS §5.2, §6). With its spec's max_retries used up it FAILS: its
+// data gains the traceback "too many retries", its lease_time field
+// becomes now (the completion time) and the worker is kept, as for any
+// failure. Otherwise it is AVAILABLE again, with no lease time and no
+// worker. Either way the lease itself is gone. This is the one statement
+// of the rule: the memory backend and the PostgreSQL backend's locked
+// updates call it, and the PostgreSQL sweep (postgres/queries/sweep.sql,
+// postgres/sweep.go) says in SQL what it says, naming it.
+func ExpireLease(st UnitState, attempts, maxRetries int, now time.Time) UnitState {
+	if RetriesExhausted(attempts, maxRetries) {
+		st.Status = StatusFailed
+		st.Data = WithTraceback(st.Data, TracebackTooManyRetries)
+		st.Expiration = now
+		return st
+	}
+	st.Status = StatusAvailable
+	st.Expiration = time.Time{}
+	st.Worker = nil
+	return st
+}

@@ -322,16 +322,14 @@ func (o *opExpire) apply(s *state) {
 		for u := sp.delayed.top(); u != nil && u.notBefore <= o.Now; u = sp.delayed.top() {
 			s.place(u, coordinate.StatusAvailable, o.Now)
 		}
-		for u := sp.pending.top(); u != nil && u.expiration < o.Now; u = sp.pending.top() {
-			if limit := sp.meta.MaxRetries; limit > 0 && int(u.attempts) > limit {
-				u.data = coordinate.WithTraceback(u.data, coordinate.TracebackTooManyRetries)
-				u.expiration = o.Now
-				s.place(u, coordinate.StatusFailed, o.Now)
-				continue
-			}
-			u.expiration = 0
-			u.setWorker(nil)
-			s.place(u, coordinate.StatusAvailable, o.Now)
+		now := timeOf(o.Now)
+		for u := sp.pending.top(); u != nil && coordinate.LeaseExpired(timeOf(u.expiration), now); u = sp.pending.top() {
+			st := coordinate.ExpireLease(coordinate.UnitState{Status: u.status, Data: u.data, Worker: u.workerName()},
+				int(u.attempts), sp.meta.MaxRetries, now)
+			u.data = st.Data
+			u.expiration = nanos(st.Expiration)
+			u.setWorker(st.Worker)
+			s.place(u, st.Status, o.Now)
 		}
 	}
 	s.workers.expire(o.Now)

@@ -91,11 +91,12 @@ func (b *Backend) sweepAll(ctx context.Context, now time.Time) error {
 	return nil
 }
 
-// expireExhausted fails the expired units whose spec's max_retries is used
-// up: status FAILED, completion time now, data with traceback "too many
-// retries" (the worker is kept, as for any failure).
+// expireExhausted expires the leases sweep.sql leaves alone: those of
+// units whose spec's max_retries is used up (coordinate.RetriesExhausted,
+// in SQL), which coordinate.ExpireLease fails (status FAILED, completion
+// time now, data with traceback "too many retries", the worker kept).
 func expireExhausted(ctx context.Context, tx pgx.Tx, now time.Time) error {
-	rows, err := tx.Query(ctx, `SELECT u.spec_id, u.key, u.data FROM work_unit u JOIN work_spec s ON s.id = u.spec_id
+	rows, err := tx.Query(ctx, `SELECT u.spec_id, u.key, u.data, u.attempts, s.max_retries FROM work_unit u JOIN work_spec s ON s.id = u.spec_id
 		WHERE u.status = 3 AND u.expires < $1 AND s.max_retries > 0 AND u.attempts > s.max_retries
 		ORDER BY u.spec_id, u.key
 		FOR UPDATE OF u SKIP LOCKED`, now.UnixNano())
@@ -107,10 +108,15 @@ func expireExhausted(ctx context.Context, tx pgx.Tx, now time.Time) error {
 	d := countDelta{}
 	var spec int64
 	var key, data []byte
-	if _, err := pgx.ForEachRow(rows, []any{&spec, &key, &data}, func() error {
+	var attempts, maxRetries int32
+	if _, err := pgx.ForEachRow(rows, []any{&spec, &key, &data, &attempts, &maxRetries}, func() error {
+		st := coordinate.ExpireLease(coordinate.UnitState{Status: coordinate.StatusPending, Data: data}, int(attempts), int(maxRetries), now)
+		if st.Status != coordinate.StatusFailed || !st.Expiration.Equal(now) {
+			return fmt.Errorf("unit %q of spec %d: the SQL and coordinate.ExpireLease disagree on max_retries", key, spec)
+		}
 		units.add(spec, key)
-		datas = append(datas, coordinate.WithTraceback(data, coordinate.TracebackTooManyRetries))
-		d.move(spec, coordinate.StatusPending, coordinate.StatusFailed)
+		datas = append(datas, st.Data)
+		d.move(spec, coordinate.StatusPending, st.Status)
 		return nil
 	}); err != nil {
 		return err

@@ -306,24 +306,16 @@ func applyUpdates(ctx context.Context, tx dbtx, batch []*updateRequest, locked *
 	return after, nil
 }
 
-// expireInGo applies lease expiry to a locked unit whose lease ended
-// before now but that no sweep has expired yet, exactly as the sweep would.
+// expireInGo applies lease expiry (coordinate.ExpireLease) to a locked
+// unit whose lease ended before now but that no sweep has expired yet.
 func expireInGo(lu *lockedUnit, now time.Time) {
-	if lu.st.Status != coordinate.StatusPending || !lu.st.Expiration.Before(now) {
+	if lu.st.Status != coordinate.StatusPending || !coordinate.LeaseExpired(lu.st.Expiration, now) {
 		return
 	}
 	lu.dirty = true
 	lu.leaseID = nil
-	if lu.maxRetries > 0 && lu.attempts > lu.maxRetries {
-		lu.st.Status = coordinate.StatusFailed
-		lu.st.Data = coordinate.WithTraceback(lu.st.Data, coordinate.TracebackTooManyRetries)
-		lu.st.Expiration = now
-		lu.completed = true
-		return
-	}
-	lu.st.Status = coordinate.StatusAvailable
-	lu.st.Expiration = time.Time{}
-	lu.st.Worker = nil
+	lu.st = coordinate.ExpireLease(lu.st, lu.attempts, lu.maxRetries, now)
+	lu.completed = lu.completed || lu.st.Status.Completed()
 }
 
 // missingUnitError says whether the spec or the unit of r is missing.
