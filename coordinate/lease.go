@@ -40,6 +40,20 @@ func ClampRenewLease(seconds float64) time.Duration {
 	return time.Duration(seconds * float64(time.Second))
 }
 
+// SecondsDuration converts a request's seconds to a Duration, saturating
+// at the Duration range (NaN counts as too large): it decides nothing, the
+// clamps above do.
+func SecondsDuration(seconds float64) time.Duration {
+	switch ns := seconds * float64(time.Second); {
+	case math.IsNaN(ns) || ns >= math.MaxInt64:
+		return math.MaxInt64
+	case ns <= math.MinInt64:
+		return math.MinInt64
+	default:
+		return time.Duration(ns)
+	}
+}
+
 // ClampWorkerExpire turns worker_heartbeat's expire_seconds into a record
 // lifetime: negative -> 300 s, above 86400 -> 3600 s. It also returns the
 // legacy warning message for the reply ("" when the value was used as is).

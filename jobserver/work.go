@@ -39,10 +39,7 @@ func (js *JobServer) getWork(ctx context.Context, p []cbor.RawMessage) (any, err
 		}
 		req.MaxJobs = int(max(-1, min(n, maxUnitLimit)))
 	}
-	single := req.MaxJobs == 1
-	if req.MaxJobs < 1 {
-		req.MaxJobs = 1
-	}
+	single := req.MaxJobs == 1 // the reply's shape; the backend floors MaxJobs (coordinate.WorkCount)
 	if opts.present("work_spec_names") {
 		names, err := decodeNames(opts["work_spec_names"], "work_spec_names")
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/fxamacker/cbor/v2"
 
@@ -366,16 +367,16 @@ func (js *JobServer) updateWorkUnit(ctx context.Context, p []cbor.RawMessage) (a
 	if err := decodeOptionsInto(p[2], "options", opts); err != nil {
 		return nil, err
 	}
-	if !opts.present("lease_time") && !opts.present("status") {
-		return pair(false, message("nothing to do")), nil
-	}
+	// The update's rules (nothing to do, valid statuses, the lease clamp)
+	// are coordinate's; Check runs here too only so that it answers
+	// before the other options are decoded, as the Python daemon did.
 	var upd coordinate.WorkUnitUpdate
 	if opts.present("lease_time") {
 		sec, err := decodeNumber(opts["lease_time"], "lease_time")
 		if err != nil {
 			return nil, err
 		}
-		lease := coordinate.ClampRenewLease(sec)
+		lease := coordinate.SecondsDuration(sec)
 		upd.LeaseTime = &lease
 	}
 	if opts.present("status") {
@@ -383,10 +384,12 @@ func (js *JobServer) updateWorkUnit(ctx context.Context, p []cbor.RawMessage) (a
 		if err != nil {
 			return nil, err
 		}
-		if s < math.MinInt32 || s > math.MaxInt32 || !coordinate.Status(s).Valid() || coordinate.Status(s) == coordinate.StatusBlocked {
-			return nil, valueError("status must be 1, 3, 4 or 5, not %d", s)
+		if upd.Status = coordinate.Status(s); int64(upd.Status) != s {
+			upd.Status = math.MinInt32 // does not fit an int: invalid all the same
 		}
-		upd.Status = coordinate.Status(s)
+	}
+	if err := upd.Check(); err != nil {
+		return js.updateResult(name, key, err)
 	}
 	if raw, ok := opts["data"]; ok {
 		upd.Data = coordinate.Data(raw)
@@ -398,7 +401,11 @@ func (js *JobServer) updateWorkUnit(ctx context.Context, p []cbor.RawMessage) (a
 		}
 		upd.Worker = &w
 	}
-	err = js.ns.UpdateWorkUnit(ctx, name.Bytes, key.Bytes, upd)
+	return js.updateResult(name, key, js.ns.UpdateWorkUnit(ctx, name.Bytes, key.Bytes, upd))
+}
+
+// updateResult is update_work_unit's answer to the update's error.
+func (js *JobServer) updateResult(name, key coordinate.Name, err error) (any, error) {
 	switch {
 	case err == nil:
 		return okPair(), nil
@@ -409,7 +416,7 @@ func (js *JobServer) updateWorkUnit(ctx context.Context, p []cbor.RawMessage) (a
 	case errors.Is(err, coordinate.ErrNothingToDo):
 		return pair(false, message("nothing to do")), nil
 	case errors.Is(err, coordinate.ErrInvalidWorkUnit):
-		return nil, valueError("%v", err)
+		return nil, valueError("%s", strings.TrimPrefix(err.Error(), coordinate.ErrInvalidWorkUnit.Error()+": "))
 	}
 	return nil, js.backendError("update_work_unit", err)
 }

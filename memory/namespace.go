@@ -351,6 +351,9 @@ func (ns *namespace) DeleteWorkUnits(ctx context.Context, specName string, q coo
 }
 
 func (ns *namespace) UpdateWorkUnit(ctx context.Context, specName, key string, update coordinate.WorkUnitUpdate) (err error) {
+	if err := update.Check(); err != nil {
+		return err
+	}
 	now, err := ns.begin(ctx)
 	if err != nil {
 		return err
@@ -368,6 +371,9 @@ func (ns *namespace) UpdateWorkUnit(ctx context.Context, specName, key string, u
 }
 
 func (ns *namespace) UpdateAttempt(ctx context.Context, ref coordinate.AttemptRef, update coordinate.WorkUnitUpdate) (err error) {
+	if err := update.Check(); err != nil {
+		return err
+	}
 	now, err := ns.begin(ctx)
 	if err != nil {
 		return err

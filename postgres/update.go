@@ -30,15 +30,15 @@ type updateRequest struct {
 func (r *updateRequest) unit() unitKey { return unitKey{r.ns.id, r.spec, r.key} }
 
 func (ns *namespace) UpdateWorkUnit(ctx context.Context, spec, key string, update coordinate.WorkUnitUpdate) error {
-	if update.Status == 0 && update.LeaseTime == nil {
-		return coordinate.ErrNothingToDo
+	if err := update.Check(); err != nil {
+		return err
 	}
 	return ns.b.commits.submit(ctx, &commitItem{upd: &updateRequest{ns: ns, spec: spec, key: key, upd: update, now: ns.now()}})
 }
 
 func (ns *namespace) UpdateAttempt(ctx context.Context, ref coordinate.AttemptRef, update coordinate.WorkUnitUpdate) error {
-	if update.Status == 0 && update.LeaseTime == nil {
-		return coordinate.ErrNothingToDo
+	if err := update.Check(); err != nil {
+		return err
 	}
 	id := ref.ID
 	return ns.b.commits.submit(ctx, &commitItem{upd: &updateRequest{ns: ns, spec: ref.Spec, key: ref.Key, upd: update, leaseID: &id, now: ns.now()}})
