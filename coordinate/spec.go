@@ -158,3 +158,30 @@ func (p *specParser) str(key string) string {
 	}
 	return s.Bytes
 }
+
+// Apply changes the control settings c names (WorkSpecControl). Turning
+// continuous on needs CanBeContinuous, else it fails with
+// ErrCannotBeContinuous and changes nothing. A negative interval or
+// max_running counts as 0 (none). It is the one statement of
+// control_work_spec's effect: every backend applies controls with it.
+func (m *WorkSpecMeta) Apply(c WorkSpecControl) error {
+	if c.Continuous != nil && *c.Continuous && !m.CanBeContinuous {
+		return ErrCannotBeContinuous
+	}
+	if c.Paused != nil {
+		m.Paused = *c.Paused
+	}
+	if c.Continuous != nil {
+		m.Continuous = *c.Continuous
+	}
+	if c.Interval != nil {
+		m.Interval = max(0, *c.Interval)
+	}
+	if c.MaxRunning != nil {
+		m.MaxRunning = max(0, *c.MaxRunning)
+	}
+	if c.Weight != nil {
+		m.Weight = *c.Weight
+	}
+	return nil
+}

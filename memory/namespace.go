@@ -172,7 +172,7 @@ func (ns *namespace) ControlWorkSpec(ctx context.Context, name string, control c
 	if err != nil {
 		return err
 	}
-	if control.Continuous != nil && *control.Continuous && !sp.meta.CanBeContinuous {
+	if meta := sp.meta; meta.Apply(control) != nil { // a trial on a copy: refuse before committing
 		return fmt.Errorf("%w: cannot make non-continuous work spec %q continuous", coordinate.ErrCannotBeContinuous, name)
 	}
 	ns.commit(&opControlWorkSpec{Spec: name, Control: control})

@@ -45,23 +45,9 @@ type opControlWorkSpec struct {
 }
 
 func (o *opControlWorkSpec) apply(s *state) {
-	m := &s.specs[o.Spec].meta
-	c := o.Control
-	if c.Paused != nil {
-		m.Paused = *c.Paused
-	}
-	if c.Continuous != nil {
-		m.Continuous = *c.Continuous
-	}
-	if c.Interval != nil {
-		m.Interval = max(0, *c.Interval)
-	}
-	if c.MaxRunning != nil {
-		m.MaxRunning = max(0, *c.MaxRunning)
-	}
-	if c.Weight != nil {
-		m.Weight = *c.Weight
-	}
+	// Checked before the op was committed (ControlWorkSpec); a refused
+	// control changes nothing here either.
+	_ = s.specs[o.Spec].meta.Apply(o.Control)
 }
 
 // opDeleteWorkSpec removes a spec and all its units.

@@ -167,23 +167,8 @@ func (ns *namespace) ControlWorkSpec(ctx context.Context, name string, control c
 			return err
 		}
 		m := sr.spec.Meta
-		if control.Continuous != nil && *control.Continuous && !m.CanBeContinuous {
-			return fmt.Errorf("%w: %q", coordinate.ErrCannotBeContinuous, name)
-		}
-		if control.Paused != nil {
-			m.Paused = *control.Paused
-		}
-		if control.Continuous != nil {
-			m.Continuous = *control.Continuous
-		}
-		if control.Interval != nil {
-			m.Interval = max(0, *control.Interval)
-		}
-		if control.MaxRunning != nil {
-			m.MaxRunning = max(0, *control.MaxRunning)
-		}
-		if control.Weight != nil {
-			m.Weight = *control.Weight
+		if err := m.Apply(control); err != nil {
+			return fmt.Errorf("%w: cannot make non-continuous work spec %q continuous", err, name)
 		}
 		_, err = tx.Exec(ctx, `UPDATE work_spec SET paused = $2, continuous = $3, interval_ns = $4,
 			max_running = $5, weight = $6 WHERE id = $1`,
