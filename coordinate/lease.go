@@ -40,10 +40,10 @@ func ClampRenewLease(seconds float64) time.Duration {
 	return time.Duration(seconds * float64(time.Second))
 }
 
-// SecondsDuration converts a request's seconds to a Duration, saturating
-// at the Duration range (NaN counts as too large): it decides nothing, the
-// clamps above do.
-func SecondsDuration(seconds float64) time.Duration {
+// RequestedLease converts update_work_unit's lease_time seconds to a
+// WorkUnitUpdate.LeaseTime, saturating at the Duration range; NaN counts
+// as too large. It decides nothing: ApplyUpdate clamps (ClampRenewLease).
+func RequestedLease(seconds float64) time.Duration {
 	switch ns := seconds * float64(time.Second); {
 	case math.IsNaN(ns) || ns >= math.MaxInt64:
 		return math.MaxInt64

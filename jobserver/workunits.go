@@ -376,7 +376,7 @@ func (js *JobServer) updateWorkUnit(ctx context.Context, p []cbor.RawMessage) (a
 		if err != nil {
 			return nil, err
 		}
-		lease := coordinate.SecondsDuration(sec)
+		lease := coordinate.RequestedLease(sec)
 		upd.LeaseTime = &lease
 	}
 	if opts.present("status") {
