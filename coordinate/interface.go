@@ -100,6 +100,10 @@ type Namespace interface {
 	// "cancelled" and returns how many it failed. Current leases on them
 	// are lost.
 	CancelGroup(ctx context.Context, group string) (int, error)
+
+	// Locker is the namespace's lock service (locks.go), shared by every
+	// daemon using the backend.
+	Locker
 }
 
 // Clock tells the time. Backends take one so tests can control time.

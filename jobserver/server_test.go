@@ -46,6 +46,9 @@ var methodTests = []struct {
 	{"GetConfig", testGetConfig},
 	{"GroupsAndDependencies", testGroupsAndDependencies},
 	{"UndeliveredGetWorkReleased", testUndeliveredGetWorkReleased},
+	{"LockConflictsWithPrefixAndExtension", testLockConflictsWithPrefixAndExtension},
+	{"LockRenewUnlockAndExpiry", testLockRenewUnlockAndExpiry},
+	{"DeleteNamespaceAndNow", testDeleteNamespaceAndNow},
 }
 
 func TestMethodsMemory(t *testing.T) {

@@ -19,6 +19,9 @@ type namespace struct {
 	enforceMinGB bool
 	stallTimeout time.Duration
 
+	// locks is the lock service (locks.go), apart from the journaled state.
+	locks *lockTable
+
 	mu sync.Mutex
 	st *state
 	// journal, when set, receives every committed op (replay tests).
@@ -41,6 +44,7 @@ func newNamespace(name string, opts Options) *namespace {
 		enforceMinGB: opts.EnforceMinGB,
 		stallTimeout: opts.StallTimeout,
 		st:           newState(),
+		locks:        newLockTable(opts.Clock),
 	}
 }
 

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"time"
 
 	"github.com/coordinated/coordinated/coordinate"
 )
@@ -132,4 +133,36 @@ func (w *watchedNamespace) StalledGroups(ctx context.Context) ([]*coordinate.Gro
 
 func (w *watchedNamespace) CancelGroup(ctx context.Context, group string) (int, error) {
 	return watched(w, ctx, func(ctx context.Context) (int, error) { return w.ns.CancelGroup(ctx, group) })
+}
+
+func (w *watchedNamespace) LockPaths(ctx context.Context, owner coordinate.Name, ttl time.Duration, paths []coordinate.LockPath, all bool) (locked []bool, refused int, err error) {
+	err = watchedErr(w, ctx, func(ctx context.Context) error {
+		locked, refused, err = w.ns.LockPaths(ctx, owner, ttl, paths, all)
+		return err
+	})
+	return locked, refused, err
+}
+
+func (w *watchedNamespace) RenewLocks(ctx context.Context, owner coordinate.Name, ttl time.Duration, paths []coordinate.LockPath) (refused int, holder *coordinate.Name, err error) {
+	err = watchedErr(w, ctx, func(ctx context.Context) error {
+		refused, holder, err = w.ns.RenewLocks(ctx, owner, ttl, paths)
+		return err
+	})
+	return refused, holder, err
+}
+
+func (w *watchedNamespace) UnlockPaths(ctx context.Context, owner coordinate.Name, paths []coordinate.LockPath) (refused int, holder *coordinate.Name, err error) {
+	err = watchedErr(w, ctx, func(ctx context.Context) error {
+		refused, holder, err = w.ns.UnlockPaths(ctx, owner, paths)
+		return err
+	})
+	return refused, holder, err
+}
+
+func (w *watchedNamespace) ReadLocks(ctx context.Context, paths []coordinate.LockPath) ([]*coordinate.Name, error) {
+	return watched(w, ctx, func(ctx context.Context) ([]*coordinate.Name, error) { return w.ns.ReadLocks(ctx, paths) })
+}
+
+func (w *watchedNamespace) DropLocks(ctx context.Context, path coordinate.LockPath) error {
+	return watchedErr(w, ctx, func(ctx context.Context) error { return w.ns.DropLocks(ctx, path) })
 }
