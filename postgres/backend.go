@@ -27,6 +27,10 @@ type Options struct {
 	// VACUUMs of work_unit it runs itself (vacuum.go); 0 = 100,000, < 0 =
 	// never.
 	VacuumAfterClaims int
+	// NoCacheKeeping turns off the cache machinery (cachekeeper.go):
+	// read-ahead of claims, warming of queue fronts, and the VACUUM and
+	// ANALYZE the backend runs itself.
+	NoCacheKeeping bool
 	// RequestTimeout bounds how long a call waits for a database that
 	// does not answer (liveness.go); 0 = DefaultRequestTimeout, < 0 =
 	// wait forever.
@@ -44,6 +48,7 @@ type Backend struct {
 	analyze   analyzer
 	vacuum    vacuumer
 	readAhead readAhead
+	cache     cacheKeeper // cachekeeper.go: readAhead, analyze, vacuum
 	live      *liveness
 
 	mu         sync.Mutex
@@ -95,6 +100,10 @@ func New(ctx context.Context, url string, opts Options) (*Backend, error) {
 		return nil, fmt.Errorf("postgres backend: read shared_buffers: %w", err)
 	}
 	b.readAhead = newReadAhead(min(buffers, warmMaxUnits))
+	b.cache = keeper{b}
+	if opts.NoCacheKeeping {
+		b.cache = noKeeper{}
+	}
 	b.commits = newCommitter(b)
 	return b, nil
 }
@@ -102,9 +111,7 @@ func New(ctx context.Context, url string, opts Options) (*Backend, error) {
 // Close stops the committer and closes the connection pool.
 func (b *Backend) Close() error {
 	b.commits.close()
-	b.analyze.run.wait()
-	b.vacuum.run.wait()
-	b.readAhead.close()
+	b.cache.close()
 	b.pool.Close()
 	b.live.close()
 	return nil

@@ -272,7 +272,7 @@ func (c *committer) apply(batch []*commitItem) {
 				claimed += len(it.claim.attempts)
 			}
 		}
-		c.b.noteClaimed(claimed)
+		c.b.cache.committed(claimed)
 	}
 	var rest []*commitItem
 	for i, it := range batch {

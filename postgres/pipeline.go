@@ -81,7 +81,7 @@ func (p *batchPlan) queueFirstTrip(b *Backend) *pgx.Batch {
 	p.locks = queueMaxRunningLocks(first, p.claims)
 	for _, grp := range p.claimGroups {
 		queueClaims(first, grp)
-		b.claimingUnits(grp)
+		b.cache.claiming(grp)
 	}
 	if len(p.fast.reqs) > 0 {
 		p.fast.queue(first, p.updates)
@@ -111,7 +111,7 @@ func (p *batchPlan) readFirstTrip(b *Backend, br pgx.BatchResults, out *batchOut
 		if err != nil {
 			return nil, err
 		}
-		b.claimedUnits(grp)
+		b.cache.claimed(grp)
 	}
 	if len(p.fast.reqs) > 0 {
 		done, err := p.fast.read(br, len(p.updates))

@@ -95,8 +95,7 @@ func (ns *namespace) AddWorkUnits(ctx context.Context, spec string, units []coor
 		return g.apply(ctx, tx)
 	})
 	if err == nil {
-		ns.b.noteAdded(len(units))
-		ns.b.warmAfterAdds(id, len(units))
+		ns.b.cache.added(id, len(units))
 	}
 	return err
 }
