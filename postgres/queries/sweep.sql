@@ -20,6 +20,7 @@ WITH expired AS (
     WHERE u.spec_id = e.spec_id AND u.key = e.key
     RETURNING u.spec_id
 ), counted AS (
+    -- unit_count_add (migration 0008), inline: a function call costs here.
     INSERT INTO unit_count (spec_id, status, slot, n)
     SELECT d.spec_id, d.status, (pg_backend_pid() % 64)::smallint, d.n FROM (
         SELECT spec_id, 1 AS status, count(*) AS n FROM upd GROUP BY spec_id
