@@ -31,7 +31,7 @@ func (js *JobServer) getWork(ctx context.Context, p []cbor.RawMessage) (any, err
 	}
 	req.LeaseTime = coordinate.ClampGetWorkLease(leaseSeconds)
 	if opts.present("max_jobs") {
-		n, err := decodeInt(opts["max_jobs"], "max_jobs")
+		n, err := decodePyInt(opts["max_jobs"], "max_jobs")
 		if err != nil {
 			return nil, err
 		}
