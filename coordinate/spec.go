@@ -101,7 +101,8 @@ func CheckWorkSpec(def Data) (ParsedWorkSpec, error) {
 	// refused the spec there, so it does here.
 	if v, ok := p.present("weight"); ok {
 		out.Echo.Weight = p.pyInt("weight", v)
-	} else if v, ok := p.present("nice"); ok {
+	} else if v, ok := keys["nice"]; ok {
+		// Python read int(data.get('nice', 0)): an explicit null fails.
 		nice := int64(ClampInt32(p.pyInt("nice", v)))
 		out.Echo.Weight = max(1, DefaultWeight-nice)
 	} else {
@@ -207,9 +208,28 @@ func (p *specParser) present(key string) (cbor.RawMessage, bool) {
 
 func (p *specParser) fail(key, want string, got []byte) {
 	if p.err == nil {
-		p.err = fmt.Errorf("%w: %q must be %s, got %s", ErrInvalidWorkSpec, key, want, describe(got))
+		_, isString := rawString(got)
+		p.err = &SpecKeyError{
+			Key:       key,
+			TypeError: !isString && key != "interval",
+			msg:       fmt.Sprintf("%v: %q must be %s, got %s", ErrInvalidWorkSpec, key, want, describe(got)),
+		}
 	}
 }
+
+// SpecKeyError is CheckWorkSpec's error for a key whose value Python's
+// conversion refused; it wraps ErrInvalidWorkSpec.
+type SpecKeyError struct {
+	Key string
+	// TypeError reports that Python raised TypeError (int() of null, a
+	// list, a map) rather than ValueError (a string it could not read;
+	// any refused `interval`).
+	TypeError bool
+	msg       string
+}
+
+func (e *SpecKeyError) Error() string { return e.msg }
+func (e *SpecKeyError) Unwrap() error { return ErrInvalidWorkSpec }
 
 func (p *specParser) unusable(key string, got []byte, reading string) {
 	p.out.Unusable = append(p.out.Unusable, UnusableKey{Key: key, Got: describe(got), Reading: reading})

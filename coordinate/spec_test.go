@@ -100,6 +100,7 @@ func TestParseWorkSpecErrors(t *testing.T) {
 		{"max_running", map[string]any{"name": "x", "max_running": "lots"}, `"max_running" must be an integer`},
 		{"max_running float string", map[string]any{"name": "x", "max_running": "1.5"}, `"max_running" must be an integer`},
 		{"max_getwork", map[string]any{"name": "x", "max_getwork": map[string]int{}}, `"max_getwork" must be an integer`},
+		{"nice null without weight", map[string]any{"name": "x", "nice": nil}, `"nice" must be an integer`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

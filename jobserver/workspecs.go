@@ -47,7 +47,9 @@ func (js *JobServer) setWorkSpec(ctx context.Context, p []cbor.RawMessage) (any,
 		return nil, typeError("work spec 'name' must be a string")
 	}
 	parsed, err := coordinate.CheckWorkSpec(coordinate.Data(def))
-	if err != nil {
+	if keyErr := (*coordinate.SpecKeyError)(nil); errors.As(err, &keyErr) && keyErr.TypeError {
+		return nil, typeError("%v", err)
+	} else if err != nil {
 		return nil, valueError("%v", err)
 	}
 	if _, err := js.ns.SetWorkSpec(ctx, coordinate.Data(def)); err != nil {

@@ -52,6 +52,13 @@ func testSetWorkSpecErrors(t *testing.T, newServer serverFactory) {
 	if got := callErr(t, js, "set_work_spec", m{"name": b("w"), "weight": "heavy"}); !strings.HasPrefix(got, "ValueError(") {
 		t.Errorf("bad weight: %q", got)
 	}
+	// int() of a list or of None raised TypeError in Python.
+	if got := callErr(t, js, "set_work_spec", m{"name": b("w"), "weight": []any{1}}); !strings.HasPrefix(got, "TypeError(") {
+		t.Errorf("list weight: %q", got)
+	}
+	if got := callErr(t, js, "set_work_spec", m{"name": b("w"), "nice": nil}); !strings.HasPrefix(got, "TypeError(") {
+		t.Errorf("null nice: %q", got)
+	}
 	expect(t, "nothing stored", call(t, js, "list_work_specs", m{}), `128([[], null])`)
 }
 

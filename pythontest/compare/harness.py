@@ -98,37 +98,37 @@ def _sort_key(t):
     return t
 
 
-def first_difference(a, b, path='reply'):
-    """None when the typed trees a and b match, else a description."""
+def differences(a, b, path='reply'):
+    """Every difference between the typed trees a and b, as descriptions
+    that start with the path to it."""
     if a[0] != b[0]:
-        return '%s: Python %s, coordinated %s' % (path, show(a), show(b))
+        return ['%s: Python %s, coordinated %s' % (path, show(a), show(b))]
     kind = a[0]
     if kind in ('time', 'bytes-time', 'text-time'):
         if abs(a[1] - b[1]) > TIME_TOLERANCE:
-            return '%s: time offsets %+.1fs vs %+.1fs' % (path, a[1], b[1])
-        return None
+            return ['%s: time offsets %+.1fs vs %+.1fs' % (path, a[1], b[1])]
+        return []
     if kind in ('tuple', 'list'):
         if len(a[1]) != len(b[1]):
-            return '%s: Python %s, coordinated %s' % (path, show(a), show(b))
+            return ['%s: Python %s, coordinated %s' % (path, show(a),
+                                                       show(b))]
+        out = []
         for i, (x, y) in enumerate(zip(a[1], b[1])):
-            d = first_difference(x, y, '%s[%d]' % (path, i))
-            if d:
-                return d
-        return None
+            out += differences(x, y, '%s[%d]' % (path, i))
+        return out
     if kind == 'dict':
         ka = [repr(_sort_key(k)) for k, _ in a[1]]
         kb = [repr(_sort_key(k)) for k, _ in b[1]]
         if ka != kb:
-            return '%s: keys Python %s, coordinated %s' % (
-                path, [show(k) for k, _ in a[1]], [show(k) for k, _ in b[1]])
+            return ['%s: keys Python %s, coordinated %s' % (
+                path, [show(k) for k, _ in a[1]], [show(k) for k, _ in b[1]])]
+        out = []
         for (k, x), (_, y) in zip(a[1], b[1]):
-            d = first_difference(x, y, '%s[%s]' % (path, show(k)))
-            if d:
-                return d
-        return None
+            out += differences(x, y, '%s[%s]' % (path, show(k)))
+        return out
     if a != b:
-        return '%s: Python %s, coordinated %s' % (path, show(a), show(b))
-    return None
+        return ['%s: Python %s, coordinated %s' % (path, show(a), show(b))]
+    return []
 
 
 def show(t):
@@ -167,7 +167,10 @@ class Recorder(object):
         """Call method(*params); record and return the reply (or error).
 
         differs=True marks a call whose reply is expected to differ (the
-        case must then be in the table of docs/compat.md).
+        case must then be in the table of docs/compat.md); differs='text'
+        (or a tuple of such) allows only differences whose path contains
+        text (e.g. "'expires']"), so the rest of the reply is still
+        compared.
         """
         label = '%s%r' % (method, params)
         if len(label) > 100:
@@ -210,9 +213,20 @@ def compare(py_replies, our_replies):
                           % (len(py_replies), len(our_replies)))
         return unexpected, stale, marked
     for (label, a, differs), (_, b, _) in zip(py_replies, our_replies):
-        d = first_difference(a, b)
-        if d and not differs:
-            unexpected.append('%s -> %s' % (label, d))
-        elif differs and not d:
+        diffs = differences(a, b)
+        if differs and not diffs:
             stale.append(label)
+        for d in diffs:
+            if differs is True or _allowed(differs, d.split(':')[0]):
+                continue
+            unexpected.append('%s -> %s' % (label, d))
     return unexpected, stale, marked
+
+
+def _allowed(differs, path):
+    """Whether a difference at path is allowed by a differs= mark."""
+    if not differs:
+        return False
+    if isinstance(differs, basestring):
+        differs = (differs,)
+    return any(part in path for part in differs)
