@@ -179,6 +179,17 @@ def case_meta_echo(c):
     c('get_work_spec_meta', 'missing')
 
 
+@case
+def case_control_values_converted(c):
+    c('set_work_spec', {'name': 's'})
+    c('control_work_spec', 's', {'weight': 2.7, 'max_running': '2',
+                                 'interval': '3'})
+    c('get_work_spec_meta', 's', differs=True)
+    c('control_work_spec', 's', {'weight': 5, 'max_running': 4,
+                                 'interval': 7})
+    c('get_work_spec_meta', 's')
+
+
 # --- 6. values Python converted --------------------------------------------
 
 @case
@@ -186,6 +197,7 @@ def case_coerced_values(c):
     c('set_work_spec', {'name': 'abc'})
     c('add_work_units', 'abc', [('k%d' % i, {}) for i in range(6)])
     c('get_work', 'w-co', {'lease_time': '100'})
+    c('get_work_unit_status', 'abc', ['k0'])
     c('get_work', 'w-co', {'max_jobs': '2', 'lease_time': 60})
     c('get_work', 'w-co', {'max_jobs': 2.7, 'lease_time': 60.5})
     c('get_work', 'w-co', {'max_jobs': 1.5, 'work_spec_names': 'abc'})
