@@ -238,6 +238,23 @@ def case_child_lapsed_lease(c):
     c('worker_unregister', 'lapse-parent')
 
 
+@case
+def case_child_unit_given_back(c):
+    c('set_work_spec', {'name': 's'})
+    c('add_work_units', 's', [('k1', {}), ('k2', {})])
+    c('worker_heartbeat', 'back-parent', 'RUN', 600, {}, None)
+    c('worker_heartbeat', 'back-child', 'RUN', 600, {}, 'back-parent')
+    c('get_work', 'back-child', {'lease_time': 60, 'max_jobs': 2})
+    # The Python worker gives units back with update(lease_time=-1).
+    c('update_work_unit', 's', 'k1', {'lease_time': -1})
+    c('get_child_work_units', 'back-parent', differs="'expires']")
+    c('update_work_unit', 's', 'k2', {'status': 1})
+    c('get_child_work_units', 'back-parent',
+      differs=("'expires']", "'worker_id']"))
+    c('worker_unregister', 'back-child')
+    c('worker_unregister', 'back-parent')
+
+
 WORKER_CONFIG = """\
 coordinate:
   address: "%s"
