@@ -20,7 +20,7 @@ func TestWorkSpecMetaApply(t *testing.T) {
 	if err := m.Apply(WorkSpecControl{Paused: &on, Interval: &ival, MaxRunning: &neg, Weight: &w}); err != nil {
 		t.Fatal(err)
 	}
-	if !m.Paused || m.Interval != 0 || m.MaxRunning != 0 || m.Weight != 3 || m.Continuous {
+	if !m.Paused || m.Interval != 0 || m.MaxRunning != -5 || m.Weight != 3 || m.Continuous {
 		t.Errorf("after control: %+v", m)
 	}
 	m.CanBeContinuous = true

@@ -70,7 +70,7 @@ func (ns *namespace) GetWork(ctx context.Context, req coordinate.WorkRequest) ([
 			return nil, err
 		}
 		sc, i, ok := ns.choose(cands, req, now)
-		if ok && shared && cands[i].row.spec.Meta.MaxRunning > 0 {
+		if ok && shared && cands[i].row.spec.Meta.MaxRunning != 0 {
 			// Every caller sharing the read would count the same pending
 			// units and could together pass max_running: read alone.
 			if cands, err = ns.candidates(ctx, req, now, false); err != nil {
@@ -208,7 +208,7 @@ func (ns *namespace) claimContinuous(ctx context.Context, spec specRow, worker c
 	var as []coordinate.Attempt
 	err := ns.b.inTx(ctx, func(tx pgx.Tx) error {
 		as = nil
-		if spec.spec.Meta.MaxRunning > 0 {
+		if spec.spec.Meta.MaxRunning != 0 {
 			room, err := lockMaxRunning(ctx, tx, spec.id) // maxrunning.go
 			if err != nil || !room {
 				return err
@@ -226,11 +226,11 @@ func (ns *namespace) claimContinuous(ctx context.Context, spec specRow, worker c
 		var leaseID int64
 		err = tx.QueryRow(ctx, `INSERT INTO work_unit (spec_id, key, key_text, data, status, priority,
 				expires, worker, worker_text, lease_id, attempts)
-			VALUES ($1, $2, true, $3, 3, 0, $4, $5, $6, nextval('lease_id_seq'), 1)
+			VALUES ($1, $2, $7, $3, 3, 0, $4, $5, $6, nextval('lease_id_seq'), 1)
 			ON CONFLICT (spec_id, key) DO NOTHING
 			RETURNING lease_id`,
 			spec.id, bytesOf(key.Bytes), []byte(coordinate.EmptyMap), expires.UnixNano(),
-			bytesOf(worker.Bytes), worker.Text).Scan(&leaseID)
+			bytesOf(worker.Bytes), worker.Text, key.Text).Scan(&leaseID)
 		if errNotFound(err) {
 			// Same millisecond as an existing unit: create no second one.
 			return nil

@@ -39,19 +39,23 @@ var claimCappedSQL = capClaim(claimSQL)
 
 const claimLimit = "LIMIT $3\n"
 
+// maxRunningValue is coordinate.WorkSpecMeta.MaxRunningValue in SQL, for
+// a nonzero s.max_running: how many units may be pending at once.
+const maxRunningValue = "(CASE WHEN s.max_running > 0 THEN s.max_running ELSE s.max_running + 1 END)"
+
 func capClaim(sql string) string {
 	if strings.Count(sql, claimLimit) != 1 {
 		panic("postgres: queries/claim.sql must contain exactly one " + strings.TrimSpace(claimLimit))
 	}
 	return strings.Replace(sql, claimLimit, `LIMIT LEAST($3, COALESCE((
-        SELECT GREATEST(0, s.max_running - COALESCE((
+        SELECT GREATEST(0, `+maxRunningValue+` - COALESCE((
             SELECT sum(c.n) FROM unit_count c WHERE c.spec_id = $1 AND c.status = 3), 0))
-        FROM work_spec s WHERE s.id = $1 AND s.max_running > 0), $3))
+        FROM work_spec s WHERE s.id = $1 AND s.max_running <> 0), $3))
 `, 1)
 }
 
 // capped reports whether claims on this spec must be gated.
-func (cl *claimRequest) capped() bool { return cl.spec.spec.Meta.MaxRunning > 0 }
+func (cl *claimRequest) capped() bool { return cl.spec.spec.Meta.MaxRunning != 0 }
 
 // queueMaxRunningLocks queues the advisory locks of the capped specs that
 // claims touch, in spec id order (so batches never wait for each other in
@@ -79,7 +83,7 @@ func lockMaxRunning(ctx context.Context, tx pgx.Tx, specID int64) (bool, error) 
 		return false, fmt.Errorf("max_running lock: %w", err)
 	}
 	var room bool
-	err := tx.QueryRow(ctx, `SELECT s.max_running <= 0 OR s.max_running > COALESCE((
+	err := tx.QueryRow(ctx, `SELECT s.max_running = 0 OR `+maxRunningValue+` > COALESCE((
 			SELECT sum(c.n) FROM unit_count c WHERE c.spec_id = s.id AND c.status = 3), 0)
 		FROM work_spec s WHERE s.id = $1`, specID).Scan(&room)
 	if err != nil {
