@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
 	"time"
 
@@ -19,6 +20,9 @@ type groupRef struct {
 	ns   int64
 	name string
 }
+
+//go:embed queries/group_progress.sql
+var groupProgressSQL string
 
 // groupBumps collects the groups whose units changed status in a
 // transaction, with the time.
@@ -47,10 +51,7 @@ func (g groupBumps) statement() (string, []any) {
 		names = append(names, []byte(k.name))
 		ts = append(ts, t.UnixNano())
 	}
-	return `INSERT INTO unit_group (namespace_id, name, last_progress)
-		SELECT * FROM unnest($1::bigint[], $2::bytea[], $3::bigint[])
-		ON CONFLICT (namespace_id, name) DO UPDATE
-		SET last_progress = GREATEST(unit_group.last_progress, EXCLUDED.last_progress)`, []any{nss, names, ts}
+	return groupProgressSQL, []any{nss, names, ts}
 }
 
 func (g groupBumps) apply(ctx context.Context, tx dbtx) error {

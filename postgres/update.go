@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	_ "embed"
 	"errors"
 	"fmt"
 	"sort"
@@ -43,6 +44,13 @@ func (ns *namespace) UpdateAttempt(ctx context.Context, ref coordinate.AttemptRe
 	id := ref.ID
 	return ns.b.commits.submit(ctx, &commitItem{upd: &updateRequest{ns: ns, spec: ref.Spec, key: ref.Key, upd: update, leaseID: &id, now: ns.now()}})
 }
+
+var (
+	//go:embed queries/lock_units.sql
+	lockUnitsSQL string
+	//go:embed queries/write_units.sql
+	writeUnitsSQL string
+)
 
 // lockedUnit is a unit row locked by an update batch, with the spec facts
 // the transition needs.
@@ -87,16 +95,7 @@ func queueLockUnits(b *pgx.Batch, updates []*updateRequest) {
 	}
 	sort.Slice(addrs, func(i, j int) bool { return addrs[i].less(addrs[j]) })
 	nsIDs, specs, keys := unitKeyArrays(addrs)
-	b.Queue(`SELECT x.* FROM unnest($1::bigint[], $2::bytea[], $3::bytea[]) WITH ORDINALITY AS r (ns, spec, key, i)
-		CROSS JOIN LATERAL (
-			SELECT s.namespace_id, s.id AS spec_id, s.name, s.name_text, s.then_name, s.max_retries,
-				u.key, u.data, u.status, u.priority, u.expires, u.worker, u.worker_text, u.lease_id, u.attempts, u.grp,
-				EXISTS (SELECT 1 FROM worker_unit w WHERE w.spec_id = u.spec_id AND w.key = u.key)
-			FROM work_spec s JOIN work_unit u ON u.spec_id = s.id
-			WHERE s.namespace_id = r.ns AND s.name = r.spec AND u.key = r.key
-			FOR UPDATE OF u
-		) x
-		ORDER BY r.i`, nsIDs, specs, keys)
+	b.Queue(lockUnitsSQL, nsIDs, specs, keys)
 }
 
 func scanLockedUnits(rows pgx.Rows) (*lockedUnits, error) {
@@ -289,11 +288,7 @@ func applyUpdates(ctx context.Context, tx dbtx, batch []*updateRequest, locked *
 		}
 	}
 	if written.len() > 0 {
-		out.Queue(`UPDATE work_unit u SET status = r.status, data = r.data, expires = r.expires,
-				worker = r.worker, worker_text = r.worker_text, lease_id = r.lease_id
-			FROM unnest($1::bigint[], $2::bytea[], $3::smallint[], $4::bytea[], $5::bigint[], $6::bytea[], $7::boolean[], $8::bigint[])
-				AS r (spec_id, key, status, data, expires, worker, worker_text, lease_id)
-			WHERE u.spec_id = r.spec_id AND u.key = r.key`,
+		out.Queue(writeUnitsSQL,
 			written.specs, written.keys, statuses, datas, expiresCol, workers, workerTexts, leaseIDs)
 	}
 	if completed.len() > 0 {
