@@ -12,6 +12,11 @@ import (
 	"github.com/coordinated/coordinated/coordinate"
 )
 
+// The statements, from sql/leases.sql.
+var (
+	leasesExhaustedSQL = namedSQL("leases_exhausted")
+)
+
 //go:embed queries/sweep.sql
 var sweepSQL string
 
@@ -96,10 +101,7 @@ func (b *Backend) sweepAll(ctx context.Context, now time.Time) error {
 // in SQL), which coordinate.ExpireLease fails (status FAILED, completion
 // time now, data with traceback "too many retries", the worker kept).
 func expireExhausted(ctx context.Context, tx pgx.Tx, now time.Time) error {
-	rows, err := tx.Query(ctx, `SELECT u.spec_id, u.key, u.data, u.attempts, s.max_retries FROM work_unit u JOIN work_spec s ON s.id = u.spec_id
-		WHERE u.status = 3 AND u.expires < $1 AND s.max_retries > 0 AND u.attempts > s.max_retries
-		ORDER BY u.spec_id, u.key
-		FOR UPDATE OF u SKIP LOCKED`, now.UnixNano())
+	rows, err := tx.Query(ctx, leasesExhaustedSQL, now.UnixNano())
 	if err != nil {
 		return err
 	}
@@ -124,9 +126,7 @@ func expireExhausted(ctx context.Context, tx pgx.Tx, now time.Time) error {
 	if units.len() == 0 {
 		return nil
 	}
-	if _, err := tx.Exec(ctx, `UPDATE work_unit u SET status = 5, data = r.data, expires = $4, lease_id = NULL
-		FROM unnest($1::bigint[], $2::bytea[], $3::bytea[]) AS r (spec_id, key, data)
-		WHERE u.spec_id = r.spec_id AND u.key = r.key`, units.specs, units.keys, datas, now.UnixNano()); err != nil {
+	if _, err := tx.Exec(ctx, unitsFailWithDataSQL, units.specs, units.keys, now.UnixNano(), datas); err != nil {
 		return err
 	}
 	if _, err := tx.Exec(ctx, unlistSQL, units.specs, units.keys); err != nil {
