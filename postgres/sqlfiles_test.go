@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"sort"
+	"strings"
 	"testing"
 )
 
@@ -20,5 +21,14 @@ func TestEveryNamedStatementUsed(t *testing.T) {
 	sort.Strings(unused)
 	if len(unused) > 0 {
 		t.Errorf("statements in sql/*.sql that nothing uses: %v", unused)
+	}
+}
+
+// TestCandidatesReadSpecCols: queries/candidates.sql lists the spec
+// columns scanSpecWith reads, as spec_cols does.
+func TestCandidatesReadSpecCols(t *testing.T) {
+	norm := func(s string) string { return strings.Join(strings.Fields(s), " ") }
+	if cols := norm(namedSQL("spec_cols")); !strings.Contains(norm(candidatesSQL), "SELECT "+cols+",") {
+		t.Errorf("queries/candidates.sql does not start with spec_cols (%s)", cols)
 	}
 }
