@@ -11,6 +11,16 @@ import (
 	"github.com/coordinated/coordinated/coordinate"
 )
 
+// The statements, from sql/locks.sql.
+var (
+	locksExpireSQL    = namedSQL("locks_expire")
+	lockIfFreeSQL     = namedSQL("lock_if_free")
+	locksReadSQL      = namedSQL("locks_read")
+	locksRenewSQL     = namedSQL("locks_renew")
+	locksUnlockSQL    = namedSQL("locks_unlock")
+	locksDropUnderSQL = namedSQL("locks_drop_under")
+)
+
 // The lock service (coordinate.Locker) in the lock_path table (migration
 // 0007), so every daemon on the database sees the same locks. Each call is
 // one transaction that first takes the namespace's lock-service advisory
@@ -29,10 +39,10 @@ var errLockRefused = errors.New("lock refused")
 func (ns *namespace) lockTx(ctx context.Context, what string, fn func(tx pgx.Tx, now time.Time) error) error {
 	now := ns.now()
 	err := ns.b.inTx(ctx, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1::integer, $2::integer)", lockServiceClass, int32(ns.id)); err != nil {
+		if _, err := tx.Exec(ctx, advisoryLockSQL, lockServiceClass, int32(ns.id)); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, "DELETE FROM lock_path WHERE namespace_id = $1 AND deadline < $2", ns.id, now.UnixNano()); err != nil {
+		if _, err := tx.Exec(ctx, locksExpireSQL, ns.id, now.UnixNano()); err != nil {
 			return err
 		}
 		return fn(tx, now)
@@ -42,13 +52,6 @@ func (ns *namespace) lockTx(ctx context.Context, what string, fn func(tx pgx.Tx,
 	}
 	return err
 }
-
-// lockIfFreeSQL locks path $2 (prefix keys $3, extension bound $4 or
-// null) for owner ($5, $6) until $7 unless it conflicts with a held lock.
-const lockIfFreeSQL = `INSERT INTO lock_path (namespace_id, key, owner, owner_text, deadline)
-	SELECT $1, $2, $5, $6, $7
-	WHERE NOT EXISTS (SELECT 1 FROM lock_path WHERE namespace_id = $1 AND key = ANY ($3::bytea[]))
-		AND NOT EXISTS (SELECT 1 FROM lock_path WHERE namespace_id = $1 AND key > $2 AND ($4::bytea IS NULL OR key < $4))`
 
 func (ns *namespace) LockPaths(ctx context.Context, owner coordinate.Name, ttl time.Duration, paths []coordinate.LockPath, all bool) (locked []bool, refused int, err error) {
 	err = ns.lockTx(ctx, "lock", func(tx pgx.Tx, now time.Time) error {
@@ -109,8 +112,7 @@ func heldBy(ctx context.Context, tx pgx.Tx, nsID int64, owner coordinate.Name, p
 }
 
 func readLocks(ctx context.Context, tx pgx.Tx, nsID int64, paths []coordinate.LockPath) ([]*coordinate.Name, error) {
-	rows, err := tx.Query(ctx, `SELECT l.owner, l.owner_text FROM unnest($2::bytea[]) WITH ORDINALITY AS r (key, i)
-		LEFT JOIN lock_path l ON l.namespace_id = $1 AND l.key = r.key ORDER BY r.i`, nsID, lockKeys(paths))
+	rows, err := tx.Query(ctx, locksReadSQL, nsID, lockKeys(paths))
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +131,7 @@ func (ns *namespace) RenewLocks(ctx context.Context, owner coordinate.Name, ttl 
 		if refused, holder, err = heldBy(ctx, tx, ns.id, owner, paths); err != nil || refused >= 0 {
 			return err
 		}
-		_, err := tx.Exec(ctx, "UPDATE lock_path SET deadline = $3 WHERE namespace_id = $1 AND key = ANY ($2::bytea[])",
+		_, err := tx.Exec(ctx, locksRenewSQL,
 			ns.id, lockKeys(paths), now.Add(ttl).UnixNano())
 		return err
 	})
@@ -141,7 +143,7 @@ func (ns *namespace) UnlockPaths(ctx context.Context, owner coordinate.Name, pat
 		if refused, holder, err = heldBy(ctx, tx, ns.id, owner, paths); err != nil || refused >= 0 {
 			return err
 		}
-		_, err := tx.Exec(ctx, "DELETE FROM lock_path WHERE namespace_id = $1 AND key = ANY ($2::bytea[])", ns.id, lockKeys(paths))
+		_, err := tx.Exec(ctx, locksUnlockSQL, ns.id, lockKeys(paths))
 		return err
 	})
 	return refused, holder, err
@@ -161,7 +163,7 @@ func (ns *namespace) DropLocks(ctx context.Context, path coordinate.LockPath) er
 		bound = []byte(k)
 	}
 	return ns.lockTx(ctx, "delete_namespace", func(tx pgx.Tx, _ time.Time) error {
-		_, err := tx.Exec(ctx, `DELETE FROM lock_path WHERE namespace_id = $1 AND key >= $2 AND ($3::bytea IS NULL OR key < $3)`,
+		_, err := tx.Exec(ctx, locksDropUnderSQL,
 			ns.id, []byte(path.Key), bound)
 		return err
 	})

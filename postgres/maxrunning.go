@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
 	"slices"
 	"strings"
@@ -28,8 +29,8 @@ import (
 // migrate.go and vacuum.go are a separate key space.
 const maxRunningLockClass = 0x636f6f72 // "coor"
 
-// lockMaxRunningSQL takes the max_running lock of spec $1.
-const lockMaxRunningSQL = "SELECT pg_advisory_xact_lock($1::integer, $2::integer)"
+//go:embed queries/advisory_lock.sql
+var advisoryLockSQL string
 
 // claimCappedSQL is claim.sql with its LIMIT capped at the spec's
 // max_running minus its pending units, read in the claim's own snapshot
@@ -71,7 +72,7 @@ func queueMaxRunningLocks(b *pgx.Batch, claims []*claimRequest) int {
 	slices.Sort(ids)
 	ids = slices.Compact(ids)
 	for _, id := range ids {
-		b.Queue(lockMaxRunningSQL, maxRunningLockClass, int32(id))
+		b.Queue(advisoryLockSQL, maxRunningLockClass, int32(id))
 	}
 	return len(ids)
 }
@@ -79,7 +80,7 @@ func queueMaxRunningLocks(b *pgx.Batch, claims []*claimRequest) int {
 // lockMaxRunning takes the max_running lock of one spec in tx and reports
 // whether one more unit may be pending.
 func lockMaxRunning(ctx context.Context, tx pgx.Tx, specID int64) (bool, error) {
-	if _, err := tx.Exec(ctx, lockMaxRunningSQL, maxRunningLockClass, int32(specID)); err != nil {
+	if _, err := tx.Exec(ctx, advisoryLockSQL, maxRunningLockClass, int32(specID)); err != nil {
 		return false, fmt.Errorf("max_running lock: %w", err)
 	}
 	var room bool
