@@ -15,6 +15,13 @@ import (
 	"github.com/coordinated/coordinated/coordinate"
 )
 
+// The statements, from sql/backend.sql.
+var (
+	sharedBuffersSQL  = namedSQL("shared_buffers")
+	namespaceIdSQL    = namedSQL("namespace_id")
+	namespacesListSQL = namedSQL("namespaces_list")
+)
+
 // Options configures a Backend.
 type Options struct {
 	Clock        coordinate.Clock // nil = coordinate.SystemClock{}
@@ -95,7 +102,7 @@ func New(ctx context.Context, url string, opts Options) (*Backend, error) {
 		live:       newLiveness(cfg.ConnConfig.Copy(), opts.RequestTimeout, opts.Logger),
 	}
 	var buffers int
-	if err := pool.QueryRow(ctx, "SELECT setting::int FROM pg_settings WHERE name = 'shared_buffers'").Scan(&buffers); err != nil {
+	if err := pool.QueryRow(ctx, sharedBuffersSQL).Scan(&buffers); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("postgres backend: read shared_buffers: %w", err)
 	}
@@ -136,9 +143,7 @@ func (b *Backend) namespace(ctx context.Context, name string) (*namespace, error
 		return ns, nil
 	}
 	var id int64
-	err := b.pool.QueryRow(ctx, `WITH ins AS (
-			INSERT INTO namespace (name) VALUES ($1) ON CONFLICT (name) DO NOTHING RETURNING id)
-		SELECT id FROM ins UNION ALL SELECT id FROM namespace WHERE name = $1 LIMIT 1`, []byte(name)).Scan(&id)
+	err := b.pool.QueryRow(ctx, namespaceIdSQL, []byte(name)).Scan(&id)
 	if err != nil {
 		return nil, fmt.Errorf("postgres namespace %q: %w", name, err)
 	}
@@ -157,7 +162,7 @@ func (b *Backend) namespace(ctx context.Context, name string) (*namespace, error
 func (b *Backend) Namespaces(ctx context.Context) (names []string, err error) {
 	ctx, end := b.live.watch(ctx)
 	defer func() { err = end(err) }()
-	rows, err := b.pool.Query(ctx, "SELECT name FROM namespace ORDER BY name")
+	rows, err := b.pool.Query(ctx, namespacesListSQL)
 	if err != nil {
 		return nil, fmt.Errorf("postgres namespaces: %w", err)
 	}
