@@ -18,7 +18,7 @@ import (
 // The statements, from sql/backend.sql.
 var (
 	sharedBuffersSQL  = namedSQL("shared_buffers")
-	namespaceIdSQL    = namedSQL("namespace_id")
+	namespaceIDSQL    = namedSQL("namespace_id")
 	namespacesListSQL = namedSQL("namespaces_list")
 )
 
@@ -143,7 +143,7 @@ func (b *Backend) namespace(ctx context.Context, name string) (*namespace, error
 		return ns, nil
 	}
 	var id int64
-	err := b.pool.QueryRow(ctx, namespaceIdSQL, []byte(name)).Scan(&id)
+	err := b.pool.QueryRow(ctx, namespaceIDSQL, []byte(name)).Scan(&id)
 	if err != nil {
 		return nil, fmt.Errorf("postgres namespace %q: %w", name, err)
 	}

@@ -40,9 +40,12 @@ var claimCappedSQL = capClaim(claimSQL)
 
 const claimLimit = "LIMIT $3\n"
 
-// maxRunningValue is coordinate.WorkSpecMeta.MaxRunningValue in SQL, for
-// a nonzero s.max_running: how many units may be pending at once.
-const maxRunningValue = "(CASE WHEN s.max_running > 0 THEN s.max_running ELSE s.max_running + 1 END)"
+// The statements, from sql/getwork.sql: maxRunningValue is
+// coordinate.WorkSpecMeta.MaxRunningValue in SQL.
+var (
+	maxRunningValue = namedSQL("max_running_value")
+	maxRunningRoom  = namedSQL("max_running_room")
+)
 
 func capClaim(sql string) string {
 	if strings.Count(sql, claimLimit) != 1 {
@@ -84,9 +87,7 @@ func lockMaxRunning(ctx context.Context, tx pgx.Tx, specID int64) (bool, error) 
 		return false, fmt.Errorf("max_running lock: %w", err)
 	}
 	var room bool
-	err := tx.QueryRow(ctx, `SELECT s.max_running = 0 OR `+maxRunningValue+` > COALESCE((
-			SELECT sum(c.n) FROM unit_count c WHERE c.spec_id = s.id AND c.status = 3), 0)
-		FROM work_spec s WHERE s.id = $1`, specID).Scan(&room)
+	err := tx.QueryRow(ctx, maxRunningRoom, specID).Scan(&room)
 	if err != nil {
 		return false, fmt.Errorf("max_running count: %w", err)
 	}

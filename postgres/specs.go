@@ -16,7 +16,7 @@ var (
 	specGetForUpdateSQL = namedSQL("spec_get_for_update")
 	specsListSQL        = namedSQL("specs_list")
 	specSetSQL          = namedSQL("spec_set")
-	specIdSQL           = namedSQL("spec_id")
+	specIDSQL           = namedSQL("spec_id")
 	specControlSQL      = namedSQL("spec_control")
 	specDeleteSQL       = namedSQL("spec_delete")
 	specsClearSQL       = namedSQL("specs_clear")
@@ -92,7 +92,7 @@ func (ns *namespace) lookupSpec(ctx context.Context, q querier, name string, for
 // coordinate.ErrNoSuchWorkSpec.
 func (ns *namespace) specID(ctx context.Context, q querier, name string) (int64, error) {
 	var id int64
-	err := q.QueryRow(ctx, specIdSQL, ns.id, bytesOf(name)).Scan(&id)
+	err := q.QueryRow(ctx, specIDSQL, ns.id, bytesOf(name)).Scan(&id)
 	if errNotFound(err) {
 		return 0, fmt.Errorf("%w %q", coordinate.ErrNoSuchWorkSpec, name)
 	}

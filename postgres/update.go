@@ -164,7 +164,7 @@ func (a *afterUpdates) run(ctx context.Context, tx dbtx) error {
 	}
 	for _, c := range a.chains {
 		var next int64
-		err := tx.QueryRow(ctx, "SELECT id FROM work_spec WHERE namespace_id = $1 AND name = $2",
+		err := tx.QueryRow(ctx, specIDSQL,
 			c.ns.id, bytesOf(c.from.then)).Scan(&next)
 		if errNotFound(err) {
 			continue // `then` names a missing spec: chaining is skipped (SEMANTICS §10)
@@ -318,8 +318,8 @@ func missingUnitError(ctx context.Context, tx dbtx, r *updateRequest) error {
 	if r.leaseID != nil {
 		return fmt.Errorf("%w: %q/%q no longer exists", coordinate.ErrLostLease, r.spec, r.key)
 	}
-	var one int
-	err := tx.QueryRow(ctx, "SELECT 1 FROM work_spec WHERE namespace_id = $1 AND name = $2", r.ns.id, bytesOf(r.spec)).Scan(&one)
+	var id int64
+	err := tx.QueryRow(ctx, specIDSQL, r.ns.id, bytesOf(r.spec)).Scan(&id)
 	switch {
 	case errNotFound(err):
 		return fmt.Errorf("%w %q", coordinate.ErrNoSuchWorkSpec, r.spec)

@@ -20,3 +20,14 @@ INSERT INTO work_unit (spec_id, key, key_text, data, status, priority,
 -- name: continuous_outstanding
 INSERT INTO worker_unit (worker_id, spec_id, key)
     SELECT id, $4, $5 FROM worker WHERE namespace_id = $1 AND name = $2 AND expires >= $3
+
+-- coordinate.WorkSpecMeta.MaxRunningValue in SQL, for a spec s whose
+-- max_running is not 0: how many of its units may be pending at once.
+-- name: max_running_value
+(CASE WHEN s.max_running > 0 THEN s.max_running ELSE s.max_running + 1 END)
+
+-- Whether spec $1 may have one more unit pending under its max_running.
+-- name: max_running_room
+SELECT s.max_running = 0 OR {{max_running_value}} > COALESCE((
+        SELECT sum(c.n) FROM unit_count c WHERE c.spec_id = s.id AND c.status = 3), 0)
+    FROM work_spec s WHERE s.id = $1
