@@ -112,8 +112,23 @@ func TestFrozenDatabaseFailsCallsInTime(t *testing.T) {
 		t.Fatalf("GetWork before the freeze: %v, %v", held, err)
 	}
 
-	pids := serverPids(t, dataDir)
-	signalAll(t, pids, syscall.SIGSTOP)
+	// Stop the postmaster and its children, then any child it forked
+	// between the listing and its stop, until the listing holds still.
+	var pids []int
+	for stopped := map[int]bool{}; ; {
+		var fresh []int
+		for _, pid := range serverPids(t, dataDir) {
+			if !stopped[pid] {
+				stopped[pid] = true
+				fresh = append(fresh, pid)
+			}
+		}
+		if len(fresh) == 0 {
+			break
+		}
+		signalAll(t, fresh, syscall.SIGSTOP)
+		pids = append(pids, fresh...)
+	}
 	thawed := false
 	thaw := func() {
 		if !thawed {
