@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/fxamacker/cbor/v2"
+
+	"github.com/coordinated/coordinated/internal/cborx"
 )
 
 // BenchmarkGetWorkCodec measures the server's per-request codec work for
@@ -40,7 +42,7 @@ func BenchmarkGetWorkCodec(b *testing.B) {
 		}
 		out = payload
 		var hdr [11]byte
-		bw.Write(appendHead(append(hdr[:0], 0xD8, 24), majorBytes, uint64(len(payload))))
+		bw.Write(cborx.AppendHead(append(hdr[:0], 0xD8, 24), cborx.MajorBytes, uint64(len(payload))))
 		bw.Write(payload)
 	}
 }

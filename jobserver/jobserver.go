@@ -9,6 +9,8 @@ import (
 
 	"github.com/coordinated/coordinated/cborrpc"
 	"github.com/coordinated/coordinated/coordinate"
+
+	"github.com/coordinated/coordinated/internal/cborx"
 )
 
 // Config configures a JobServer.
@@ -174,7 +176,7 @@ func encodeName(n coordinate.Name) cbor.RawMessage {
 	if !n.Text {
 		return encodeBytes(n.Bytes)
 	}
-	return append(appendHead(make([]byte, 0, len(n.Bytes)+9), 3, uint64(len(n.Bytes))), n.Bytes...)
+	return cborx.AppendText(make([]byte, 0, len(n.Bytes)+9), n.Bytes)
 }
 
 // rawData returns stored user data for verbatim output; missing data is

@@ -81,18 +81,18 @@ func byteifyDefinition(def coordinate.Data) cbor.RawMessage {
 	}
 	changed := false
 	for i, pr := range pairs {
-		if majorType(pr.value) != 3 {
+		if majorType(pr.Value) != 3 {
 			continue
 		}
-		k, ok := stringKey(pr.key)
+		k, ok := stringKey(pr.Key)
 		if !ok || (k != "module" && k != "run_function") {
 			continue
 		}
 		var s string
-		if decMode.Unmarshal(pr.value, &s) != nil {
+		if decMode.Unmarshal(pr.Value, &s) != nil {
 			continue
 		}
-		pairs[i].value = encodeBytes(s)
+		pairs[i].Value = encodeBytes(s)
 		changed = true
 	}
 	if !changed {
