@@ -21,6 +21,7 @@ const module = "github.com/coordinated/coordinated"
 var floors = map[string]int{
 	// 0: leaves, importing nothing of ours.
 	"internal/archtest": 0,
+	"internal/cborx":    0,
 	// 1: the interface and its pure rules.
 	"coordinate": 1,
 	// 2: the conformance suite, and the mechanisms the backends and the
