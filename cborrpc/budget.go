@@ -121,12 +121,25 @@ func (m *requestMemory) charge(n int64) error {
 	if want <= 0 {
 		return nil
 	}
+	if err := m.fits(m.held); err != nil {
+		m.held -= n
+		return err
+	}
 	if err := m.budget.acquire(want, m.stop); err != nil {
 		m.held -= n
 		return err
 	}
 	m.charged += want
 	return nil
+}
+
+// fits reports a request of size bytes that could never be held, however
+// long it waited: more than the whole budget plus the free allowance.
+func (m *requestMemory) fits(size int64) error {
+	if m.budget == nil || size-FreeBytes <= m.budget.limit {
+		return nil
+	}
+	return &budgetError{want: size - FreeBytes, limit: m.budget.limit}
 }
 
 // release ends the current request: its buffer belongs to the handler

@@ -84,6 +84,9 @@ func (fr *frameReader) readWrapped() ([]byte, error) {
 	if h.Arg > uint64(fr.limit) {
 		return nil, &oversizeError{size: int64(min(h.Arg, 1<<62)), limit: fr.limit}
 	}
+	if err := fr.mem.fits(int64(h.Arg)); err != nil {
+		return nil, err
+	}
 	out, err := fr.readN(nil, int64(h.Arg))
 	return out, noEOF(err)
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/coordinated/coordinated/cborrpc"
 	"github.com/coordinated/coordinated/coordinate"
-
 	"github.com/coordinated/coordinated/internal/cborx"
 )
 

@@ -7,7 +7,6 @@ import (
 	"github.com/fxamacker/cbor/v2"
 
 	"github.com/coordinated/coordinated/coordinate"
-
 	"github.com/coordinated/coordinated/internal/cborx"
 )
 
