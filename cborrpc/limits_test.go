@@ -42,7 +42,7 @@ func (r *stallingReader) Read(p []byte) (int, error) {
 func TestLargeHeadsReserveNothing(t *testing.T) {
 	const readers = 100
 	head := []byte{0xD8, 0x18, 0x5A, 0x0C, 0x80, 0x00, 0x00} // tag 24, 200 MiB byte string
-	bare := append([]byte{0x82, 0x01}, head[2:]...)           // a bare array holding one
+	bare := append([]byte{0x82, 0x01}, head[2:]...)          // a bare array holding one
 	stalled := make(chan struct{}, readers)
 	release := make(chan struct{})
 	var mem runtime.MemStats

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/coordinated/coordinated/cborrpc"
-
 	"github.com/coordinated/coordinated/internal/cborx"
 )
 

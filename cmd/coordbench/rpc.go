@@ -8,10 +8,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/coordinated/coordinated/cborrpc"
-
 	"github.com/fxamacker/cbor/v2"
 
+	"github.com/coordinated/coordinated/cborrpc"
 	"github.com/coordinated/coordinated/internal/cborx"
 )
 

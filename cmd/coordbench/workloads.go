@@ -12,7 +12,6 @@ import (
 	"github.com/fxamacker/cbor/v2"
 
 	"github.com/coordinated/coordinated/cborrpc"
-
 	"github.com/coordinated/coordinated/internal/cborx"
 )
 
