@@ -26,6 +26,8 @@ type Config struct {
 	Clock coordinate.Clock
 	// Logger receives backend failures; nil means slog.Default().
 	Logger *slog.Logger
+	// Limits are the per-call quotas; zero fields take the defaults.
+	Limits Limits
 }
 
 // JobServer answers the legacy coordinate CBOR-RPC methods against one
@@ -38,6 +40,7 @@ type JobServer struct {
 	log       *slog.Logger
 	locks     *lockTable
 	methods   map[string]method
+	limits    Limits
 }
 
 // method is one RPC: its parameter signature and implementation, which
@@ -55,6 +58,7 @@ func New(ns coordinate.Namespace, cfg Config) *JobServer {
 		retention: cfg.Retention,
 		clock:     cfg.Clock,
 		log:       cfg.Logger,
+		limits:    cfg.Limits.withDefaults(),
 	}
 	if js.config == nil {
 		js.config = coordinate.EmptyMap
@@ -129,6 +133,9 @@ func (js *JobServer) Handle(ctx context.Context, req *cborrpc.Request) (any, err
 	}
 	params, err := m.sig.bind(req)
 	if err != nil {
+		return nil, err
+	}
+	if err := js.limits.checkLockKeys(m.sig, params); err != nil {
 		return nil, err
 	}
 	return m.run(ctx, params)
