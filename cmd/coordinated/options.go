@@ -42,6 +42,8 @@ type options struct {
 	sync          journal.SyncPolicy
 	recover       bool
 	snapshotBytes int64
+
+	limits limitOptions // limits.go
 }
 
 // parseOptions reads the command line.
@@ -63,6 +65,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.DurationVar(&o.stallTimeout, "stall-timeout", 10*time.Minute, "report a work-unit group as stalled after this long with runnable units and no progress")
 	fs.IntVar(&o.gcPercent, "gc-percent", defaultGCPercent, "Go garbage-collector target `percent` (as GOGC; the GOGC environment variable wins unless this flag is given)")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
+	o.limits.register(fs)
 	err := fs.Parse(args)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -81,6 +84,9 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	if o.maxRequestSize <= 0 {
 		fmt.Fprintln(stderr, "coordinated: -max-request-size must be positive")
 		return nil, errUsage
+	}
+	if err := o.limits.check(stderr); err != nil {
+		return nil, err
 	}
 	if o.backend != "memory" && o.backend != "memory:" && !isPostgresURL(o.backend) {
 		fmt.Fprintf(stderr, "coordinated: -backend must be \"memory\", \"memory:\" (volatile) or a postgres:// URL, not %q\n", o.backend)

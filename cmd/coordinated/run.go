@@ -36,7 +36,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready cha
 		debug.SetGCPercent(opts.gcPercent)
 	}
 
-	cfg := jobserver.Config{Clock: coordinate.SystemClock{}, Logger: log}
+	cfg := jobserver.Config{Clock: coordinate.SystemClock{}, Logger: log, Limits: opts.limits.jobserverLimits()}
 	if opts.configFile != "" {
 		text, err := os.ReadFile(opts.configFile)
 		if err != nil {
@@ -66,10 +66,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready cha
 		return fmt.Errorf("-listen: %w", err)
 	}
 	handler := loggingHandler{h: jobserver.New(ns, cfg), log: log}
-	srv := cborrpc.NewServer(handler, cborrpc.ServerOptions{
-		MaxRequestSize: opts.maxRequestSize,
-		Logger:         log,
-	})
+	srvOpts := opts.limits.serverLimits(opts.maxRequestSize, log)
+	srvOpts.Logger = log
+	srv := cborrpc.NewServer(handler, srvOpts)
 	log.Info("listening", "addr", ln.Addr().String(), "backend", backendLabel(opts.backend), "data_dir", opts.dataDir, "version", version)
 	if ready != nil {
 		ready <- ln.Addr()
