@@ -39,6 +39,9 @@ echo "== staticcheck"
 go run "$STATICCHECK" ./...
 echo "== go test -race"
 go test -race -count=1 ./...
+echo "== fuzz, a few seconds each (longer: make fuzz)"
+go test -run '^$' -fuzz '^FuzzValidate$' -fuzztime 4s -fuzzminimizetime 1s ./internal/cborx
+go test -run '^$' -fuzz '^FuzzAppendHead$' -fuzztime 2s -fuzzminimizetime 1s ./internal/cborx
 
 if [ "$what" = go ]; then exit 0; fi
 
