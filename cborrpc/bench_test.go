@@ -74,3 +74,36 @@ func BenchmarkServerPipelined(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkReadLargeRequest measures reading one 8 MiB request (a large
+// add_work_units) through the frame reader, as it arrives from a socket
+// in 64 KiB reads.
+func BenchmarkReadLargeRequest(b *testing.B) {
+	body := bytes.Repeat([]byte{0x41}, 8<<20)
+	frame := append([]byte{0xD8, 0x18, 0x5A, 0x00, 0x80, 0x00, 0x00}, body...)
+	src := &chunkedReader{}
+	br := bufio.NewReaderSize(src, connBufferSize)
+	b.SetBytes(int64(len(frame)))
+	b.ReportAllocs()
+	for b.Loop() {
+		src.b = frame
+		br.Reset(src)
+		fr := frameReader{r: br, limit: DefaultMaxRequestSize}
+		item, err := fr.next()
+		if err != nil || len(item) != len(body) {
+			b.Fatal(len(item), err)
+		}
+	}
+}
+
+// chunkedReader returns at most 64 KiB per Read, like a socket.
+type chunkedReader struct{ b []byte }
+
+func (r *chunkedReader) Read(p []byte) (int, error) {
+	if len(r.b) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p[:min(len(p), 64<<10)], r.b)
+	r.b = r.b[n:]
+	return n, nil
+}

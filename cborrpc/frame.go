@@ -137,12 +137,24 @@ func (fr *frameReader) grow(dst []byte, need int, most int64) ([]byte, error) {
 	return out, nil
 }
 
-// readN appends exactly n bytes from the stream to dst. It takes the bytes
-// the reader has buffered, waiting only when there are none, so memory
-// follows the bytes actually received: a head announcing a large string
-// costs nothing until its body arrives.
+// readN appends exactly n bytes from the stream to dst. Memory follows
+// the bytes actually received: it grows dst only by what has arrived
+// (doubling, so a large body costs O(n) copying), and a head announcing a
+// large string costs nothing until its body arrives. Once grown, dst's
+// spare capacity is read into directly (bufio hands large reads straight
+// to the connection), so big requests are not copied twice.
 func (fr *frameReader) readN(dst []byte, n int64) ([]byte, error) {
 	for n > 0 {
+		if spare := cap(dst) - len(dst); spare > 0 {
+			k := int(min(int64(spare), n))
+			got, err := fr.r.Read(dst[len(dst) : len(dst)+k])
+			dst = dst[:len(dst)+got]
+			n -= int64(got)
+			if err != nil && n > 0 {
+				return nil, err
+			}
+			continue
+		}
 		avail := fr.r.Buffered()
 		if avail == 0 {
 			if _, err := fr.r.Peek(1); err != nil {
@@ -150,15 +162,10 @@ func (fr *frameReader) readN(dst []byte, n int64) ([]byte, error) {
 			}
 			avail = fr.r.Buffered()
 		}
-		k := int(min(int64(avail), n))
 		var err error
-		if dst, err = fr.grow(dst, k, n); err != nil {
+		if dst, err = fr.grow(dst, int(min(int64(avail), n)), n); err != nil {
 			return nil, err
 		}
-		p, _ := fr.r.Peek(k)
-		dst = append(dst, p...)
-		fr.r.Discard(k)
-		n -= int64(k)
 	}
 	return dst, nil
 }
