@@ -132,10 +132,10 @@ func (s *Server) Serve(ln net.Listener) error {
 		backoff = 0
 		c, full := s.track(nc)
 		if c == nil {
-			nc.Close()
 			if full {
-				s.refusals.refused(s.log, s.maxConns)
+				s.refusals.refused(s.log, s.maxConns) // before closing: the refused client sees the line written
 			}
+			nc.Close()
 			continue
 		}
 		go c.serve()
