@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/coordinated/coordinated/internal/cborx"
 )
@@ -132,8 +133,14 @@ func (fr *frameReader) grow(dst []byte, need int, most int64) ([]byte, error) {
 	if err := fr.mem.charge(int64(newCap - cap(dst))); err != nil {
 		return nil, err
 	}
-	out := make([]byte, len(dst), newCap)
-	copy(out, dst)
+	// slices.Grow does not clear the bytes it copies over; it may round
+	// the capacity up to a size class, which is charged too.
+	out := slices.Grow(dst[:len(dst):len(dst)], newCap-len(dst))
+	if extra := cap(out) - newCap; extra > 0 {
+		if err := fr.mem.charge(int64(extra)); err != nil {
+			return nil, err
+		}
+	}
 	return out, nil
 }
 
