@@ -244,3 +244,42 @@ func TestHandlerPanicLogTruncatesMethod(t *testing.T) {
 		t.Error("the log does not say how long the name was")
 	}
 }
+
+// The probe of issue 17 over TCP: many connections each send a 7-byte
+// head announcing 200 MiB and nothing more. Once every connection's reader
+// is waiting for the body, the server must have allocated little more than
+// its per-connection buffers (each used to reserve 1 MiB at once).
+func TestManyConnectionsWithLargeHeads(t *testing.T) {
+	const conns = 300
+	ts := startServer(t, ServerOptions{})
+	head := []byte{0xD8, 0x18, 0x5A, 0x0C, 0x80, 0x00, 0x00}
+	stacks := make([]byte, 16<<20) // allocated before measuring
+	var mem runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&mem)
+	before := mem.TotalAlloc
+	for range conns {
+		nc, _ := ts.rawConn(t)
+		if _, err := nc.Write(head); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Wait until every connection's reader is blocked on the body: a
+	// state of the server, read from its goroutines' stacks.
+	waitFor(t, func() bool { return readersWaiting(stacks) >= conns }, "%d readers waiting for a body", conns)
+	runtime.ReadMemStats(&mem)
+	perConn := (mem.TotalAlloc - before) / conns
+	// Two 16 KiB bufio buffers, the connection and goroutine, the test's
+	// own client side: well under 128 KiB, against 1 MiB before.
+	t.Logf("%d bytes allocated per connection", perConn)
+	if perConn > 128<<10 {
+		t.Errorf("%d bytes allocated per connection holding a 7-byte head", perConn)
+	}
+}
+
+// readersWaiting counts goroutines blocked in readN, using buf for their
+// stacks.
+func readersWaiting(buf []byte) int {
+	buf = buf[:runtime.Stack(buf, true)]
+	return bytes.Count(buf, []byte("(*frameReader).readN("))
+}
