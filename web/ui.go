@@ -1,0 +1,233 @@
+package web
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/coordinated/coordinated/coordinate"
+)
+
+// The dashboard's pages under /ui/. Every page works without JavaScript;
+// actions are forms posting to /ui/action (actions.go).
+
+// uiPage is the default number of units a spec page lists; ?n= changes it
+// up to uiMaxPage.
+const (
+	uiPage    = 100
+	uiMaxPage = 1000
+)
+
+// page is what every dashboard page template gets.
+type page struct {
+	Title   string
+	Python  bool
+	Actions bool   // actions are enabled
+	CSRF    string // token the action forms carry
+	Return  string // this page, where an action redirects back to
+	Data    any
+}
+
+func (s *Server) page(r *http.Request, title string, data any) page {
+	return page{Title: title, Actions: s.opts.Actions, CSRF: s.csrf, Return: r.URL.RequestURI(), Data: data}
+}
+
+type specRow struct {
+	coordinate.SpecStats
+	Rate []int
+}
+
+func (s *Server) handleSpecs(w http.ResponseWriter, r *http.Request) {
+	st, err := s.stats(r.Context())
+	if err != nil {
+		s.fail(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	rows := make([]specRow, len(st.Specs))
+	var total coordinate.StatusCounts
+	for i, sp := range st.Specs {
+		rows[i] = specRow{SpecStats: sp, Rate: s.history.rate(sp.Name.Bytes)}
+		for j, n := range sp.Counts {
+			total[j] += n
+		}
+	}
+	stalled, err := s.ns.StalledGroups(r.Context())
+	if err != nil {
+		s.fail(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	s.render(w, http.StatusOK, "specs", s.page(r, "Work specs", map[string]any{
+		"Specs": rows, "Total": total, "Stalled": len(stalled), "Now": s.clock.Now()}))
+}
+
+func (s *Server) handleSpec(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	name := q.Get("name")
+	ctx := r.Context()
+	ws, err := s.ns.WorkSpec(ctx, name)
+	if err != nil {
+		s.specError(w, name, err)
+		return
+	}
+	counts, err := s.ns.CountWorkUnits(ctx, name)
+	if err != nil {
+		s.specError(w, name, err)
+		return
+	}
+	var c coordinate.StatusCounts
+	for st, n := range counts {
+		if st.Valid() {
+			c[st] = n
+		}
+	}
+	n := intParam(r, "n", uiPage, 1, uiMaxPage)
+	prefix := q.Get("prefix")
+	status, byStatus := statusParam(q.Get("status"))
+	data := map[string]any{"Spec": ws, "Definition": dataText(ws.Definition), "Counts": c,
+		"Prefix": prefix, "N": n, "Now": s.clock.Now()}
+	var units []*coordinate.WorkUnit
+	var more bool
+	if byStatus && prefix == "" {
+		offset := intParam(r, "offset", 0, 0, maxListOffset)
+		units, more, err = s.listByStatus(r, name, status, offset, n)
+		data["Status"], data["Offset"] = status, offset
+		data["Next"], data["Prev"] = offset+len(units), max(0, offset-n)
+	} else {
+		// By key, from the prefix (or a cursor past it), while keys match.
+		start := q.Get("after")
+		if start < prefix {
+			start = prefix
+		}
+		units, err = s.ns.ListWorkUnits(ctx, name, coordinate.WorkUnitQuery{Start: start, Limit: n + 1})
+		keep := units[:0]
+		for _, u := range units {
+			if strings.HasPrefix(u.Key.Bytes, prefix) && (q.Get("after") == "" || u.Key.Bytes > q.Get("after")) {
+				keep = append(keep, u)
+			}
+		}
+		units = keep
+		if more = len(units) > n; more {
+			units = units[:n]
+		}
+		if more {
+			data["After"] = units[len(units)-1].Key.Bytes
+		}
+	}
+	if err != nil {
+		s.specError(w, name, err)
+		return
+	}
+	data["Units"], data["More"] = units, more
+	s.render(w, http.StatusOK, "spec", s.page(r, "Work spec "+name, data))
+}
+
+// unitView is one unit as the unit page shows it.
+type unitView struct {
+	*coordinate.WorkUnit
+	DataText  string
+	Traceback string
+	Outputs   []string
+	Then      string
+}
+
+func (s *Server) handleUnit(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	spec, key := q.Get("spec"), q.Get("key")
+	ctx := r.Context()
+	ws, err := s.ns.WorkSpec(ctx, spec)
+	if err != nil {
+		s.specError(w, spec, err)
+		return
+	}
+	us, err := s.ns.GetWorkUnits(ctx, spec, []string{key})
+	if err != nil {
+		s.specError(w, spec, err)
+		return
+	}
+	if len(us) != 1 || us[0] == nil {
+		s.fail(w, http.StatusNotFound, "work spec "+strconv.Quote(spec)+" has no unit "+strconv.Quote(key))
+		return
+	}
+	u := us[0]
+	v := unitView{WorkUnit: u, DataText: dataText(u.Data), Traceback: traceback(u.Data), Then: ws.Meta.Then}
+	if ws.Meta.Then != "" {
+		v.Outputs = outputs(u.Data)
+	}
+	s.render(w, http.StatusOK, "unit", s.page(r, "Work unit "+key, map[string]any{"Unit": v, "Now": s.clock.Now()}))
+}
+
+// workerRow is one live worker with the units it holds.
+type workerRow struct {
+	*coordinate.WorkerInfo
+	Mode  string
+	Units []coordinate.ChildWorkUnit
+	Known bool // Units is known: the worker has a parent (SEMANTICS §11.3)
+}
+
+func (s *Server) handleWorkers(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	workers, err := s.ns.Workers(ctx)
+	if err != nil {
+		s.fail(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	// Units are recorded against child workers: ask each parent once.
+	held := map[string][]coordinate.ChildWorkUnit{}
+	asked := map[string]bool{}
+	for _, wk := range workers {
+		if wk.Parent == nil || asked[wk.Parent.Bytes] {
+			continue
+		}
+		asked[wk.Parent.Bytes] = true
+		kids, err := s.ns.ChildWorkUnits(ctx, wk.Parent.Bytes)
+		if err != nil && !errors.Is(err, coordinate.ErrNoSuchWorker) {
+			s.fail(w, http.StatusInternalServerError, err.Error())
+			return
+		}
+		for _, k := range kids {
+			held[k.Worker.Bytes] = k.Units
+		}
+	}
+	rows := make([]workerRow, len(workers))
+	byMode := map[string]int{}
+	for i, wk := range workers {
+		rows[i] = workerRow{WorkerInfo: wk, Mode: dataText(wk.Mode), Units: held[wk.ID.Bytes], Known: wk.Parent != nil}
+		byMode[modeLabel(wk.Mode)]++
+	}
+	s.render(w, http.StatusOK, "workers", s.page(r, "Workers", map[string]any{"Workers": rows, "ByMode": byMode, "Now": s.clock.Now()}))
+}
+
+func (s *Server) handleGroups(w http.ResponseWriter, r *http.Request) {
+	stalled, err := s.ns.StalledGroups(r.Context())
+	if err != nil {
+		s.fail(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	s.render(w, http.StatusOK, "groups", s.page(r, "Groups", map[string]any{"Stalled": stalled, "Now": s.clock.Now()}))
+}
+
+// groupGraphLimit is the most units a group's graph draws.
+const groupGraphLimit = 500
+
+func (s *Server) handleGroup(w http.ResponseWriter, r *http.Request) {
+	name := r.URL.Query().Get("name")
+	ctx := r.Context()
+	gs, err := s.ns.GroupStatus(ctx, name)
+	if err != nil {
+		s.fail(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	data := map[string]any{"Group": gs, "Now": s.clock.Now()}
+	if l, ok := s.ns.(coordinate.GroupLister); ok {
+		units, more, err := l.GroupUnits(ctx, name, groupGraphLimit)
+		if err != nil {
+			s.fail(w, http.StatusInternalServerError, err.Error())
+			return
+		}
+		g := layoutGraph(units)
+		data["Graph"], data["More"], data["Units"] = g.svg(), more, units
+		data["FailedRoots"] = g.failedRoots
+	}
+	s.render(w, http.StatusOK, "group", s.page(r, "Group "+name, data))
+}
