@@ -48,11 +48,16 @@ func (s *Server) handleAction(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	log.Info("dashboard action", "result", result)
-	back := f.Get("return")
-	if u, err := url.Parse(back); err != nil || back == "" || u.Host != "" || u.Scheme != "" || !strings.HasPrefix(u.Path, "/") {
-		back = "/ui/"
+	// Back to the page the form was on (only a local path), saying what
+	// was done.
+	back, err := url.Parse(f.Get("return"))
+	if err != nil || back.Host != "" || back.Scheme != "" || !strings.HasPrefix(back.Path, "/") || strings.HasPrefix(back.Path, "//") {
+		back = &url.URL{Path: "/ui/"}
 	}
-	http.Redirect(w, r, back, http.StatusSeeOther)
+	q := back.Query()
+	q.Set("flash", action+": "+result)
+	back.RawQuery = q.Encode()
+	http.Redirect(w, r, back.String(), http.StatusSeeOther)
 }
 
 // act applies one action and describes what it did.

@@ -26,11 +26,17 @@ type page struct {
 	Actions bool   // actions are enabled
 	CSRF    string // token the action forms carry
 	Return  string // this page, where an action redirects back to
+	Flash   string // what the action that led here did
 	Data    any
 }
 
 func (s *Server) page(r *http.Request, title string, data any) page {
-	return page{Title: title, Actions: s.opts.Actions, CSRF: s.csrf, Return: r.URL.RequestURI(), Data: data}
+	back := *r.URL
+	q := back.Query()
+	q.Del("flash")
+	back.RawQuery = q.Encode()
+	return page{Title: title, Actions: s.opts.Actions, CSRF: s.csrf, Return: back.RequestURI(),
+		Flash: r.URL.Query().Get("flash"), Data: data}
 }
 
 type specRow struct {
