@@ -19,6 +19,14 @@ type GroupLister interface {
 	GroupUnits(ctx context.Context, group string, limit int) (units []*WorkUnit, more bool, err error)
 }
 
+// WorkerUnitLister is an optional Namespace interface listing the units
+// handed to one live worker that are not yet FINISHED or FAILED (what
+// ChildWorkUnits reports for a parent's children), ordered by spec name
+// then key; ErrNoSuchWorker when the worker is not live.
+type WorkerUnitLister interface {
+	WorkerUnits(ctx context.Context, worker string) ([]ChildWorkUnit, error)
+}
+
 // NamespaceStats is one namespace's monitoring snapshot.
 type NamespaceStats struct {
 	Specs []SpecStats // ordered by name

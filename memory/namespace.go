@@ -543,25 +543,7 @@ func (ns *namespace) ChildWorkUnits(ctx context.Context, parent string) (_ []coo
 		if w == nil {
 			continue
 		}
-		units := make([]*unit, 0, len(w.outstanding))
-		for u := range w.outstanding {
-			units = append(units, u)
-		}
-		sortUnitsByRef(units)
-		cw := coordinate.ChildWorker{Worker: w.id, Units: make([]coordinate.ChildWorkUnit, len(units))}
-		for i, u := range units {
-			cu := coordinate.ChildWorkUnit{
-				Spec:   u.spec.name,
-				Key:    u.keyName(),
-				Data:   slices.Clone(u.data),
-				Worker: u.workerName(),
-			}
-			if u.status == coordinate.StatusPending {
-				cu.Expires = timeOf(u.expiration)
-			}
-			cw.Units[i] = cu
-		}
-		out = append(out, cw)
+		out = append(out, coordinate.ChildWorker{Worker: w.id, Units: outstandingUnits(w)})
 	}
 	return out, nil
 }

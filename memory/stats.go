@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sort"
 	"strings"
@@ -15,8 +16,9 @@ import (
 // move (state.place) so that a /metrics scrape costs O(work specs).
 
 var (
-	_ coordinate.StatsReader = (*namespace)(nil)
-	_ coordinate.GroupLister = (*namespace)(nil)
+	_ coordinate.StatsReader      = (*namespace)(nil)
+	_ coordinate.GroupLister      = (*namespace)(nil)
+	_ coordinate.WorkerUnitLister = (*namespace)(nil)
 )
 
 // unixSecond is the Unix second of a Unix-nanosecond time, as units keep it.
@@ -140,6 +142,43 @@ func (ns *namespace) GroupUnits(ctx context.Context, name string, limit int) (_ 
 		out[i] = unitView(u)
 	}
 	return out, more, nil
+}
+
+// WorkerUnits implements coordinate.WorkerUnitLister.
+func (ns *namespace) WorkerUnits(ctx context.Context, id string) (_ []coordinate.ChildWorkUnit, err error) {
+	if _, err := ns.begin(ctx); err != nil {
+		return nil, err
+	}
+	defer ns.end(ctx, &err)
+	w := ns.st.workers.byID[id]
+	if w == nil {
+		return nil, fmt.Errorf("%w %q", coordinate.ErrNoSuchWorker, id)
+	}
+	return outstandingUnits(w), nil
+}
+
+// outstandingUnits lists the units handed to w that are not yet FINISHED
+// or FAILED, ordered by spec and key.
+func outstandingUnits(w *worker) []coordinate.ChildWorkUnit {
+	units := make([]*unit, 0, len(w.outstanding))
+	for u := range w.outstanding {
+		units = append(units, u)
+	}
+	sortUnitsByRef(units)
+	out := make([]coordinate.ChildWorkUnit, len(units))
+	for i, u := range units {
+		cu := coordinate.ChildWorkUnit{
+			Spec:   u.spec.name,
+			Key:    u.keyName(),
+			Data:   slices.Clone(u.data),
+			Worker: u.workerName(),
+		}
+		if u.status == coordinate.StatusPending {
+			cu.Expires = timeOf(u.expiration)
+		}
+		out[i] = cu
+	}
+	return out
 }
 
 // resetStats starts the monitoring counts afresh after recovery: replayed

@@ -18,8 +18,9 @@ import (
 // the pool's and the committer's figures.
 
 var (
-	_ coordinate.StatsReader = (*namespace)(nil)
-	_ coordinate.GroupLister = (*namespace)(nil)
+	_ coordinate.StatsReader      = (*namespace)(nil)
+	_ coordinate.GroupLister      = (*namespace)(nil)
+	_ coordinate.WorkerUnitLister = (*namespace)(nil)
 )
 
 // Stats implements coordinate.StatsReader. Unit transitions (Events) and
@@ -110,6 +111,22 @@ func (ns *namespace) GroupUnits(ctx context.Context, group string, limit int) ([
 		}
 	}
 	return out, false, nil
+}
+
+// WorkerUnits implements coordinate.WorkerUnitLister.
+func (ns *namespace) WorkerUnits(ctx context.Context, id string) ([]coordinate.ChildWorkUnit, error) {
+	now := ns.now()
+	if err := ns.b.expireLeases(ctx, now); err != nil {
+		return nil, err
+	}
+	ws, err := ns.workerUnits(ctx, "c.name = $2", bytesOf(id), now)
+	if err != nil {
+		return nil, fmt.Errorf("postgres units of worker %q: %w", id, err)
+	}
+	if len(ws) == 0 {
+		return nil, fmt.Errorf("%w %q", coordinate.ErrNoSuchWorker, id)
+	}
+	return ws[0].Units, nil
 }
 
 // PoolStats returns the connection pool's figures.

@@ -123,6 +123,7 @@ func (f *fixture) everyState() {
 	}))
 	p := 5.0
 	must(ns.PrioritizeWorkUnits(ctx, "work", []string{"lease"}, &p, 0))
+	must(ns.WorkerHeartbeat(ctx, coordinate.Heartbeat{Worker: coordinate.Name{Bytes: "w1", Text: true}, Mode: coordinate.TextData("run"), Data: coordinate.EmptyMap, Expire: time.Hour}))
 	as, err := ns.GetWork(ctx, coordinate.WorkRequest{Worker: coordinate.Name{Bytes: "w1", Text: true}, LeaseTime: time.Hour, WorkSpecs: []string{"work"}})
 	if err != nil || len(as) != 1 || as[0].Key.Bytes != "lease" {
 		f.t.Fatalf("GetWork = %v, %v; want the lease unit", as, err)
@@ -132,7 +133,6 @@ func (f *fixture) everyState() {
 	must(ns.UpdateWorkUnit(ctx, "work", "root", coordinate.WorkUnitUpdate{Status: coordinate.StatusFailed, Data: coordinate.WithTraceback(coordinate.EmptyMap, boom)}))
 	must(ns.ControlWorkSpec(ctx, "held", coordinate.WorkSpecControl{Paused: ptr(true)}))
 	must(ns.ControlWorkSpec(ctx, "idle", coordinate.WorkSpecControl{Continuous: ptr(true)}))
-	must(ns.WorkerHeartbeat(ctx, coordinate.Heartbeat{Worker: coordinate.Name{Bytes: "w1", Text: true}, Mode: coordinate.TextData("run"), Data: coordinate.EmptyMap, Expire: time.Hour}))
 }
 
 func TestBrowserDashboard(t *testing.T) {
@@ -158,10 +158,10 @@ func TestBrowserDashboard(t *testing.T) {
 	if c := f.rpcCounts("work"); len(c) != 5 {
 		t.Errorf("spec work has units in %d statuses, want all 5: %v", len(c), c)
 	}
-	var held, idle string
-	run(t, ctx, chromedp.Text(`tr[data-spec="held"]`, &held), chromedp.Text(`tr[data-spec="idle"]`, &idle))
-	if !strings.Contains(held, "paused") || !strings.Contains(idle, "continuous") {
-		t.Errorf("flags: held row %q, idle row %q; want paused and continuous badges", held, idle)
+	var heldRow, idleRow string
+	run(t, ctx, chromedp.Text(`tr[data-spec="held"]`, &heldRow), chromedp.Text(`tr[data-spec="idle"]`, &idleRow))
+	if !strings.Contains(heldRow, "paused") || !strings.Contains(idleRow, "continuous") {
+		t.Errorf("flags: held row %q, idle row %q; want paused and continuous badges", heldRow, idleRow)
 	}
 
 	// Page through the 10,000 available units of big, 1,000 at a time.
@@ -209,6 +209,15 @@ func TestBrowserDashboard(t *testing.T) {
 		t.Errorf("group graph: %d nodes, %d failed roots (%q); want 4 and 1 (work/root)", nodes, roots, rootTitle)
 	}
 	screenshot(t, ctx, "dashboard-group-graph")
+
+	// Workers with their mode and the units they hold.
+	var held, mode string
+	run(t, ctx, chromedp.Navigate(base+"/ui/workers"), chromedp.WaitVisible("#workers"),
+		chromedp.Text(`tr[data-worker="w1"] td.held`, &held), chromedp.Text(`tr[data-worker="w1"] td:nth-child(2)`, &mode))
+	if !strings.HasPrefix(held, "1 ") || !strings.Contains(held, "work/lease") || !strings.Contains(mode, "run") {
+		t.Errorf("worker w1: mode %q, units held %q; want run and work/lease", mode, held)
+	}
+	screenshot(t, ctx, "dashboard-workers")
 
 	// Pause, resume and retry through the buttons.
 	run(t, ctx, chromedp.Navigate(base+"/ui/spec?name=work"), chromedp.Click("#pause", chromedp.NodeVisible), chromedp.WaitVisible("#flash"), chromedp.WaitVisible("#resume"))

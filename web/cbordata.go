@@ -168,3 +168,13 @@ func modeLabel(mode coordinate.Data) string {
 	}
 	return "other"
 }
+
+// modeText shows a worker mode: a string as it is, anything else as data.
+func modeText(mode coordinate.Data) string {
+	if v, err := decodeData(mode); err == nil {
+		if s, ok := v.(string); ok {
+			return s
+		}
+	}
+	return dataText(mode)
+}

@@ -168,8 +168,11 @@ type workerRow struct {
 	*coordinate.WorkerInfo
 	Mode  string
 	Units []coordinate.ChildWorkUnit
-	Known bool // Units is known: the worker has a parent (SEMANTICS §11.3)
 }
+
+// workersPage is how many workers one page shows (each costs a read of
+// its units).
+const workersPage = 100
 
 func (s *Server) handleWorkers(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
@@ -178,30 +181,38 @@ func (s *Server) handleWorkers(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, http.StatusInternalServerError, err.Error())
 		return
 	}
-	// Units are recorded against child workers: ask each parent once.
-	held := map[string][]coordinate.ChildWorkUnit{}
-	asked := map[string]bool{}
+	byMode := map[string]int{}
 	for _, wk := range workers {
-		if wk.Parent == nil || asked[wk.Parent.Bytes] {
+		byMode[modeLabel(wk.Mode)]++
+	}
+	after := r.URL.Query().Get("after")
+	shown := workers[:0:0]
+	for _, wk := range workers {
+		if wk.ID.Bytes > after || after == "" {
+			shown = append(shown, wk)
+		}
+	}
+	next := ""
+	if len(shown) > workersPage {
+		shown = shown[:workersPage]
+		next = shown[workersPage-1].ID.Bytes
+	}
+	lister, _ := s.ns.(coordinate.WorkerUnitLister)
+	rows := make([]workerRow, len(shown))
+	for i, wk := range shown {
+		rows[i] = workerRow{WorkerInfo: wk, Mode: modeText(wk.Mode)}
+		if lister == nil {
 			continue
 		}
-		asked[wk.Parent.Bytes] = true
-		kids, err := s.ns.ChildWorkUnits(ctx, wk.Parent.Bytes)
-		if err != nil && !errors.Is(err, coordinate.ErrNoSuchWorker) {
+		units, err := lister.WorkerUnits(ctx, wk.ID.Bytes)
+		if err != nil && !errors.Is(err, coordinate.ErrNoSuchWorker) { // it may expire meanwhile
 			s.fail(w, http.StatusInternalServerError, err.Error())
 			return
 		}
-		for _, k := range kids {
-			held[k.Worker.Bytes] = k.Units
-		}
+		rows[i].Units = units
 	}
-	rows := make([]workerRow, len(workers))
-	byMode := map[string]int{}
-	for i, wk := range workers {
-		rows[i] = workerRow{WorkerInfo: wk, Mode: dataText(wk.Mode), Units: held[wk.ID.Bytes], Known: wk.Parent != nil}
-		byMode[modeLabel(wk.Mode)]++
-	}
-	s.render(w, http.StatusOK, "workers", s.page(r, "Workers", map[string]any{"Workers": rows, "ByMode": byMode, "Now": s.clock.Now()}))
+	s.render(w, http.StatusOK, "workers", s.page(r, "Workers", map[string]any{"Workers": rows, "Total": len(workers),
+		"ByMode": byMode, "Next": next, "Now": s.clock.Now()}))
 }
 
 func (s *Server) handleGroups(w http.ResponseWriter, r *http.Request) {

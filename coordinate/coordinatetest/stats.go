@@ -1,6 +1,7 @@
 package coordinatetest
 
 import (
+	"errors"
 	"strings"
 	"time"
 
@@ -15,6 +16,7 @@ var statsTests = []test{
 	{"Events", testStatsEvents},
 	{"OldestAvailable", testStatsOldestAvailable},
 	{"GroupUnits", testStatsGroupUnits},
+	{"WorkerUnits", testStatsWorkerUnits},
 }
 
 func (e *env) stats() map[string]coordinate.SpecStats {
@@ -158,5 +160,35 @@ func testStatsGroupUnits(e *env) {
 	us, _, err = l.GroupUnits(e.ctx, "nope", 0)
 	if err != nil || len(us) != 0 {
 		e.t.Errorf("GroupUnits(nope) = %v, %v; want nothing", us, err)
+	}
+}
+
+// testStatsWorkerUnits: the outstanding units of one worker, parent or not.
+func testStatsWorkerUnits(e *env) {
+	l, ok := e.ns.(coordinate.WorkerUnitLister)
+	if !ok {
+		e.t.Fatalf("namespace %T does not implement coordinate.WorkerUnitLister", e.ns)
+	}
+	e.spec(m{"name": "s"})
+	e.addKeys("s", "a", "b", "c")
+	hb := coordinate.Heartbeat{Worker: text("w"), Mode: coordinate.Null, Data: coordinate.EmptyMap, Expire: time.Hour}
+	if err := e.ns.WorkerHeartbeat(e.ctx, hb); err != nil {
+		e.t.Fatal(err)
+	}
+	as := e.work(coordinate.WorkRequest{Worker: text("w"), MaxJobs: 2, LeaseTime: time.Minute})
+	if len(as) != 2 {
+		e.t.Fatalf("GetWork leased %d units, want 2", len(as))
+	}
+	e.finish("s", as[0].Key.Bytes, nil)
+	us, err := l.WorkerUnits(e.ctx, "w")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if len(us) != 1 || us[0].Key.Bytes != as[1].Key.Bytes || us[0].Spec.Bytes != "s" ||
+		!us[0].Expires.Equal(Epoch.Add(time.Minute)) || us[0].Worker == nil || us[0].Worker.Bytes != "w" {
+		e.t.Errorf("WorkerUnits(w) = %+v, want only s/%s, pending under w until %v", us, as[1].Key.Bytes, Epoch.Add(time.Minute))
+	}
+	if _, err := l.WorkerUnits(e.ctx, "nobody"); !errors.Is(err, coordinate.ErrNoSuchWorker) {
+		e.t.Errorf("WorkerUnits(nobody) error = %v, want ErrNoSuchWorker", err)
 	}
 }
