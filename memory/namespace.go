@@ -291,7 +291,12 @@ func (ns *namespace) ListWorkUnits(ctx context.Context, specName string, q coord
 	if len(q.Statuses) > 0 {
 		order = availableFirst // priority descending, then key
 	}
-	found := selectUnits(sp.units, keep, order, q.Limit)
+	var found []*unit
+	if q.Limit > 0 && heapStatusesOnly(q.Statuses) {
+		found = selectFromHeaps(sp, q.Statuses, q.Start, q.Limit) // listtop.go
+	} else {
+		found = selectUnits(sp.units, keep, order, q.Limit)
+	}
 	out := make([]*coordinate.WorkUnit, len(found))
 	for i, u := range found {
 		out[i] = unitView(u)

@@ -63,10 +63,11 @@ func BenchmarkQueued1M(b *testing.B) {
 	b.Run("metrics", func(b *testing.B) { benchGet(b, s, "/metrics") })
 	b.Run("summary", func(b *testing.B) { benchGet(b, s, "/") })
 	b.Run("specs", func(b *testing.B) { benchGet(b, s, "/ui/") })
-	// A spec page lists its first units by key: the memory backend's
-	// ListWorkUnits scans the spec's units for them.
+	// A spec page lists its best available units from the heap; a
+	// listing by key scans the spec's units.
 	b.Run("spec-page", func(b *testing.B) { benchGet(b, s, "/ui/spec?name=big") })
-	b.Run("spec-by-status", func(b *testing.B) { benchGet(b, s, "/ui/spec?name=big&status=available") })
+	b.Run("spec-page-10th", func(b *testing.B) { benchGet(b, s, "/ui/spec?name=big&status=available&offset=900") })
+	b.Run("spec-by-key", func(b *testing.B) { benchGet(b, s, "/ui/spec?name=big&prefix=u0099") })
 }
 
 // The RPC-level drain rate of 20,000 units (get_work and finish, 4

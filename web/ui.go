@@ -90,6 +90,11 @@ func (s *Server) handleSpec(w http.ResponseWriter, r *http.Request) {
 	n := intParam(r, "n", uiPage, 1, uiMaxPage)
 	prefix := q.Get("prefix")
 	status, byStatus := statusParam(q.Get("status"))
+	if !q.Has("status") && !q.Has("prefix") {
+		// What is queued, best first: cheap whatever the spec's size
+		// (a listing by key may scan the spec).
+		status, byStatus = coordinate.StatusAvailable, true
+	}
 	data := map[string]any{"Spec": ws, "Definition": dataText(ws.Definition), "Counts": c,
 		"Prefix": prefix, "N": n, "Now": s.clock.Now()}
 	var units []*coordinate.WorkUnit
