@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/coordinated/coordinated/coordinate"
@@ -93,7 +94,7 @@ func New(opts Options) *Server {
 		pages:   parseTemplates(),
 	}
 	s.reg.MustRegister(&collector{s: s}, s.rpc.requests, s.rpc.failures,
-		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	s.routes()
 	return s
 }
