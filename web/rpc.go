@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -13,6 +14,21 @@ import (
 type rpcMetrics struct {
 	requests *prometheus.HistogramVec
 	failures *prometheus.CounterVec
+	byMethod sync.Map // method label -> *methodMetrics, so requests skip the vectors' label hashing
+}
+
+type methodMetrics struct {
+	latency  prometheus.Observer
+	failures prometheus.Counter
+}
+
+func (m *rpcMetrics) of(method string) *methodMetrics {
+	if mm, ok := m.byMethod.Load(method); ok {
+		return mm.(*methodMetrics)
+	}
+	mm := &methodMetrics{latency: m.requests.WithLabelValues(method), failures: m.failures.WithLabelValues(method)}
+	actual, _ := m.byMethod.LoadOrStore(method, mm)
+	return actual.(*methodMetrics)
 }
 
 func newRPCMetrics() *rpcMetrics {
@@ -52,9 +68,10 @@ func (r rpcHandler) Handle(ctx context.Context, req *cborrpc.Request) (any, erro
 	if !r.known(method) {
 		method = unknownMethod
 	}
-	r.m.requests.WithLabelValues(method).Observe(time.Since(start).Seconds())
+	mm := r.m.of(method)
+	mm.latency.Observe(time.Since(start).Seconds())
 	if err != nil {
-		r.m.failures.WithLabelValues(method).Inc()
+		mm.failures.Inc()
 	}
 	return res, err
 }
