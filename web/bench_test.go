@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coordinated/coordinated/cborrpc"
 	"github.com/coordinated/coordinated/coordinate"
 	"github.com/coordinated/coordinated/memory"
 )
@@ -132,4 +133,34 @@ func BenchmarkDrainWithDashboard(b *testing.B) {
 			b.ReportMetric(float64(done)/elapsed.Seconds(), "units/s")
 		})
 	}
+}
+
+type nopHandler struct{}
+
+func (nopHandler) Handle(context.Context, *cborrpc.Request) (any, error) { return nil, nil }
+
+// What the RPC metrics add to each request, from 4 goroutines.
+func BenchmarkRPCMetricsOverhead(b *testing.B) {
+	s := New(Options{Namespace: memoryNamespace(b), Logger: quietLog()})
+	req := &cborrpc.Request{Method: "get_work"}
+	for _, c := range []struct {
+		name string
+		h    cborrpc.Handler
+	}{{"bare", nopHandler{}}, {"measured", s.RPCHandler(nopHandler{}, func(string) bool { return true })}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetParallelism(2)
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					c.h.Handle(context.Background(), req)
+				}
+			})
+		})
+	}
+}
+
+func memoryNamespace(b *testing.B) coordinate.Namespace {
+	b.Helper()
+	mb := memory.New(memory.Options{})
+	ns, _ := mb.Namespace(context.Background(), "")
+	return ns
 }
