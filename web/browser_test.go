@@ -262,6 +262,17 @@ func TestBrowserActionsOff(t *testing.T) {
 	if n := f.rpcCounts("work")[int(coordinate.StatusFailed)]; n != 4 {
 		t.Errorf("failed units = %d after a refused retry, want 4 (bad, root and root's two dependents)", n)
 	}
+
+	// With "refresh every 5 s" ticked, a new unit shows up without a reload.
+	run(t, ctx, chromedp.Navigate(f.http.URL+"/ui/"), chromedp.WaitVisible("#specs"), chromedp.Click("#autorefresh"))
+	f.add("idle", "new")
+	var shown string
+	run(t, ctx, chromedp.Poll(`document.querySelector('tr[data-spec="idle"] td[data-status="available"]').textContent.trim() === "1"`,
+		nil, chromedp.WithPollingTimeout(15*time.Second)),
+		chromedp.Text(`tr[data-spec="idle"] td[data-status="available"]`, &shown))
+	if shown != "1" {
+		t.Errorf("after a refresh the idle spec shows %q available, want 1", shown)
+	}
 }
 
 // The Python-style summary page: table against the counts, a link followed.
