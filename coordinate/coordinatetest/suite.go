@@ -64,6 +64,8 @@ func groups() []group {
 		{"Dependencies", depTests},
 		{"Groups", groupTests},
 		{"Concurrency", concurrencyTests},
+		{"Fidelity", fidelityTests},
+		{"Stats", statsTests},
 	}
 }
 
