@@ -34,29 +34,7 @@ var rawDecMode = func() cbor.DecMode {
 	return dm
 }()
 
-// Names the rules' readers use; the mechanism is internal/cborx's.
-const (
-	majorUint   = cborx.MajorUint
-	majorNegint = cborx.MajorNegInt
-	majorBytes  = cborx.MajorBytes
-	majorText   = cborx.MajorText
-	majorArray  = cborx.MajorArray
-	majorMap    = cborx.MajorMap
-	majorTag    = cborx.MajorTag
-	majorSimple = cborx.MajorSimple
-)
-
 var errNotWellFormed = errors.New("not well-formed CBOR")
-
-// itemHead reads the initial byte and argument of the item at the start of
-// d. indefinite is true for an indefinite-length string, array or map.
-func itemHead(d []byte) (major byte, arg uint64, headLen int, indefinite bool, err error) {
-	h, err := cborx.ReadHead(d)
-	if err != nil {
-		return 0, 0, 0, false, errNotWellFormed
-	}
-	return h.Major, h.Arg, h.Size, h.Indefinite(), nil
-}
 
 // isNull reports whether d is absent, CBOR null or CBOR undefined.
 func isNull(d []byte) bool { return cborx.IsNull(d) }
@@ -70,7 +48,7 @@ func untuple(d []byte) []byte {
 // rawMap returns the entries of a CBOR map in encoded order; ok is false
 // when d is not a map, err set when it is a malformed one.
 func rawMap(d []byte) (pairs []cborx.Pair, ok bool, err error) {
-	if cborx.MajorOf(d) != majorMap {
+	if cborx.MajorOf(d) != cborx.MajorMap {
 		return nil, false, nil
 	}
 	pairs, ok = cborx.Pairs(d)
@@ -83,7 +61,7 @@ func rawMap(d []byte) (pairs []cborx.Pair, ok bool, err error) {
 // rawList returns the elements of a CBOR array, or of an array wrapped in
 // tag 128; ok is false when d is neither, err set when it is malformed.
 func rawList(d []byte) (elems []cbor.RawMessage, ok bool, err error) {
-	if cborx.MajorOf(untuple(d)) != majorArray {
+	if cborx.MajorOf(untuple(d)) != cborx.MajorArray {
 		return nil, false, nil
 	}
 	elems, ok = cborx.List(nil, d)
@@ -163,26 +141,25 @@ func rawTruthy(d []byte) bool {
 		return false
 	}
 	d = untuple(d)
-	major, arg, _, indef, err := itemHead(d)
+	h, err := cborx.ReadHead(d)
 	if err != nil {
 		return false
 	}
-	switch major {
-	case majorUint, majorNegint:
-		if major == majorNegint {
-			return true
-		}
-		return arg != 0
-	case majorBytes, majorText:
+	switch h.Major {
+	case cborx.MajorUint:
+		return h.Arg != 0
+	case cborx.MajorNegInt:
+		return true
+	case cborx.MajorBytes, cborx.MajorText:
 		s, _ := rawString(d)
 		return s.Bytes != ""
-	case majorArray, majorMap:
-		if indef {
-			return len(d) > 1 && d[1] != 0xff
+	case cborx.MajorArray, cborx.MajorMap:
+		if h.Indefinite() {
+			return len(d) > 1 && d[1] != cborx.Break
 		}
-		return arg != 0
-	case majorSimple:
-		if d[0] == 0xf4 {
+		return h.Arg != 0
+	case cborx.MajorSimple:
+		if d[0] == cborx.False {
 			return false
 		}
 		if f, ok := rawNumber(d); ok {
