@@ -1,5 +1,5 @@
 # The two commands of the README: `make run` and `make test`.
-.PHONY: run test test-go build bench
+.PHONY: run test test-go build bench fuzz
 
 build:
 	go build -o bin/coordinated ./cmd/coordinated
@@ -16,3 +16,12 @@ test-go:
 
 bench:
 	go test -run '^$$' -bench . -benchmem ./...
+
+# Longer fuzzing than the test command's few seconds: FUZZTIME per target.
+# Minimising a new input is capped so that it cannot stall a run.
+FUZZTIME ?= 2m
+FUZZ = go test -run '^$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10s -fuzz
+fuzz:
+	$(FUZZ) '^FuzzValidate$$' ./internal/cborx
+	$(FUZZ) '^FuzzAppendHead$$' ./internal/cborx
+	$(FUZZ) '^FuzzReadRequest$$' ./cborrpc

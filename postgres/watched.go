@@ -166,3 +166,26 @@ func (w *watchedNamespace) ReadLocks(ctx context.Context, paths []coordinate.Loc
 func (w *watchedNamespace) DropLocks(ctx context.Context, path coordinate.LockPath) error {
 	return watchedErr(w, ctx, func(ctx context.Context) error { return w.ns.DropLocks(ctx, path) })
 }
+
+// The optional monitoring interfaces the namespace has (stats.go).
+var (
+	_ coordinate.StatsReader      = (*watchedNamespace)(nil)
+	_ coordinate.GroupLister      = (*watchedNamespace)(nil)
+	_ coordinate.WorkerUnitLister = (*watchedNamespace)(nil)
+)
+
+func (w *watchedNamespace) Stats(ctx context.Context) (*coordinate.NamespaceStats, error) {
+	return watched(w, ctx, w.ns.Stats)
+}
+
+func (w *watchedNamespace) GroupUnits(ctx context.Context, group string, limit int) (units []*coordinate.WorkUnit, more bool, err error) {
+	err = watchedErr(w, ctx, func(ctx context.Context) error {
+		units, more, err = w.ns.GroupUnits(ctx, group, limit)
+		return err
+	})
+	return units, more, err
+}
+
+func (w *watchedNamespace) WorkerUnits(ctx context.Context, worker string) ([]coordinate.ChildWorkUnit, error) {
+	return watched(w, ctx, func(ctx context.Context) ([]coordinate.ChildWorkUnit, error) { return w.ns.WorkerUnits(ctx, worker) })
+}

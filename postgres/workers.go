@@ -136,9 +136,20 @@ func (ns *namespace) ChildWorkUnits(ctx context.Context, parent string) ([]coord
 	if err := ns.b.expireLeases(ctx, now); err != nil {
 		return nil, err
 	}
-	rows, err := ns.b.pool.Query(ctx, workerChildrenSQL, ns.id, bytesOf(parent), now.UnixNano())
+	out, err := ns.workerUnits(ctx, workerChildrenSQL, bytesOf(parent), now)
 	if err != nil {
 		return nil, fmt.Errorf("postgres child work units of %q: %w", parent, err)
+	}
+	return out, nil
+}
+
+// workerUnits lists the live workers a statement selects (sql/workers.sql:
+// $1 namespace, $2 arg, $3 now) and the units handed to them that are not
+// yet finished or failed.
+func (ns *namespace) workerUnits(ctx context.Context, sql string, arg []byte, now time.Time) ([]coordinate.ChildWorker, error) {
+	rows, err := ns.b.pool.Query(ctx, sql, ns.id, arg, now.UnixNano())
+	if err != nil {
+		return nil, err
 	}
 	var out []coordinate.ChildWorker
 	var (
@@ -168,8 +179,5 @@ func (ns *namespace) ChildWorkUnits(ctx context.Context, parent string) ([]coord
 		c.Units = append(c.Units, cu)
 		return nil
 	})
-	if err != nil {
-		return nil, fmt.Errorf("postgres child work units of %q: %w", parent, err)
-	}
-	return out, nil
+	return out, err
 }

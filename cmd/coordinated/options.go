@@ -37,6 +37,12 @@ type options struct {
 	gcPercentSet   bool // given explicitly (else GOGC from the environment wins)
 	version        bool
 
+	// The HTTP listener (--httpd, docs/operations.md); serving is in httpd.go.
+	httpd        string
+	httpdActions bool
+	httpdPprof   bool
+	httpdToken   string
+
 	pgTimeout time.Duration // -postgres-timeout (postgres/liveness.go)
 
 	// Persistence of the memory backend (docs/persistence.md).
@@ -46,6 +52,8 @@ type options struct {
 	sync          journal.SyncPolicy
 	recover       bool
 	snapshotBytes int64
+
+	limits limitOptions // limits.go
 }
 
 // parseOptions reads the command line.
@@ -68,6 +76,11 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.DurationVar(&o.pgTimeout, "postgres-timeout", postgres.DefaultRequestTimeout, "with a postgres backend, fail a request with an error once the database has not answered for this `long` (long work goes on while the database answers)")
 	fs.IntVar(&o.gcPercent, "gc-percent", defaultGCPercent, "Go garbage-collector target `percent` (as GOGC; the GOGC environment variable wins unless this flag is given)")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
+	fs.StringVar(&o.httpd, "httpd", "", "serve the status page, /metrics, /healthz, /readyz and the /ui/ dashboard on `[ip]:port` (\":5933\" means 127.0.0.1:5933; give 0.0.0.0 to open it to the network)")
+	fs.BoolVar(&o.httpdActions, "httpd-actions", false, "allow the dashboard's actions: pause/resume, retry, reprioritize, cancel group")
+	fs.BoolVar(&o.httpdPprof, "httpd-pprof", false, "serve net/http/pprof under /debug/pprof/ on the -httpd listener")
+	fs.StringVar(&o.httpdToken, "httpd-token", "", "require this `token` (bearer, or basic-auth password) for dashboard actions")
+	o.limits.register(fs)
 	err := fs.Parse(args)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -86,6 +99,9 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	if o.maxRequestSize <= 0 {
 		fmt.Fprintln(stderr, "coordinated: -max-request-size must be positive")
 		return nil, errUsage
+	}
+	if err := o.limits.check(stderr); err != nil {
+		return nil, err
 	}
 	if o.backend != "memory" && o.backend != "memory:" && !isPostgresURL(o.backend) {
 		fmt.Fprintf(stderr, "coordinated: -backend must be \"memory\", \"memory:\" (volatile) or a postgres:// URL, not %q\n", o.backend)

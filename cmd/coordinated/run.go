@@ -36,7 +36,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready cha
 		debug.SetGCPercent(opts.gcPercent)
 	}
 
-	cfg := jobserver.Config{Clock: coordinate.SystemClock{}, Logger: log}
+	cfg := jobserver.Config{Clock: coordinate.SystemClock{}, Logger: log, Limits: opts.limits.jobserverLimits()}
 	if opts.configFile != "" {
 		text, err := os.ReadFile(opts.configFile)
 		if err != nil {
@@ -65,11 +65,21 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready cha
 	if err != nil {
 		return fmt.Errorf("-listen: %w", err)
 	}
-	handler := loggingHandler{h: jobserver.New(ns, cfg), log: log}
-	srv := cborrpc.NewServer(handler, cborrpc.ServerOptions{
-		MaxRequestSize: opts.maxRequestSize,
-		Logger:         log,
-	})
+	js := jobserver.New(ns, cfg)
+	var handler cborrpc.Handler = loggingHandler{h: js, log: log}
+	lln := &loggingListener{Listener: ln, log: log}
+	hs, err := startHTTPD(ctx, opts, backend, ns, lln.open.Load, log)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer hs.shutdown(log)
+	if hs != nil {
+		handler = hs.web.RPCHandler(handler, js.HasMethod)
+	}
+	srvOpts := opts.limits.serverLimits(opts.maxRequestSize, log)
+	srvOpts.Logger = log
+	srv := cborrpc.NewServer(handler, srvOpts)
 	log.Info("listening", "addr", ln.Addr().String(), "backend", backendLabel(opts.backend), "data_dir", opts.dataDir, "version", version)
 	if ready != nil {
 		ready <- ln.Addr()
@@ -80,7 +90,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready cha
 	go watchStalledGroups(watchCtx, ns, opts.stallTimeout, log)
 
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(&loggingListener{Listener: ln, log: log}) }()
+	go func() { served <- srv.Serve(lln) }()
 	var failure error
 	select {
 	case err := <-served:

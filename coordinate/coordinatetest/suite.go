@@ -66,6 +66,7 @@ func groups() []group {
 		{"Concurrency", concurrencyTests},
 		{"Locks", lockTests},
 		{"Fidelity", fidelityTests},
+		{"Stats", statsTests},
 	}
 }
 

@@ -21,6 +21,8 @@ const module = "github.com/coordinated/coordinated"
 var floors = map[string]int{
 	// 0: leaves, importing nothing of ours.
 	"internal/archtest": 0,
+	"internal/cborx":    0,
+	"internal/histo":    0,
 	// 1: the interface and its pure rules.
 	"coordinate": 1,
 	// 2: the conformance suite, and the mechanisms the backends and the
@@ -33,6 +35,8 @@ var floors = map[string]int{
 	"memory":    3,
 	"postgres":  3,
 	"jobserver": 3,
+	// 4: the HTTP side (status page, metrics, dashboard) over the backends.
+	"web": 4,
 	// 5: programs and end-to-end tests.
 	"cmd/coordinated": 5,
 	"cmd/coordbench":  5,

@@ -38,3 +38,15 @@ LEFT JOIN work_unit u ON u.spec_id = wu.spec_id AND u.key = wu.key
 LEFT JOIN work_spec s ON s.id = u.spec_id
 WHERE c.namespace_id = $1 AND c.parent = $2 AND c.expires >= $3
 ORDER BY c.name, s.name, u.key
+
+-- The live worker $2 of namespace $1 at $3 (ns) with its outstanding
+-- units, as worker_children has them.
+-- name: worker_units
+SELECT c.name, c.name_text, s.name, s.name_text, u.key, u.key_text,
+    u.data, u.status, u.worker, u.worker_text, u.expires
+FROM worker c
+LEFT JOIN worker_unit wu ON wu.worker_id = c.id
+LEFT JOIN work_unit u ON u.spec_id = wu.spec_id AND u.key = wu.key
+LEFT JOIN work_spec s ON s.id = u.spec_id
+WHERE c.namespace_id = $1 AND c.name = $2 AND c.expires >= $3
+ORDER BY c.name, s.name, u.key
