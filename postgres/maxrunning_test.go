@@ -33,24 +33,16 @@ func TestMaxRunningAcrossDaemons(t *testing.T) {
 	if _, err := nss[0].SetWorkSpec(ctx, def); err != nil {
 		t.Fatalf("SetWorkSpec: %v", err)
 	}
-	in := make([]coordinate.WorkUnitInput, units)
-	for i := range in {
-		in[i] = coordinate.WorkUnitInput{Key: coordinate.Name{Bytes: fmt.Sprintf("u%03d", i), Text: true}, Data: coordinate.EmptyMap}
-	}
-	if err := nss[1].AddWorkUnits(ctx, "licensed", in); err != nil {
+	if err := nss[1].AddWorkUnits(ctx, "licensed", numbered(units)); err != nil {
 		t.Fatalf("AddWorkUnits: %v", err)
 	}
 
 	var (
 		held, most, finished atomic.Int64
-		mu                   sync.Mutex
-		problems             []string
 		wg                   sync.WaitGroup
 	)
-	report := func(format string, args ...any) {
-		mu.Lock()
-		problems = append(problems, fmt.Sprintf(format, args...))
-		mu.Unlock()
+	report := func(format string, args ...any) { // t.Errorf is safe from any goroutine
+		t.Errorf(format, args...)
 		cancel()
 	}
 	for d := range nss {
@@ -89,9 +81,6 @@ func TestMaxRunningAcrossDaemons(t *testing.T) {
 		}
 	}
 	wg.Wait()
-	for _, p := range problems {
-		t.Error(p)
-	}
 	if m := most.Load(); m != 1 {
 		t.Errorf("at most %d units were held at once, want 1 (max_running: 1)", m)
 	}

@@ -27,26 +27,25 @@ SELECT {{worker_cols}} FROM worker w WHERE w.namespace_id = $1 ORDER BY w.name
 -- name: worker_get
 SELECT {{worker_cols}} FROM worker w WHERE w.namespace_id = $1 AND w.name = $2 AND w.expires >= $3
 
--- The live children of parent $2 in namespace $1 at $3 (ns), each with
--- its outstanding units (one row per unit, or one row of NULLs).
--- name: worker_children
+-- Live workers with their outstanding units (one row per unit, or one
+-- row of NULLs for a worker with none): the statements below add which
+-- workers, with $1 namespace, $2 what to match, $3 now (ns).
+-- name: workers_with_units
 SELECT c.name, c.name_text, s.name, s.name_text, u.key, u.key_text,
     u.data, u.status, u.worker, u.worker_text, u.expires
 FROM worker c
 LEFT JOIN worker_unit wu ON wu.worker_id = c.id
 LEFT JOIN work_unit u ON u.spec_id = wu.spec_id AND u.key = wu.key
 LEFT JOIN work_spec s ON s.id = u.spec_id
+
+-- The live children of parent $2.
+-- name: worker_children
+{{workers_with_units}}
 WHERE c.namespace_id = $1 AND c.parent = $2 AND c.expires >= $3
 ORDER BY c.name, s.name, u.key
 
--- The live worker $2 of namespace $1 at $3 (ns) with its outstanding
--- units, as worker_children has them.
+-- The live worker $2.
 -- name: worker_units
-SELECT c.name, c.name_text, s.name, s.name_text, u.key, u.key_text,
-    u.data, u.status, u.worker, u.worker_text, u.expires
-FROM worker c
-LEFT JOIN worker_unit wu ON wu.worker_id = c.id
-LEFT JOIN work_unit u ON u.spec_id = wu.spec_id AND u.key = wu.key
-LEFT JOIN work_spec s ON s.id = u.spec_id
+{{workers_with_units}}
 WHERE c.namespace_id = $1 AND c.name = $2 AND c.expires >= $3
 ORDER BY c.name, s.name, u.key
