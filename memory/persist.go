@@ -188,7 +188,7 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 // applyRecord replays one journal record. A record that decodes but does
 // not fit the state (which only a bug can produce: records are
 // checksummed) stops recovery with an error instead of crashing.
-func (b *Backend) applyRecord(rec []byte) (err error) {
+func (b *Backend) applyRecord(rec []byte, _ uint32) (err error) {
 	d, err := decodeRecord(rec)
 	if err != nil {
 		return fmt.Errorf("memory: bad journal record: %w", err)
@@ -303,7 +303,7 @@ func (b *Backend) Snapshot(ctx context.Context) (SnapshotStats, error) {
 }
 
 // loadSnapshot restores the state a snapshot holds (recovery only).
-func (b *Backend) loadSnapshot(r io.Reader) error {
+func (b *Backend) loadSnapshot(r io.Reader, _ journal.SnapshotInfo) error {
 	nss, err := readSnapshot(r)
 	if err != nil {
 		return fmt.Errorf("memory: reading snapshot: %w", err)
