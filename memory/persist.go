@@ -135,7 +135,7 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 		log = slog.Default()
 	}
 	start := time.Now()
-	j, err := journal.Open(journal.Options{Dir: opts.DataDir, Sync: opts.Sync, Logger: log, Recover: opts.Recover})
+	j, err := journal.Open(journal.Options{Dir: opts.DataDir, Sync: opts.Sync, Logger: log, Recover: opts.Recover, ContentVersion: recordFormat})
 	if err != nil {
 		return nil, fmt.Errorf("memory backend: data directory %s: %w", opts.DataDir, err)
 	}
@@ -188,8 +188,8 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 // applyRecord replays one journal record. A record that decodes but does
 // not fit the state (which only a bug can produce: records are
 // checksummed) stops recovery with an error instead of crashing.
-func (b *Backend) applyRecord(rec []byte, _ uint32) (err error) {
-	d, err := decodeRecord(rec)
+func (b *Backend) applyRecord(rec []byte, format uint32) (err error) {
+	d, err := decodeRecord(rec, format)
 	if err != nil {
 		return fmt.Errorf("memory: bad journal record: %w", err)
 	}
