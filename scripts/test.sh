@@ -22,5 +22,9 @@ echo "== go vet"
 go vet ./...
 echo "== go test -race"
 go test -race -count=1 ./...
+echo "== fuzz: journal replay, snapshot loading, record application (3 s each; make fuzz runs longer)"
+go test ./journal -run '^$' -fuzz '^FuzzReplay$' -fuzztime 3s -parallel 1
+go test ./memory -run '^$' -fuzz '^FuzzSnapshotLoad$' -fuzztime 3s
+go test ./memory -run '^$' -fuzz '^FuzzRecordApply$' -fuzztime 3s
 echo "== python suites"
 scripts/pythontest.sh
