@@ -175,6 +175,9 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 	if len(rep.SetAside) > 0 {
 		attrs = append(attrs, "damaged_files_set_aside", rep.SetAside)
 	}
+	if len(rep.Missing) > 0 {
+		attrs = append(attrs, "missing_segments", rep.Missing)
+	}
 	log.Info("memory backend recovered", attrs...)
 	// The journal replayed counts toward the next snapshot, so restarts
 	// after crashes do not let it grow without bound.

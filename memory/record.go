@@ -118,8 +118,9 @@ var recordDecMode = func() cbor.DecMode {
 // recordEncoder builds records into a reusable buffer. Each namespace owns
 // one, used under its lock.
 type recordEncoder struct {
-	buf bytes.Buffer
-	enc *cbor.Encoder
+	buf     bytes.Buffer
+	enc     *cbor.Encoder
+	scratch bodyScratch
 }
 
 // encode returns the record of op o in namespace ns (o == nil: the
@@ -139,7 +140,9 @@ func (e *recordEncoder) encode(ns string, o op) ([]byte, error) {
 		if e.enc == nil {
 			e.enc = recordEncMode.NewEncoder(&e.buf)
 		}
-		if err := e.enc.Encode(recordBody(o)); err != nil {
+		err := e.enc.Encode(recordBody(o, &e.scratch))
+		e.scratch.reset()
+		if err != nil {
 			return nil, fmt.Errorf("memory: encoding journal record %T: %w", o, err)
 		}
 	}
