@@ -36,7 +36,7 @@ var version = "devel"
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr, nil)
+	err := dispatch(ctx, os.Args[1:], os.Stdout, os.Stderr, nil)
 	switch {
 	case err == nil:
 	case errors.Is(err, flag.ErrHelp):
