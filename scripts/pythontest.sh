@@ -7,6 +7,8 @@
 #           repeated LEGACY_REPEAT times (default 20) in one session
 #   cli     every `coordinate` subcommand and a real coordinate_worker,
 #           Python 2.7 (pythontest/legacy/test_cli.py)
+#   dropin  our daemon taking over the real Python daemon's snapshot
+#           directory with its command line, Python 2.7 (pythontest/dropin)
 #
 # each against the memory backend and, when COORDINATE_TEST_POSTGRES is set,
 # again against PostgreSQL (a fresh database per suite when psql is there).
@@ -201,6 +203,11 @@ run_all() {
   run_suite cli "$url" \
     .venv-py27/bin/python -m pytest -p no:cacheprovider -q \
     --timeout="$TEST_TIMEOUT" --rootdir="$repo" pythontest/legacy/test_cli.py
+
+  url=$backend; [ "$backend" = memory ] || use_fresh_postgres dropin
+  run_suite dropin "$url" \
+    .venv-py27/bin/python -m pytest -p no:cacheprovider -q \
+    --timeout="$TEST_TIMEOUT" --rootdir="$repo" pythontest/dropin
 }
 
 run_all memory memory
