@@ -143,7 +143,7 @@ var configNotes = map[string]map[string]string{
 		"log_path_format":         "",
 		"do_recover":              "",
 		"snapshot_period_seconds": "Python-format snapshots are never written; our own snapshots follow -snapshot-bytes",
-		"delete_snapshots_beyond": "the Python daemon's files are never deleted; our own old snapshots are removed as they are replaced",
+		"delete_snapshots_beyond": "the Python daemon's files are never deleted; our own snapshots and journal segments are deleted once a newer snapshot supersedes them",
 		"sqlite_path":             "units are stored by -backend (the memory journal in -data-dir, or PostgreSQL), not in SQLite",
 		"postgres_connect":        "the Python daemon's PostgreSQL tables are not used: give -backend postgres://... for our own schema",
 		"postgres_schema":         "the Python daemon's PostgreSQL tables are not used: give -backend postgres://... for our own schema",
