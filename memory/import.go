@@ -7,7 +7,12 @@ import (
 	"time"
 
 	"github.com/coordinated/coordinated/coordinate"
+	"github.com/coordinated/coordinated/journal"
 )
+
+// maxImportRecord bounds the journal record of one import, well below
+// journal.MaxRecordSize (the encoding adds a few bytes per field).
+const maxImportRecord = journal.MaxRecordSize / 2
 
 // ImportWorkSpec creates a spec and its units exactly as given
 // (coordinate.ImportedWorkSpec), as one op and so one journal record.
@@ -27,6 +32,16 @@ func (ns *namespace) ImportWorkSpec(ctx context.Context, in *coordinate.Imported
 		Finished:   int64(in.Archived[coordinate.StatusFinished]),
 		Failed:     int64(in.Archived[coordinate.StatusFailed]),
 		Units:      make([]importedUnit, len(in.Units)),
+	}
+	size := len(in.Definition)
+	for _, u := range in.Units {
+		size += len(u.Key.Bytes) + len(u.Data) + 64
+		if u.Worker != nil {
+			size += len(u.Worker.Bytes)
+		}
+	}
+	if ns.wal != nil && size > maxImportRecord {
+		return fmt.Errorf("work spec %q: about %d bytes of units is more than one journal record holds (%d); import it into PostgreSQL", name.Bytes, size, maxImportRecord)
 	}
 	for i, u := range in.Units {
 		iu := importedUnit{

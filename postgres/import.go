@@ -9,6 +9,9 @@ import (
 	"github.com/coordinated/coordinated/coordinate"
 )
 
+// importBatch is how many units one INSERT of ImportWorkSpec writes.
+const importBatch = 10000
+
 // ImportWorkSpec creates a spec and its units exactly as given
 // (coordinate.ImportedWorkSpec), in one transaction.
 func (ns *namespace) ImportWorkSpec(ctx context.Context, in *coordinate.ImportedWorkSpec) error {
@@ -61,13 +64,17 @@ func (ns *namespace) ImportWorkSpec(ctx context.Context, in *coordinate.Imported
 			}
 			d.move(id, 0, u.Status)
 		}
-		if n > 0 {
+		// In statements of importBatch units, so no array parameter
+		// grows without bound.
+		for lo := 0; lo < n; lo += importBatch {
+			hi := min(n, lo+importBatch)
 			_, err = tx.Exec(ctx, `INSERT INTO work_unit (spec_id, key, key_text, data, status, priority,
 					expires, worker, worker_text, lease_id, attempts)
 				SELECT $1, k, t, d, s, p, e, w, wt, CASE WHEN s = 3 THEN nextval('lease_id_seq') END, a
 				FROM unnest($2::bytea[], $3::boolean[], $4::bytea[], $5::smallint[], $6::float8[],
 					$7::bigint[], $8::bytea[], $9::boolean[], $10::integer[]) AS i (k, t, d, s, p, e, w, wt, a)`,
-				id, keys, keyTexts, datas, statuses, prios, expires, workers, workerTexts, attempts)
+				id, keys[lo:hi], keyTexts[lo:hi], datas[lo:hi], statuses[lo:hi], prios[lo:hi],
+				expires[lo:hi], workers[lo:hi], workerTexts[lo:hi], attempts[lo:hi])
 			if err != nil {
 				return fmt.Errorf("postgres import work spec %q: units: %w", name.Bytes, err)
 			}

@@ -2,6 +2,7 @@ package coordinatetest
 
 import (
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/coordinated/coordinated/coordinate"
@@ -15,6 +16,7 @@ var importTests = []test{
 	{"PastLeaseExpires", testImportPastLease},
 	{"ExistingSpecRefused", testImportExisting},
 	{"InvalidChangesNothing", testImportInvalid},
+	{"ManyUnits", testImportMany},
 }
 
 // importFixture is spec "imp" (then "next", continuous, control settings
@@ -158,5 +160,24 @@ func testImportInvalid(e *env) {
 		if _, err := e.ns.WorkSpec(e.ctx, "imp"); !errors.Is(err, coordinate.ErrNoSuchWorkSpec) {
 			e.t.Errorf("%s: the refused import left a spec behind (%v)", tc.name, err)
 		}
+	}
+}
+
+// testImportMany imports more units than a backend may write in one
+// statement.
+func testImportMany(e *env) {
+	const n = 10050
+	in := &coordinate.ImportedWorkSpec{Definition: enc(e.t, m{"name": "many"})}
+	for i := range n {
+		st := coordinate.StatusAvailable
+		if i%2 == 1 {
+			st = coordinate.StatusFinished
+		}
+		in.Units = append(in.Units, coordinate.ImportedWorkUnit{Key: text(fmt.Sprintf("k%05d", i)), Data: coordinate.EmptyMap, Status: st})
+	}
+	e.importSpec(in)
+	e.checkCounts("many", map[coordinate.Status]int{coordinate.StatusAvailable: n / 2, coordinate.StatusFinished: n / 2})
+	if u := e.mustGet("many", "k10049"); u.Status != coordinate.StatusFinished {
+		e.t.Errorf("last unit %v, want finished", u.Status)
 	}
 }
