@@ -83,7 +83,13 @@ func TestReadSnapshotFields(t *testing.T) {
 // changes. Only times the replay cannot know differ: completion times
 // (f2, f3) and a lease given in relative seconds (f4).
 func TestReplayMatchesPython(t *testing.T) {
-	now := time.Now()
+	// Replayed now, and long after every lease in the files has lapsed:
+	// the log's leases are replayed as they were, whenever that is.
+	t.Run("Now", func(t *testing.T) { testReplayMatchesPython(t, time.Now()) })
+	t.Run("LeasesLapsed", func(t *testing.T) { testReplayMatchesPython(t, time.Now().Add(240*time.Hour)) })
+}
+
+func testReplayMatchesPython(t *testing.T, now time.Time) {
 	got, rep, err := Read(Source{Snapshot: snapA, Logs: []string{logAB}}, now)
 	if err != nil {
 		t.Fatal(err)
@@ -339,7 +345,8 @@ func itemStarts(t *testing.T, data []byte) []int64 {
 func TestLoad(t *testing.T) {
 	ctx := context.Background()
 	st := readSnap(t, snapB)
-	b := memory.New(memory.Options{Clock: coordinate.SystemClock{}})
+	// Before the files were written, so no lease in them has lapsed.
+	b := memory.New(memory.Options{Clock: coordinate.NewFakeClock(time.Unix(1e9, 0))})
 	defer b.Close()
 	ns, err := b.Namespace(ctx, "")
 	if err != nil {

@@ -147,8 +147,11 @@ func (st *State) updateWorkUnit(a *Action, now time.Time) error {
 			return a.errorf("unit %q: lease_time must be a number, got %s", key.Bytes, describe(v))
 		}
 		if secs > maxRelativeLease {
+			// Set below, whether or not it has passed by now: the log
+			// goes on as it happened (a worker finishing in time), and
+			// a lease that has lapsed since lapses when imported.
 			absolute = secs
-			secs = max(0, secs-unixSeconds(now))
+			secs = 1
 		}
 		d := secondsDuration(secs)
 		upd.LeaseTime = &d
@@ -168,10 +171,10 @@ func (st *State) updateWorkUnit(a *Action, now time.Time) error {
 	}
 	u := sp.Units[key.Bytes]
 	eff := u.apply(upd, now)
+	if absolute != 0 && (u.Status == coordinate.StatusPending || upd.Status == 0) {
+		u.LeaseTime = absolute
+	}
 	if u.Status == coordinate.StatusPending {
-		if absolute != 0 {
-			u.LeaseTime = absolute
-		}
 		if upd.Status == coordinate.StatusPending && worker != nil {
 			w := *worker
 			u.Worker = &w

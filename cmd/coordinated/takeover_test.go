@@ -50,7 +50,10 @@ func pyDir(t *testing.T) string {
 	return dir
 }
 
-// counts returns count_work_units of each spec named, as text.
+// counts returns count_work_units of each spec named, as text, with
+// AVAILABLE and PENDING counted together as "open": the leases in the
+// files lapse a while after gen.py wrote them, so which of the two a unit
+// is depends on the day the test runs (pyimport's tests pin them).
 func counts(t *testing.T, addr string, specs ...string) string {
 	t.Helper()
 	c, err := cborrpc.Dial(addr)
@@ -64,13 +67,30 @@ func counts(t *testing.T, addr string, specs ...string) string {
 		if err != nil {
 			t.Fatalf("count_work_units %s: %v", s, err)
 		}
-		out = append(out, fmt.Sprintf("%s=%v", s, res))
+		var m map[any]any
+		switch pair := res.(type) {
+		case []any:
+			m, _ = pair[0].(map[any]any)
+		case cborrpc.Tuple:
+			m, _ = pair[0].(map[any]any)
+		}
+		if m == nil {
+			out = append(out, fmt.Sprintf("%s=%v", s, res))
+			continue
+		}
+		byStatus := map[string]uint64{}
+		for k, v := range m {
+			name := map[string]string{"1": "open", "3": "open", "4": "finished", "5": "failed"}[fmt.Sprint(k)]
+			n, _ := v.(uint64)
+			byStatus[name] += n
+		}
+		out = append(out, fmt.Sprintf("%s=%v", s, byStatus))
 	}
 	return strings.Join(out, " ")
 }
 
 // wantAfterLog are the counts of state B (A plus the log).
-const wantAfterLog = "flow=[map[3:2 4:2 5:2] <nil>] late=[map[1:1 3:1] <nil>] sink=[map[1:1] <nil>] paused=[map[1:2] <nil>]"
+const wantAfterLog = "flow=map[failed:2 finished:2 open:2] late=map[open:2] sink=map[open:1] paused=map[open:2]"
 
 // TestTakeOverSnapshotDir: started as the Python daemon's unit file starts
 // it, the daemon imports the newest complete snapshot (B's .md5 is bad
@@ -140,7 +160,7 @@ func TestTakeOverEmptyAndGzip(t *testing.T) {
 		}
 	}
 	addr, logs, stop := startExact(t, "-listen", "127.0.0.1:0", "--snapshot-dir", gz, "-backend", "memory:")
-	if got := counts(t, addr, "flow", "paused"); got != "flow=[map[1:4 3:1 4:1 5:1] <nil>] paused=[map[1:2] <nil>]" {
+	if got := counts(t, addr, "flow", "paused"); got != "flow=map[failed:1 finished:1 open:5] paused=map[open:2]" {
 		t.Errorf("from the .gz snapshot: %s\n%s", got, logs)
 	}
 	if err := stop(); err != nil {
