@@ -61,7 +61,7 @@ func ResolveImport(in *ImportedWorkSpec) (Name, WorkSpecMeta, error) {
 		meta.Interval = max(0, *c.Interval)
 	}
 	if c.MaxRunning != nil {
-		meta.MaxRunning = max(0, *c.MaxRunning)
+		meta.MaxRunning = *c.MaxRunning
 	}
 	if c.Weight != nil {
 		meta.Weight = *c.Weight

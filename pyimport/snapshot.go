@@ -123,7 +123,7 @@ func parseSpec(v item) (*Spec, string) {
 			if !ok {
 				return nil, in(fmt.Sprintf("max_running must be an integer or null, got %s", describe(f[8])))
 			}
-			sp.MaxRunning = int(max(0, mr))
+			sp.MaxRunning = coordinate.EncodeMaxRunning(mr)
 		}
 	}
 	return sp, ""

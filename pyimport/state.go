@@ -27,7 +27,8 @@ type Spec struct {
 	// NextContinuous is the earliest time (Unix seconds) of the next
 	// continuous unit; 0 for none.
 	NextContinuous float64
-	// MaxRunning is the pending-unit limit; 0 for Python's None.
+	// MaxRunning is the pending-unit limit as WorkSpecMeta.MaxRunning
+	// encodes it (coordinate.EncodeMaxRunning); 0 for Python's None.
 	MaxRunning int
 	// Archived counts units dropped by retention, by status.
 	Archived map[coordinate.Status]int

@@ -246,13 +246,13 @@ func (o *options) effectiveConfig() map[string]any {
 			set["server"] = map[string]any{"host": host, "port": port}
 		}
 	}
-	if o.py.httpdFlag != "" {
+	if o.py.httpdSet {
 		srv, _ := set["server"].(map[string]any)
 		if srv == nil {
 			srv = map[string]any{}
 			set["server"] = srv
 		}
-		srv["httpd"] = o.py.httpdFlag
+		srv["httpd"] = o.httpd
 	}
 	if o.py.snapshotDir != "" {
 		set["job_queue"] = map[string]any{"snapshot_path_format": filepath.Join(o.py.snapshotDir, "snapshot_{timestamp}")}

@@ -20,7 +20,7 @@ type pyOptions struct {
 	port        int
 	pidFile     string
 	snapshotDir string
-	httpdFlag   string
+	httpdSet    bool // --httpd was given (else coordinate.server.httpd)
 	verbose     counter
 	quiet       counter
 	debug       stringList
@@ -31,9 +31,6 @@ type pyOptions struct {
 
 	// Resolved by applyPython.
 	config *pyConfig // nil without -config
-	// httpd is the status page's listen address (--httpd, else
-	// coordinate.server.httpd), "" for none. The web package serves it.
-	httpd string
 	// snapshotFormat and logFormat locate the Python daemon's files to
 	// import at start ("" = do not import); see takeover.go.
 	snapshotFormat string
@@ -49,7 +46,6 @@ func (p *pyOptions) register(fs *flag.FlagSet, configFile *string) {
 	fs.IntVar(&p.port, "p", 0, "same as --port")
 	fs.StringVar(&p.pidFile, "pid", "", "write the process id to `file` (removed again on a clean exit)")
 	fs.StringVar(&p.snapshotDir, "snapshot-dir", "", "the Python daemon's snapshot `directory`: its newest complete snapshot is imported into a new data directory, DIR/coordinated unless -data-dir is given (docs/migration.md)")
-	fs.StringVar(&p.httpdFlag, "httpd", "", "serve the status page on `[ip]:port` (else coordinate.server.httpd)")
 	fs.Var(&p.verbose, "v", "log more (repeatable: -v is debug)")
 	fs.Var(&p.verbose, "verbose", "same as -v")
 	fs.Var(&p.quiet, "q", "log less (repeatable: -q warnings, -qq errors)")
@@ -98,12 +94,13 @@ func (o *options) applyPython(explicit map[string]bool, stderr io.Writer) error 
 		o.listen = net.JoinHostPort(host, strconv.Itoa(port))
 	}
 
-	p.httpd = p.httpdFlag
-	if !explicit["httpd"] {
-		p.httpd, _ = cfg.serverString("httpd")
+	// --httpd (options.go) falls back to the file, as in Python.
+	p.httpdSet = explicit["httpd"]
+	if !p.httpdSet {
+		o.httpd, _ = cfg.serverString("httpd")
 	}
-	if p.httpd != "" && !strings.Contains(p.httpd, ":") {
-		fmt.Fprintf(stderr, "coordinated: --httpd needs ip:port or :port, got %q\n", p.httpd)
+	if o.httpd != "" && !strings.Contains(o.httpd, ":") {
+		fmt.Fprintf(stderr, "coordinated: --httpd needs ip:port or :port, got %q\n", o.httpd)
 		return errUsage
 	}
 

@@ -53,10 +53,10 @@ func TestPythonCommandLine(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%q: %v\n%s", tc.args, err, stderr.String())
 		}
-		if o.listen != tc.listen || o.py.httpd != tc.httpd || o.logLevel != tc.level || o.dataDir != tc.dataDir ||
+		if o.listen != tc.listen || o.httpd != tc.httpd || o.logLevel != tc.level || o.dataDir != tc.dataDir ||
 			o.py.snapshotFormat != tc.snapFormat || o.py.logFormat != tc.logFormat {
 			t.Errorf("%q: listen %q httpd %q level %v data dir %q snapshots %q logs %q,\nwant %q %q %v %q %q %q", tc.args,
-				o.listen, o.py.httpd, o.logLevel, o.dataDir, o.py.snapshotFormat, o.py.logFormat,
+				o.listen, o.httpd, o.logLevel, o.dataDir, o.py.snapshotFormat, o.py.logFormat,
 				tc.listen, tc.httpd, tc.level, tc.dataDir, tc.snapFormat, tc.logFormat)
 		}
 	}

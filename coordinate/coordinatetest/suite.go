@@ -65,6 +65,8 @@ func groups() []group {
 		{"Groups", groupTests},
 		{"Import", importTests},
 		{"Concurrency", concurrencyTests},
+		{"Fidelity", fidelityTests},
+		{"Stats", statsTests},
 	}
 }
 

@@ -23,6 +23,8 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
+import urllib2
 
 import pytest
 
@@ -180,6 +182,18 @@ def copy_dir(snapdir, keep):
     return d
 
 
+def fetch(url):
+    """GET url, retrying while the listener is not open yet (bounded)."""
+    deadline = time.time() + 30
+    while True:
+        try:
+            return urllib2.urlopen(url, timeout=30).read()
+        except urllib2.URLError:
+            if time.time() > deadline:
+                raise
+            time.sleep(0.05)
+
+
 def start_ours(snapdir, config, extra=()):
     """Our daemon with the Python daemon's command line (and -backend)."""
     backend = coordinated_proc.backend()
@@ -220,11 +234,13 @@ def test_newest_snapshot_with_python_command_line(python_state, tmpdir):
     snapdir, config, expected = python_state
     d = copy_dir(snapdir, lambda n: '.gz' not in n)
     pidfile = str(tmpdir.join('coordinated.pid'))
-    ours = start_ours(d, config, ['--pid', pidfile,
-                                  '--httpd', '127.0.0.1:%d' % coordinated_proc.free_port()])
+    httpd = '127.0.0.1:%d' % coordinated_proc.free_port()
+    ours = start_ours(d, config, ['--pid', pidfile, '--httpd', httpd])
     try:
         with open(pidfile) as f:
             assert int(f.read()) == ours.proc.pid
+        page = fetch('http://%s/' % httpd)
+        assert 'ingest' in page and 'process' in page, page
         compare(report(ours.address), expected)
         log = ours.log()
         assert 'imported the Python daemon' in log, log
