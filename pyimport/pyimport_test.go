@@ -293,6 +293,11 @@ func TestBadInput(t *testing.T) {
 	_, _, err = Read(Source{Snapshot: notCBOR}, time.Now())
 	wantFormatError(t, err, notCBOR, starts[1], "")
 
+	// ["sws", record, []]: a SQLite-backed Python daemon's record.
+	sws := write("sws", []byte{0x83, 0x43, 's', 'w', 's', 0x80, 0x80})
+	_, _, err = Read(Source{Snapshot: sws}, time.Now())
+	wantFormatError(t, err, sws, 0, "sqlite_path")
+
 	mapped := write("map", []byte{0xa1, 0x41, 'x', 0x01})
 	_, _, err = Read(Source{Snapshot: mapped}, time.Now())
 	wantFormatError(t, err, mapped, 0, "expected the 9-item work spec array, got a map")

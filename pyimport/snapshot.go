@@ -48,6 +48,12 @@ func parseSpec(v item) (*Spec, string) {
 	if !ok {
 		return nil, fmt.Sprintf("expected the 9-item work spec array, got %s", describe(v))
 	}
+	if len(f) > 0 {
+		if tag, ok := name(f[0]); ok && (tag.Bytes == "sws" || tag.Bytes == "pws") {
+			return nil, fmt.Sprintf("a %q record: this snapshot was written by a Python daemon with %s, whose units are in that database, not in the snapshot; it cannot be imported (copy the queue with `coordinated migrate` from the running Python daemon instead)",
+				tag.Bytes, map[string]string{"sws": "sqlite_path", "pws": "postgres_connect"}[tag.Bytes])
+		}
+	}
 	if len(f) != 5 && len(f) != 6 && len(f) != 9 {
 		return nil, fmt.Sprintf("expected a work spec array of 5, 6 or 9 items, got %d", len(f))
 	}
