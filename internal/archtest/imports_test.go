@@ -34,6 +34,7 @@ var floors = map[string]int{
 	"memory":    3,
 	"postgres":  3,
 	"jobserver": 3,
+	"pyimport":  3, // the Python daemon's files into a Namespace; tests load into memory
 	// 4: the HTTP side (status page, metrics, dashboard) over the backends.
 	"web": 4,
 	// 5: programs and end-to-end tests.
