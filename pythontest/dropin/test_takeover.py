@@ -230,6 +230,23 @@ def compare(got, want, skip_times=()):
                 assert abs(ge - we) < 1e-5, (spec, key, ge, we)
 
 
+def carry_on(address):
+    """The imported queue works on: continuous timing, leases, chaining."""
+    tm = TaskMaster({'address': address})
+    try:
+        # tick's next continuous unit is an hour after the last one.
+        assert tm.get_work('w-five', available_gb=8, lease_time=60,
+                           work_spec_names=['tick']) is None
+        # The worker holding u1 since before the swap finishes it.
+        assert tm._rpc('update_work_unit', ('ingest', 'u1', {
+            'status': 4, 'worker_id': 'w-two',
+            'data': {'n': 1, 'output': ['o9']}})) == (True, None)
+        statuses = tm.get_work_unit_status('process', ['o9'])
+        assert statuses[0]['status'] == 1, statuses
+    finally:
+        tm.close()
+
+
 def test_newest_snapshot_with_python_command_line(python_state, tmpdir):
     snapdir, config, expected = python_state
     d = copy_dir(snapdir, lambda n: '.gz' not in n)
@@ -244,6 +261,7 @@ def test_newest_snapshot_with_python_command_line(python_state, tmpdir):
         compare(report(ours.address), expected)
         log = ours.log()
         assert 'imported the Python daemon' in log, log
+        carry_on(ours.address)
         if coordinated_proc.backend() == 'memory':
             assert os.path.exists(os.path.join(d, 'coordinated', 'LOCK')), log
         else:
