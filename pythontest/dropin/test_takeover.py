@@ -234,7 +234,11 @@ def carry_on(address):
     """The imported queue works on: continuous timing, leases, chaining."""
     tm = TaskMaster({'address': address})
     try:
-        # tick's next continuous unit is an hour after the last one.
+        # tick's next continuous unit is due an hour after the last one,
+        # which is still pending: finish it, and none is due yet.
+        units, _ = tm._rpc('get_work_units', ('tick', {}))
+        assert len(units) == 1, units
+        assert tm._rpc('update_work_unit', ('tick', units[0][0], {'status': 4})) == (True, None)
         assert tm.get_work('w-five', available_gb=8, lease_time=60,
                            work_spec_names=['tick']) is None
         # The worker holding u1 since before the swap finishes it.
