@@ -259,3 +259,46 @@ func testImportPython(t *testing.T, backend []string, serve func(*testing.T) str
 		t.Errorf("daemon serves %s\nwant %s", got, wantAfterLog)
 	}
 }
+
+// TestTakeOverPostgresOnce: on PostgreSQL the snapshots are imported into
+// a database without work specs, and not again once it has some.
+func TestTakeOverPostgresOnce(t *testing.T) {
+	dbURL, _ := pgtest.FreshSchema(t, "takeover")
+	dir := pyDir(t)
+	args := []string{"-listen", "127.0.0.1:0", "-backend", dbURL, "--snapshot-dir", dir}
+	addr, logs, stop := startExact(t, args...)
+	if got := counts(t, addr, "flow", "late", "sink", "paused"); got != wantAfterLog {
+		t.Errorf("after take-over: %s\nwant %s\n%s", got, wantAfterLog, logs)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "coordinated")); !os.IsNotExist(err) {
+		t.Errorf("a data directory was made for the postgres backend (%v)", err)
+	}
+	_, logs, stop = startExact(t, args...)
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(logs.String(), "already holds work specs") || strings.Contains(logs.String(), "imported the Python") {
+		t.Errorf("second start imported again:\n%s", logs)
+	}
+}
+
+// TestImportPythonChecksMD5: a snapshot named by hand is checked against
+// its .md5 file when it has one.
+func TestImportPythonChecksMD5(t *testing.T) {
+	dir := pyDir(t)
+	snap := filepath.Join(dir, filepath.Base(pySnapA))
+	if err := os.WriteFile(snap+".md5", []byte("ffffffffffffffffffffffffffffffff\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data := t.TempDir()
+	err := dispatch(context.Background(), []string{"import-python", "-data-dir", data, snap}, io.Discard, io.Discard, nil)
+	if err == nil || !strings.Contains(err.Error(), "MD5 mismatch") || !strings.Contains(err.Error(), snap) {
+		t.Errorf("import-python with a bad .md5: %v", err)
+	}
+	if fresh, _ := dirIsNew(data); !fresh {
+		t.Error("the refused import wrote to the data directory")
+	}
+}
