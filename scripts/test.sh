@@ -20,6 +20,11 @@ unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go')
 if [ -n "$unformatted" ]; then echo "gofmt would change: $unformatted"; exit 1; fi
 echo "== go vet"
 go vet ./...
+# The Go tests of client/, cmd/coordinate and migrate run the real Python
+# daemon and CLI from the Python 2.7 virtualenv (internal/testdaemon).
+echo "== Python virtualenvs"
+scripts/pythontest.sh --setup-only
+export COORDINATE_TEST_PY27=${COORDINATE_TEST_PY27:-$PWD/.venv-py27}
 echo "== go test -race"
 go test -race -count=1 ./...
 echo "== python suites"
