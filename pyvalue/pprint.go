@@ -6,7 +6,14 @@ import "strings"
 // Repr when it fits, otherwise dicts, lists and tuples one entry per line
 // (and, with indent > 1, the quirky padding after the opening bracket).
 func PFormat(v any, indent int) string {
-	p := printer{indent: indent, width: 80}
+	p := printer{indent: indent, width: 80, repr: Repr}
+	p.format(v, 0, 0)
+	return p.b.String()
+}
+
+// WirePFormat is PFormat with integers as longs, as WireRepr.
+func WirePFormat(v any, indent int) string {
+	p := printer{indent: indent, width: 80, repr: WireRepr}
 	p.format(v, 0, 0)
 	return p.b.String()
 }
@@ -14,10 +21,11 @@ func PFormat(v any, indent int) string {
 type printer struct {
 	b             strings.Builder
 	indent, width int
+	repr          func(any) string
 }
 
 func (p *printer) format(v any, indent, allowance int) {
-	rep := Repr(v)
+	rep := p.repr(v)
 	sepLines := len(rep) > p.width-1-indent-allowance
 	if m, ok := v.(map[any]any); ok {
 		p.b.WriteByte('{')
@@ -27,7 +35,7 @@ func (p *printer) format(v any, indent, allowance int) {
 		if len(m) > 0 {
 			indent += p.indent
 			for i, kv := range reprSorted(m) {
-				krep := Repr(kv[0])
+				krep := p.repr(kv[0])
 				switch {
 				case i == 0:
 					p.b.WriteString(krep + ": ")

@@ -14,7 +14,7 @@ import (
 	"github.com/coordinated/coordinated/pyvalue"
 )
 
-func b(s string) []byte           { return []byte(s) }
+func b(s string) []byte          { return []byte(s) }
 func k(s string) cbor.ByteString { return cbor.ByteString(s) }
 
 // cases pairs a Python 2 literal with the value cborrpc decodes it into.
@@ -26,9 +26,9 @@ var cases = []struct {
 	{py: `{'name': 'ws1', 'min_gb': 1, 'module': 'm.tasks', 'config': {'coordinate': {'address': '127.0.0.1:5932'}, 'k': {}}, 'desc': 'loaded by the CLI', 'weight': 20, 'run_params': ['a', 1, 2.5, None, True, [], [1, [2]]], 'empty': {}, 'el': [], 'f': 1e17, 'neg': -1.5, 'big': 12345678901234567890}`,
 		v: map[any]any{k("name"): b("ws1"), k("min_gb"): uint64(1), k("module"): b("m.tasks"),
 			k("config"): map[any]any{k("coordinate"): map[any]any{k("address"): b("127.0.0.1:5932")}, k("k"): map[any]any{}},
-			k("desc"): b("loaded by the CLI"), k("weight"): uint64(20),
+			k("desc"):   b("loaded by the CLI"), k("weight"): uint64(20),
 			k("run_params"): []any{b("a"), uint64(1), 2.5, nil, true, []any{}, []any{uint64(1), []any{uint64(2)}}},
-			k("empty"): map[any]any{}, k("el"): []any{}, k("f"): 1e17, k("neg"): -1.5, k("big"): uint64(12345678901234567890)}},
+			k("empty"):      map[any]any{}, k("el"): []any{}, k("f"): 1e17, k("neg"): -1.5, k("big"): uint64(12345678901234567890)}},
 	{py: `{'yes': 'yes', 'num': '123', 'fl': '1.5', 'colon': 'a: b', 'c2': 'a:b', 'hash': 'a #b', 'lead': ' x', 'trail': 'x ', 'multi': 'line1\nline2\n', 'quote': "it's", 'dq': 'say "hi"', 'tab': 'a\tb', 'long': 'word ' * 30 + 'end', 'dash': '- x', 'star': '*x', 'empty': '', 'null': 'null', 'date': '2001-01-01', 'tilde': '~', 'q': '?x', 'pct': '50%'}`,
 		v: map[any]any{k("yes"): b("yes"), k("num"): b("123"), k("fl"): b("1.5"), k("colon"): b("a: b"), k("c2"): b("a:b"),
 			k("hash"): b("a #b"), k("lead"): b(" x"), k("trail"): b("x "), k("multi"): b("line1\nline2\n"), k("quote"): b("it's"),

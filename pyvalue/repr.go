@@ -97,11 +97,28 @@ func writeHex(b *strings.Builder, v uint64, width int) {
 // True/False, numbers, byte and text strings.
 func Repr(v any) string {
 	var b strings.Builder
-	writePyRepr(&b, v)
+	r := reprer{b: &b}
+	r.write(v)
 	return b.String()
 }
 
-func writePyRepr(b *strings.Builder, v any) {
+// WireRepr is Repr of a value as a Python 2 client holds it after
+// decoding it from CBOR: every integer is a long (1L).
+func WireRepr(v any) string {
+	var b strings.Builder
+	r := reprer{b: &b, longs: true}
+	r.write(v)
+	return b.String()
+}
+
+type reprer struct {
+	b     *strings.Builder
+	longs bool
+}
+
+func (r reprer) write(v any) { writePyRepr(r.b, v, r.longs) }
+
+func writePyRepr(b *strings.Builder, v any, longs bool) {
 	switch x := v.(type) {
 	case nil:
 		b.WriteString("None")
@@ -113,11 +130,14 @@ func writePyRepr(b *strings.Builder, v any) {
 		}
 	case uint64:
 		b.WriteString(strconv.FormatUint(x, 10))
-		if x > math.MaxInt64 {
+		if longs || x > math.MaxInt64 {
 			b.WriteByte('L') // a Python 2 long
 		}
 	case int64:
 		b.WriteString(strconv.FormatInt(x, 10))
+		if longs {
+			b.WriteByte('L')
+		}
 	case big.Int:
 		b.WriteString(x.String() + "L")
 	case *big.Int:
@@ -138,20 +158,20 @@ func writePyRepr(b *strings.Builder, v any) {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			writePyRepr(b, e)
+			writePyRepr(b, e, longs)
 		}
 		b.WriteByte(']')
 	case cborrpc.Tuple:
-		writeTuple(b, x)
+		writeTuple(b, x, longs)
 	case cbor.Tag:
 		if x.Number == cborrpc.TagTuple {
 			if items, ok := x.Content.([]any); ok {
-				writeTuple(b, items)
+				writeTuple(b, items, longs)
 				return
 			}
 		}
 		b.WriteString("CBORTag(" + strconv.FormatUint(x.Number, 10) + ", ")
-		writePyRepr(b, x.Content)
+		writePyRepr(b, x.Content, longs)
 		b.WriteByte(')')
 	case map[any]any:
 		// Python 2 dict order is its hash order; sort by key for stable
@@ -161,9 +181,9 @@ func writePyRepr(b *strings.Builder, v any) {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			writePyRepr(b, kv[0])
+			writePyRepr(b, kv[0], longs)
 			b.WriteString(": ")
-			writePyRepr(b, kv[1])
+			writePyRepr(b, kv[1], longs)
 		}
 		b.WriteByte('}')
 	default:
@@ -195,13 +215,13 @@ func Float(f float64) string {
 	return s
 }
 
-func writeTuple(b *strings.Builder, items []any) {
+func writeTuple(b *strings.Builder, items []any, longs bool) {
 	b.WriteByte('(')
 	for i, e := range items {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		writePyRepr(b, e)
+		writePyRepr(b, e, longs)
 	}
 	if len(items) == 1 {
 		b.WriteByte(',')
