@@ -24,7 +24,18 @@ import (
 
 // YAMLDump is yaml.safe_dump(v) (safe true) or yaml.dump(v) (safe false).
 func YAMLDump(v any, safe bool) string {
-	e := &emitter{safe: safe, whitespace: true, indention: true, indent: -1}
+	return yamlDump(v, safe, false)
+}
+
+// WireYAMLDump is yaml.dump(v) of a value as a Python 2 client decodes it
+// from CBOR: its integers are longs, which yaml.dump tags (!!python/long
+// '5932'); safe_dump writes longs as plain integers (use YAMLDump).
+func WireYAMLDump(v any) string {
+	return yamlDump(v, false, true)
+}
+
+func yamlDump(v any, safe, longs bool) string {
+	e := &emitter{safe: safe, longs: longs, whitespace: true, indention: true, indent: -1}
 	e.node(v, true, false, false)
 	e.writeIndent()
 	if e.openEnded {
@@ -38,6 +49,7 @@ const bestWidth = 80
 
 type emitter struct {
 	safe       bool
+	longs      bool
 	b          strings.Builder
 	column     int
 	whitespace bool
@@ -66,8 +78,14 @@ func (e *emitter) represent(v any) (scalar, bool) {
 		}
 		return scalar{text: "false", implicit: true}, true
 	case uint64:
+		if e.longs {
+			return scalar{text: strconv.FormatUint(x, 10), tag: "!!python/long"}, true
+		}
 		return scalar{text: strconv.FormatUint(x, 10), implicit: true}, true
 	case int64:
+		if e.longs {
+			return scalar{text: strconv.FormatInt(x, 10), tag: "!!python/long"}, true
+		}
 		return scalar{text: strconv.FormatInt(x, 10), implicit: true}, true
 	case int:
 		return scalar{text: strconv.Itoa(x), implicit: true}, true
