@@ -159,7 +159,7 @@ func (a *app) summaryOnce(p *parsed, watch bool) error {
 	if p.str("output") == "json" {
 		out := map[string]any{"_NOW": now}
 		for n, r := range rows {
-			out[n] = r
+			out[n] = jsonable(r)
 		}
 		return a.printJSON(out)
 	}
