@@ -1,5 +1,5 @@
 # The two commands of the README: `make run` and `make test`.
-.PHONY: run test build bench
+.PHONY: run test build bench bench-load
 
 build:
 	go build -o bin/coordinated ./cmd/coordinated
@@ -12,3 +12,8 @@ test:
 
 bench:
 	go test -run '^$$' -bench . -benchmem ./...
+
+# Load a 1,000,000-line units file with the Go coordinate CLI: units/s and
+# the CLI's peak RSS, against an in-process memory daemon.
+bench-load:
+	go test -run '^$$' -bench LoadMillion -benchtime 1x ./cmd/coordinate

@@ -134,6 +134,16 @@ func TestExtras(t *testing.T) {
 	if s, _ := summary["lspec"].(map[string]any); s["num_available"] != 3.0 {
 		t.Errorf("summary -o json = %v", summary)
 	}
+	// summary --watch redraws until interrupted.
+	ctx, cancel := context.WithCancel(context.Background())
+	var watched, werr bytes.Buffer
+	go func() { time.Sleep(300 * time.Millisecond); cancel() }()
+	if code := run(ctx, []string{"-c", "client.yaml", "summary", "--watch", "--interval", "0.05"}, strings.NewReader(""), &watched, &werr); code != 0 {
+		t.Errorf("summary --watch: exit %d: %s", code, werr.String())
+	}
+	if n := strings.Count(watched.String(), "\x1b[H\x1b[2J"); n < 1 || strings.Count(watched.String(), "lspec ") != n {
+		t.Errorf("summary --watch drew %d screens:\n%q", n, watched.String())
+	}
 	mustRun("", "archive")
 	mustRun("", "archive", "-W", "lspec")
 	for _, shell := range []string{"bash", "zsh"} {
