@@ -155,7 +155,7 @@ func (p *parser) checkThen(s *Spec) error {
 	if !ok || then == nil {
 		return nil
 	}
-	name, _ := pyText(then)
+	name, _ := pyvalue.Text(then)
 	if _, ok := p.byName[name]; ok {
 		return nil
 	}
@@ -233,9 +233,9 @@ func findKey(m map[any]any, k any) any {
 	if _, ok := m[k]; ok {
 		return k
 	}
-	if s, ok := pyText(k); ok {
+	if s, ok := pyvalue.Text(k); ok {
 		for mk := range m {
-			if ms, ok := pyText(mk); ok && ms == s {
+			if ms, ok := pyvalue.Text(mk); ok && ms == s {
 				return mk
 			}
 		}
@@ -252,18 +252,6 @@ func lookup(m map[any]any, key string) (any, bool) {
 }
 
 func configKey(m map[any]any) any { return findKey(m, cbor.ByteString("config")) }
-
-func pyText(v any) (string, bool) {
-	switch x := v.(type) {
-	case []byte:
-		return string(x), true
-	case cbor.ByteString:
-		return string(x), true
-	case string:
-		return x, true
-	}
-	return "", false
-}
 
 // decodeMapping decodes a YAML mapping into Python 2 typed values.
 func decodeMapping(n *yaml.Node) (map[any]any, error) {

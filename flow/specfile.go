@@ -5,6 +5,8 @@ import (
 	"os"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/coordinated/coordinated/pyvalue"
 )
 
 // ReadSpecFile reads a single work spec (YAML or JSON), as `coordinate
@@ -57,5 +59,5 @@ func Name(def map[any]any) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	return pyText(v)
+	return pyvalue.Text(v)
 }

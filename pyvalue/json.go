@@ -86,7 +86,7 @@ func writeJSON(b *strings.Builder, v any, indent, level int) error {
 	case float64:
 		b.WriteString(jsonFloat(x))
 	default:
-		s, ok := text(v)
+		s, ok := Text(v)
 		if !ok {
 			return fmt.Errorf("%s is not JSON serializable", Repr(v))
 		}
@@ -113,7 +113,7 @@ func jsonFloat(f float64) string {
 // jsonKey converts a map key as Python's json does: strings as they are,
 // numbers, booleans and None to their JSON text.
 func jsonKey(k any) (string, error) {
-	if s, ok := text(k); ok {
+	if s, ok := Text(k); ok {
 		return s, nil
 	}
 	switch x := k.(type) {

@@ -175,8 +175,8 @@ func pyLess(a, b any) bool {
 	case na != nb:
 		return na
 	}
-	sa, _ := text(a)
-	sb, _ := text(b)
+	sa, _ := Text(a)
+	sb, _ := Text(b)
 	return sa < sb
 }
 
@@ -201,7 +201,8 @@ func number(v any) (float64, bool) {
 	return 0, false
 }
 
-func text(v any) (string, bool) {
+// Text returns the contents of a str (byte string) or unicode value.
+func Text(v any) (string, bool) {
 	switch x := v.(type) {
 	case []byte:
 		return string(x), true
