@@ -1,5 +1,5 @@
 # The two commands of the README: `make run` and `make test`.
-.PHONY: run test build bench bench-load
+.PHONY: run test test-go build bench bench-load
 
 build:
 	go build -o bin/coordinated ./cmd/coordinated
@@ -9,6 +9,10 @@ run: build
 
 test:
 	scripts/test.sh
+
+# The Go half of `make test` (with its throwaway PostgreSQL): a quick green loop.
+test-go:
+	scripts/test.sh go
 
 bench:
 	go test -run '^$$' -bench . -benchmem ./...

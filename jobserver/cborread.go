@@ -207,11 +207,3 @@ func float64Item(b []byte) (float64, bool) {
 	}
 	return math.Float64frombits(binary.BigEndian.Uint64(b[1:])), true
 }
-
-// boolItem reads CBOR false or true.
-func boolItem(b []byte) (value, ok bool) {
-	if len(b) == 0 || (b[0] != 0xf4 && b[0] != 0xf5) {
-		return false, false
-	}
-	return b[0] == 0xf5, true
-}
