@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test of the project on a fresh machine: gofmt, go vet,
 # staticcheck, `go mod tidy -diff`, the Go tests (with the race detector)
-# including the conformance suite against every backend, and the Python
+# including the conformance suite against every backend and the Go client,
+# CLI and migrate against the real Python daemon and CLI, and the Python
 # suites against a running daemon. It starts a throwaway PostgreSQL itself
 # unless COORDINATE_TEST_POSTGRES names one.
 #
