@@ -317,6 +317,8 @@ type opExpire struct {
 }
 
 func (o *opExpire) apply(s *state) {
+	s.expiring = true
+	defer func() { s.expiring = false }()
 	for _, name := range sortedSpecNames(s.specs) {
 		sp := s.specs[name]
 		for u := sp.delayed.top(); u != nil && u.notBefore <= o.Now; u = sp.delayed.top() {

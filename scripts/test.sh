@@ -29,6 +29,17 @@ if [ -z "${COORDINATE_TEST_POSTGRES:-}" ]; then
 fi
 echo "== PostgreSQL for tests: $COORDINATE_TEST_POSTGRES"
 
+# Headless Chromium for the web package's browser tests (they fail, never
+# skip, without it). Screenshots land in $COORDINATE_TEST_ARTIFACTS.
+if ! command -v chromium >/dev/null 2>&1; then
+  echo "== installing chromium"
+  sudo=""; [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  $sudo apt-get update -qq && $sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+fi
+export COORDINATE_TEST_ARTIFACTS="${COORDINATE_TEST_ARTIFACTS:-$PWD/tmp/artifacts}"
+mkdir -p "$COORDINATE_TEST_ARTIFACTS"
+echo "== test artifacts (screenshots): $COORDINATE_TEST_ARTIFACTS"
+
 echo "== gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
 if [ -n "$unformatted" ]; then echo "gofmt would change: $unformatted"; exit 1; fi

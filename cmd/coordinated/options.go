@@ -35,6 +35,12 @@ type options struct {
 	gcPercentSet   bool // given explicitly (else GOGC from the environment wins)
 	version        bool
 
+	// The HTTP listener (--httpd, docs/operations.md); serving is in httpd.go.
+	httpd        string
+	httpdActions bool
+	httpdPprof   bool
+	httpdToken   string
+
 	// Persistence of the memory backend (docs/persistence.md).
 	volatile      bool   // -backend memory: (or -data-dir ""): keep nothing
 	dataDir       string // "" when volatile
@@ -63,6 +69,10 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.DurationVar(&o.stallTimeout, "stall-timeout", 10*time.Minute, "report a work-unit group as stalled after this long with runnable units and no progress")
 	fs.IntVar(&o.gcPercent, "gc-percent", defaultGCPercent, "Go garbage-collector target `percent` (as GOGC; the GOGC environment variable wins unless this flag is given)")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
+	fs.StringVar(&o.httpd, "httpd", "", "serve the status page, /metrics, /healthz, /readyz and the /ui/ dashboard on `[ip]:port` (\":5933\" means 127.0.0.1:5933; give 0.0.0.0 to open it to the network)")
+	fs.BoolVar(&o.httpdActions, "httpd-actions", false, "allow the dashboard's actions: pause/resume, retry, reprioritize, cancel group")
+	fs.BoolVar(&o.httpdPprof, "httpd-pprof", false, "serve net/http/pprof under /debug/pprof/ on the -httpd listener")
+	fs.StringVar(&o.httpdToken, "httpd-token", "", "require this `token` (bearer, or basic-auth password) for dashboard actions")
 	err := fs.Parse(args)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {

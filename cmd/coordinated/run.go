@@ -68,7 +68,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready cha
 	if err != nil {
 		return fmt.Errorf("-listen: %w", err)
 	}
-	handler := loggingHandler{h: jobserver.New(ns, cfg), log: log}
+	js := jobserver.New(ns, cfg)
+	var handler cborrpc.Handler = loggingHandler{h: js, log: log}
+	lln := &loggingListener{Listener: ln, log: log}
+	hs, err := startHTTPD(ctx, opts, backend, ns, lln.open.Load, log)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer hs.shutdown(log)
+	if hs != nil {
+		handler = hs.web.RPCHandler(handler, js.HasMethod)
+	}
 	srv := cborrpc.NewServer(handler, cborrpc.ServerOptions{
 		MaxRequestSize: opts.maxRequestSize,
 		Logger:         log,
@@ -83,7 +94,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready cha
 	go watchStalledGroups(watchCtx, ns, opts.stallTimeout, log)
 
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(&loggingListener{Listener: ln, log: log}) }()
+	go func() { served <- srv.Serve(lln) }()
 	var failure error
 	select {
 	case err := <-served:

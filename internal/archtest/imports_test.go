@@ -23,6 +23,7 @@ var floors = map[string]int{
 	"internal/archtest": 0,
 	"pyvalue":           0,
 	"internal/progress": 0,
+	"internal/histo":    0,
 	// 1: the interface and its pure rules.
 	"coordinate": 1,
 	// 2: the conformance suite, and the mechanisms the backends and the
@@ -38,8 +39,10 @@ var floors = map[string]int{
 	// 3 too: the client side of the wire, and the CLI's file formats.
 	"client": 3,
 	"flow":   3,
-	// 4: what is built on the client, and the helpers that start daemons
-	// for the client side's tests.
+	// 4: the HTTP side (status page, metrics, dashboard) over the
+	// backends; what is built on the client, and the helpers that start
+	// daemons for the client side's tests.
+	"web":                 4,
 	"migrate":             4,
 	"client/clienttest":   4,
 	"internal/testdaemon": 4,
