@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/creack/pty"
-
 	"github.com/coordinated/coordinated/client"
 	"github.com/coordinated/coordinated/internal/testdaemon"
 )
@@ -103,39 +101,19 @@ func TestMigrateUsage(t *testing.T) {
 // bar per spec there and keeps stdout for the table.
 func TestMigrateProgressBarOnATerminal(t *testing.T) {
 	src, dst := testdaemon.Ours(t, "memory"), testdaemon.Ours(t, "memory")
-	c, err := client.Dial(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	testdaemon.Populate(t, c)
+	testdaemon.Populate(t, testdaemon.Dial(t, src))
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), "COORDINATED_TEST_DAEMON=1", "COORDINATED_TEST_ARGS=migrate -from "+src+" -to "+dst+" -page-size 5")
-	ptmx, tty, err := pty.Open()
+	stdout, screen, err := testdaemon.RunOnTerminal(t, cmd)
 	if err != nil {
-		t.Fatal(err)
-	}
-	defer ptmx.Close()
-	var stdout bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, tty
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	tty.Close()
-	var screen bytes.Buffer
-	done := make(chan struct{})
-	go func() { screen.ReadFrom(ptmx); close(done) }()
-	err = cmd.Wait()
-	<-done
-	if err != nil {
-		t.Fatalf("migrate: %v\n%s\n%s", err, stdout.String(), screen.String())
+		t.Fatalf("migrate: %v\n%s\n%s", err, stdout, screen)
 	}
 	for _, want := range []string{"ws1 (1/3) [", "100% 21/21 units", "ws3 (3/3) ["} {
-		if !strings.Contains(screen.String(), want) {
-			t.Errorf("terminal lacks %q:\n%q", want, screen.String())
+		if !strings.Contains(screen, want) {
+			t.Errorf("terminal lacks %q:\n%q", want, screen)
 		}
 	}
-	if strings.Contains(stdout.String(), "\r") || !strings.Contains(stdout.String(), "work spec") {
-		t.Errorf("stdout: %q", stdout.String())
+	if strings.Contains(stdout, "\r") || !strings.Contains(stdout, "work spec") {
+		t.Errorf("stdout: %q", stdout)
 	}
 }
