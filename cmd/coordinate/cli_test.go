@@ -142,6 +142,9 @@ func TestExtras(t *testing.T) {
 	if n := strings.Count(watched.String(), "\x1b[H\x1b[2J"); n < 1 || strings.Count(watched.String(), "lspec ") != n {
 		t.Errorf("summary --watch drew %d screens:\n%q", n, watched.String())
 	}
+	if out := mustRun("", "delete_work_units", "-W", "lspec", "-s", "failed"); out != "Removed 0 work units.\n" {
+		t.Errorf("delete_work_units: %q", out)
+	}
 	mustRun("", "archive")
 	mustRun("", "archive", "-W", "lspec")
 	for _, shell := range []string{"bash", "zsh"} {
