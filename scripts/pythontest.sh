@@ -99,6 +99,13 @@ py27_ok=1
 legacy_tests=
 setup_py27 || py27_ok=0
 
+# --setup-only: build the virtualenvs and stop. scripts/test.sh runs this
+# before the Go tests, which start .venv-py27's Python daemon and CLI.
+if [ "${1:-}" = --setup-only ]; then
+  [ "$py27_ok" -eq 1 ] || fail "the Python 2.7 environment could not be set up"
+  exit 0
+fi
+
 # --- the daemon --------------------------------------------------------------
 
 work=$(mktemp -d)

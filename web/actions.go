@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/coordinated/coordinated/cborrpc"
 	"github.com/coordinated/coordinated/coordinate"
 )
 
@@ -41,9 +42,10 @@ func (s *Server) handleAction(w http.ResponseWriter, r *http.Request) {
 	f := r.PostForm
 	action, spec, key, group := f.Get("action"), f.Get("spec"), f.Get("key"), f.Get("group")
 	result, err := s.act(r.Context(), action, spec, key, group, f.Get("priority"))
-	log := s.log.With("action", action, "spec", spec, "key", key, "group", group, "remote", r.RemoteAddr)
+	log := s.log.With("action", cborrpc.LogValue(action), "spec", cborrpc.LogValue(spec),
+		"key", cborrpc.LogValue(key), "group", cborrpc.LogValue(group), "remote", r.RemoteAddr)
 	if err != nil {
-		log.Warn("dashboard action failed", "error", err)
+		log.Warn("dashboard action failed", "error", cborrpc.LogValue(err.Error()))
 		s.fail(w, http.StatusBadRequest, action+": "+err.Error())
 		return
 	}

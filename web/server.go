@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/coordinated/coordinated/cborrpc"
 	"github.com/coordinated/coordinated/coordinate"
 )
 
@@ -128,7 +129,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	s.mux.ServeHTTP(rec, r)
-	s.log.Debug("http request", "method", r.Method, "path", r.URL.Path, "query", r.URL.RawQuery,
+	s.log.Debug("http request", "method", cborrpc.LogValue(r.Method), "path", cborrpc.LogValue(r.URL.Path), "query", cborrpc.LogValue(r.URL.RawQuery),
 		"status", rec.status, "remote", r.RemoteAddr, "took", time.Since(start))
 }
 

@@ -12,6 +12,8 @@
 //	             --pid FILE --snapshot-dir DIR --httpd [IP]:PORT -v -q
 //	             --debug LOGGER --dump-config [WHAT]]
 //	coordinated import-python [-backend ...] [-data-dir DIR] [-replace] SNAPSHOT [LOG...]
+//	coordinated migrate -from HOST:PORT [-to HOST:PORT] [-spec NAME]...
+//	            [-pause-source] [-verify]
 //
 // The Python daemon's command line and config file work as they did
 // (docs/compat.md); with --snapshot-dir its queue is taken over once into
@@ -22,6 +24,9 @@
 // (default $XDG_STATE_HOME/coordinated, else ~/.local/state/coordinated)
 // and recovers them on start; -backend memory: or -data-dir "" keeps
 // nothing (docs/persistence.md).
+//
+// `migrate` copies work specs and units from a running daemon into another
+// through the legacy RPCs (docs/migration.md).
 //
 // On SIGINT or SIGTERM it stops accepting connections, answers the
 // requests already received, closes the backend (a memory backend writes a
@@ -45,7 +50,7 @@ var version = "devel"
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	err := dispatch(ctx, os.Args[1:], os.Stdout, os.Stderr, nil)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr, nil)
 	switch {
 	case err == nil:
 	case errors.Is(err, flag.ErrHelp):

@@ -48,6 +48,8 @@ type options struct {
 
 	storage // -backend and the memory backend's persistence
 
+	limits limitOptions // connection and request limits (limits.go)
+
 	py pyOptions // the Python daemon's options (pyflags.go)
 }
 
@@ -124,6 +126,7 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.BoolVar(&o.httpdActions, "httpd-actions", false, "allow the dashboard's actions: pause/resume, retry, reprioritize, cancel group")
 	fs.BoolVar(&o.httpdPprof, "httpd-pprof", false, "serve net/http/pprof under /debug/pprof/ on the -httpd listener")
 	fs.StringVar(&o.httpdToken, "httpd-token", "", "require this `token` (bearer, or basic-auth password) for dashboard actions")
+	o.limits.register(fs)
 	o.storage.register(fs)
 }
 
@@ -147,6 +150,9 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	if o.maxRequestSize <= 0 {
 		fmt.Fprintln(stderr, "coordinated: -max-request-size must be positive")
 		return nil, errUsage
+	}
+	if err := o.limits.check(stderr); err != nil {
+		return nil, err
 	}
 	if o.stallTimeout <= 0 {
 		fmt.Fprintln(stderr, "coordinated: -stall-timeout must be positive")
@@ -190,7 +196,11 @@ func parseFlags(fs *flag.FlagSet, args []string, py *pyOptions, stderr io.Writer
 
 // usage prints the flags, ours and the Python daemon's.
 func usage(fs *flag.FlagSet, w io.Writer) {
-	fmt.Fprintf(w, "Usage: coordinated [flags]\n       coordinated SUBCOMMAND [flags] (%s; -h after it for its flags)\n\nFlags (- and -- are alike):\n", subcommandNames())
+	fmt.Fprintf(w, "Usage: coordinated [flags]\n       coordinated SUBCOMMAND [flags] (-h after it for its flags)\n\nSubcommands:\n")
+	for _, name := range strings.Split(subcommandNames(), ", ") {
+		fmt.Fprintf(w, "  %-14s %s\n", name, subcommands[name].summary)
+	}
+	fmt.Fprintf(w, "\nFlags (- and -- are alike):\n")
 	fs.PrintDefaults()
 }
 

@@ -23,7 +23,7 @@ type pyOptions struct {
 	httpdSet    bool // --httpd was given (else coordinate.server.httpd)
 	verbose     counter
 	quiet       counter
-	debug       stringList
+	debug       stringList // repeatable (migrate.go)
 	// dumpConfig is "" or what --dump-config asked for: effective, full
 	// or default; dumpConfigValued says a value was given.
 	dumpConfig       string
@@ -153,12 +153,6 @@ func (c *counter) Set(s string) error {
 	}
 	return nil
 }
-
-// stringList is a repeatable string flag.
-type stringList []string
-
-func (l *stringList) String() string     { return strings.Join(*l, ",") }
-func (l *stringList) Set(s string) error { *l = append(*l, s); return nil }
 
 // dumpConfigFlag is --dump-config, whose value is optional.
 type dumpConfigFlag struct{ p *pyOptions }

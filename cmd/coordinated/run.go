@@ -21,8 +21,12 @@ const shutdownGrace = 30 * time.Second
 
 // run is the whole daemon: it serves until ctx is cancelled (the signal
 // handler in main), then shuts down cleanly. If ready is non-nil it gets
-// the listening address once the port is open.
+// the listening address once the port is open. A first argument naming a
+// subcommand (subcommands.go) runs that instead.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready chan<- net.Addr) error {
+	if sc, ok := subcommandOf(args); ok {
+		return sc.run(ctx, args[1:], stdout, stderr)
+	}
 	opts, err := parseOptions(args, stderr)
 	if err != nil {
 		return err
@@ -39,7 +43,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready cha
 		debug.SetGCPercent(opts.gcPercent)
 	}
 
-	cfg := jobserver.Config{Clock: coordinate.SystemClock{}, Logger: log}
+	cfg := jobserver.Config{Clock: coordinate.SystemClock{}, Logger: log, Limits: opts.limits.jobserverLimits()}
 	if c := opts.py.config; c != nil {
 		if cfg.ServerConfig, cfg.Retention, err = jobserver.LoadYAMLConfig(c.text); err != nil {
 			return fmt.Errorf("-config %s: %w", opts.configFile, err)
@@ -86,10 +90,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready cha
 	if hs != nil {
 		handler = hs.web.RPCHandler(handler, js.HasMethod)
 	}
-	srv := cborrpc.NewServer(handler, cborrpc.ServerOptions{
-		MaxRequestSize: opts.maxRequestSize,
-		Logger:         log,
-	})
+	srvOpts := opts.limits.serverLimits(opts.maxRequestSize, log)
+	srvOpts.Logger = log
+	srv := cborrpc.NewServer(handler, srvOpts)
 	log.Info("listening", "addr", ln.Addr().String(), "backend", backendLabel(opts.backend), "data_dir", opts.dataDir, "version", version)
 	if opts.py.debug != nil {
 		log.Debug("--debug: there are no per-module loggers; all debug logging is on", "loggers", []string(opts.py.debug))

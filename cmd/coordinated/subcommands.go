@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"io"
-	"net"
 	"sort"
 	"strings"
 )
@@ -19,17 +18,16 @@ type subcommand struct {
 // line here.
 var subcommands = map[string]subcommand{
 	"import-python": {"load a Python daemon's snapshot and action logs into a backend", runImportPython},
+	"migrate":       {"copy work specs and units from a running daemon into another", runMigrate},
 }
 
-// dispatch runs the subcommand named by the first argument, or else the
-// daemon (run).
-func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer, ready chan<- net.Addr) error {
-	if len(args) > 0 {
-		if sc, ok := subcommands[args[0]]; ok {
-			return sc.run(ctx, args[1:], stdout, stderr)
-		}
+// subcommandOf returns the subcommand the first argument names, if any.
+func subcommandOf(args []string) (subcommand, bool) {
+	if len(args) == 0 {
+		return subcommand{}, false
 	}
-	return run(ctx, args, stdout, stderr, ready)
+	sc, ok := subcommands[args[0]]
+	return sc, ok
 }
 
 func subcommandNames() string {

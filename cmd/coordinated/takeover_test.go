@@ -222,7 +222,7 @@ func TestImportPythonCommand(t *testing.T) {
 func testImportPython(t *testing.T, backend []string, serve func(*testing.T) string) {
 	importPy := func(args ...string) (string, error) {
 		var stdout, stderr bytes.Buffer
-		err := dispatch(context.Background(), append(append([]string{"import-python"}, backend...), args...), &stdout, &stderr, nil)
+		err := run(context.Background(), append(append([]string{"import-python"}, backend...), args...), &stdout, &stderr, nil)
 		return stdout.String() + stderr.String(), err
 	}
 	// Bad input first: nothing is stored.
@@ -294,7 +294,7 @@ func TestImportPythonChecksMD5(t *testing.T) {
 		t.Fatal(err)
 	}
 	data := t.TempDir()
-	err := dispatch(context.Background(), []string{"import-python", "-data-dir", data, snap}, io.Discard, io.Discard, nil)
+	err := run(context.Background(), []string{"import-python", "-data-dir", data, snap}, io.Discard, io.Discard, nil)
 	if err == nil || !strings.Contains(err.Error(), "MD5 mismatch") || !strings.Contains(err.Error(), snap) {
 		t.Errorf("import-python with a bad .md5: %v", err)
 	}
