@@ -181,7 +181,11 @@ func isDumpWhat(s string) bool { return s == "effective" || s == "full" || s == 
 // countFlags matches argparse's combined counting flags: -vv, -qqq.
 var countFlags = regexp.MustCompile(`^-(v{2,}|q{2,})$`)
 
-// expandCountFlags turns -vv into -v -v, which the flag package needs.
+// attachedPort matches argparse's -pPORT.
+var attachedPort = regexp.MustCompile(`^-p([0-9]+)$`)
+
+// expandCountFlags turns argparse's short forms into what the flag
+// package reads: -vv into -v -v, -p5932 into -p 5932.
 func expandCountFlags(args []string) []string {
 	out := make([]string, 0, len(args))
 	for i, a := range args {
@@ -192,6 +196,10 @@ func expandCountFlags(args []string) []string {
 			for range len(a) - 1 {
 				out = append(out, a[:2])
 			}
+			continue
+		}
+		if m := attachedPort.FindStringSubmatch(a); m != nil {
+			out = append(out, "-p", m[1])
 			continue
 		}
 		out = append(out, a)

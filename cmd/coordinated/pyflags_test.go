@@ -40,6 +40,7 @@ func TestPythonCommandLine(t *testing.T) {
 		{[]string{"-c", cfg}, "10.1.2.3:6000", ":7000", slog.LevelInfo, "/state/coordinated", "", ""},
 		{[]string{"--config", cfg, "--host", "0.0.0.0", "-p", "5940", "--httpd", "127.0.0.1:5933"}, "0.0.0.0:5940", "127.0.0.1:5933", slog.LevelInfo, "/state/coordinated", "", ""},
 		{[]string{"-c", cfg, "--port=5941", "-v"}, "10.1.2.3:5941", ":7000", slog.LevelDebug, "/state/coordinated", "", ""},
+		{[]string{"-c", cfg, "-p5942", "-vv"}, "10.1.2.3:5942", ":7000", slog.LevelDebug - 4, "/state/coordinated", "", ""},
 		{[]string{"--host", "0.0.0.0", "-qq"}, "0.0.0.0:5932", "", slog.LevelError, "/state/coordinated", "", ""},
 		{[]string{"--quiet", "--debug", "coordinate.job_server"}, "127.0.0.1:5932", "", slog.LevelDebug, "/state/coordinated", "", ""},
 		{[]string{"--snapshot-dir", snap, "-c", cfg}, "10.1.2.3:6000", ":7000", slog.LevelInfo,
