@@ -319,3 +319,41 @@ def test_empty_directory(tmpdir):
     finally:
         assert ours.stop() == 0
     shutil.rmtree(d)
+
+
+def test_sigterm_leaves_a_torn_log(tmpdir):
+    """The Python daemon buffers its action log: stopped with SIGTERM after
+    a snapshot and many changes, its newest log ends inside a record. We
+    import the snapshot and every complete record, skip the torn one, and
+    say so."""
+    snapdir = tempfile.mkdtemp(prefix='py-torn-')
+    config = str(tmpdir.join('coordinate.yaml'))
+    with open(config, 'w') as f:
+        f.write('coordinate:\n  job_queue:\n    log_path_format: %s\n'
+                % os.path.join(snapdir, 'log_{timestamp}'))
+    total = 600
+    pd = PythonDaemon(['-c', config, '--snapshot-dir', snapdir]).start()
+    try:
+        tm = TaskMaster({'address': pd.address})
+        tm.set_work_spec({'name': 'bulk', 'min_gb': 1})
+        tm._rpc('snapshot', ())
+        # 131-byte records: the buffer's flushes (a power of two) never
+        # end on a record boundary.
+        for i in range(total):
+            tm.add_work_units('bulk', [('u%03d' % i, {'pad': 'x' * 98})])
+        tm.close()
+    finally:
+        pd.stop()  # SIGTERM, as systemd stops it
+    ours = start_ours(snapdir, config)
+    try:
+        units = report(ours.address)['bulk']['units']
+        n = len(units)
+        assert 0 < n < total, n
+        assert sorted(units) == ['u%03d' % i for i in range(n)]
+        assert 'ends inside a record' in ours.log(), ours.log()
+        if coordinated_proc.backend() != 'memory':
+            clear(ours.address)
+    finally:
+        assert ours.stop() == 0
+    pd.cleanup()
+    shutil.rmtree(snapdir, ignore_errors=True)
