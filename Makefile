@@ -1,5 +1,5 @@
 # The two commands of the README: `make run` and `make test`.
-.PHONY: run test build bench fuzz
+.PHONY: run test test-go build bench bench-load fuzz
 
 build:
 	go build -o bin/coordinated ./cmd/coordinated
@@ -10,14 +10,28 @@ run: build
 test:
 	scripts/test.sh
 
+# The Go half of `make test` (with its throwaway PostgreSQL): a quick green loop.
+test-go:
+	scripts/test.sh go
+
 bench:
 	go test -run '^$$' -bench . -benchmem ./...
 
-# The fuzz targets of the journal and the memory backend's persistence,
-# FUZZTIME each (scripts/test.sh runs them for 3 s). A failure leaves its
-# input under the package's testdata/fuzz/ (commit it as a regression).
-FUZZTIME ?= 5m
+# Longer fuzzing than the test command's few seconds: FUZZTIME per target.
+# Minimising a new input is capped so that it cannot stall a run. A failure
+# leaves its input under the package's testdata/fuzz/ (commit it as a
+# regression). FuzzReplay writes files: one worker.
+FUZZTIME ?= 2m
+FUZZ = go test -run '^$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10s -fuzz
 fuzz:
-	go test ./journal -run '^$$' -fuzz '^FuzzReplay$$' -fuzztime $(FUZZTIME) -parallel 1
-	go test ./memory -run '^$$' -fuzz '^FuzzSnapshotLoad$$' -fuzztime $(FUZZTIME)
-	go test ./memory -run '^$$' -fuzz '^FuzzRecordApply$$' -fuzztime $(FUZZTIME)
+	$(FUZZ) '^FuzzValidate$$' ./internal/cborx
+	$(FUZZ) '^FuzzAppendHead$$' ./internal/cborx
+	$(FUZZ) '^FuzzReadRequest$$' ./cborrpc
+	$(FUZZ) '^FuzzReplay$$' -parallel 1 ./journal
+	$(FUZZ) '^FuzzSnapshotLoad$$' ./memory
+	$(FUZZ) '^FuzzRecordApply$$' ./memory
+
+# Load a 1,000,000-line units file with the Go coordinate CLI: units/s and
+# the CLI's peak RSS, against an in-process memory daemon.
+bench-load:
+	go test -run '^$$' -bench LoadMillion -benchtime 1x ./cmd/coordinate

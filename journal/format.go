@@ -203,10 +203,3 @@ func frameHeader(payload []byte) [frameHeaderSize]byte {
 	binary.LittleEndian.PutUint32(h[4:], frameCRC(length, payload))
 	return h
 }
-
-// appendFrame appends the frame of payload to dst.
-func appendFrame(dst, payload []byte) []byte {
-	h := frameHeader(payload)
-	dst = append(dst, h[:]...)
-	return append(dst, payload...)
-}

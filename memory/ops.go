@@ -57,7 +57,7 @@ func (o *opControlWorkSpec) apply(s *state) {
 		m.Interval = max(0, *c.Interval)
 	}
 	if c.MaxRunning != nil {
-		m.MaxRunning = max(0, *c.MaxRunning)
+		m.MaxRunning = *c.MaxRunning
 	}
 	if c.Weight != nil {
 		m.Weight = *c.Weight
@@ -317,6 +317,8 @@ type opExpire struct {
 }
 
 func (o *opExpire) apply(s *state) {
+	s.expiring = true
+	defer func() { s.expiring = false }()
 	for _, name := range sortedSpecNames(s.specs) {
 		sp := s.specs[name]
 		for u := sp.delayed.top(); u != nil && u.notBefore <= o.Now; u = sp.delayed.top() {

@@ -44,6 +44,7 @@ const (
 	recHeartbeat
 	recUnregisterWorker
 	recCancelGroup
+	recImportWorkSpec
 )
 
 // opKind returns the record kind of an op.
@@ -77,6 +78,8 @@ func opKind(o op) byte {
 		return recUnregisterWorker
 	case *opCancelGroup:
 		return recCancelGroup
+	case *opImportWorkSpec:
+		return recImportWorkSpec
 	}
 	panic(fmt.Sprintf("memory: op %T has no journal record kind", o))
 }

@@ -172,6 +172,33 @@ type bodyCancelGroup struct {
 	Now   int64
 }
 
+type bodyImportWorkSpec struct {
+	_          struct{} `cbor:",toarray"`
+	Definition []byte
+	Paused     bool
+	Continuous bool
+	Interval   int64
+	NextCont   int64
+	MaxRunning int64
+	Weight     int64
+	Finished   int64
+	Failed     int64
+	Units      []recImportedUnit
+}
+
+type recImportedUnit struct {
+	_          struct{} `cbor:",toarray"`
+	Key        string
+	KeyText    bool
+	Data       []byte
+	Status     int64
+	Priority   float64
+	Expiration int64
+	HasWorker  bool
+	Worker     string
+	WorkerText bool
+}
+
 // bodyScratch holds the bodies of the hot records (lease, update, add) for
 // reuse, so encoding them allocates nothing (recordEncoder owns one).
 type bodyScratch struct {
@@ -264,6 +291,18 @@ func recordBody(o op, sc *bodyScratch) any {
 		return &bodyUnregisterWorker{Worker: o.Worker}
 	case *opCancelGroup:
 		return &bodyCancelGroup{Group: o.Group, Now: o.Now}
+	case *opImportWorkSpec:
+		r := &bodyImportWorkSpec{Definition: o.Definition, Paused: o.Paused, Continuous: o.Continuous,
+			Interval: o.Interval, NextCont: o.NextCont, MaxRunning: o.MaxRunning, Weight: o.Weight,
+			Finished: o.Finished, Failed: o.Failed}
+		if o.Units != nil {
+			r.Units = make([]recImportedUnit, len(o.Units))
+			for i, u := range o.Units {
+				r.Units[i] = recImportedUnit{Key: u.Key, KeyText: u.KeyText, Data: u.Data, Status: u.Status,
+					Priority: u.Priority, Expiration: u.Expiration, HasWorker: u.HasWorker, Worker: u.Worker, WorkerText: u.WorkerText}
+			}
+		}
+		return r
 	}
 	panic(fmt.Sprintf("memory: op %T has no journal record body", o))
 }
@@ -300,6 +339,8 @@ func newRecordBody(kind byte) any {
 		return &bodyUnregisterWorker{}
 	case recCancelGroup:
 		return &bodyCancelGroup{}
+	case recImportWorkSpec:
+		return &bodyImportWorkSpec{}
 	}
 	return nil
 }
@@ -376,6 +417,18 @@ func bodyOp(body any) (op, error) {
 		return &opUnregisterWorker{Worker: r.Worker}, nil
 	case *bodyCancelGroup:
 		return &opCancelGroup{Group: r.Group, Now: r.Now}, nil
+	case *bodyImportWorkSpec:
+		o := &opImportWorkSpec{Definition: r.Definition, Paused: r.Paused, Continuous: r.Continuous,
+			Interval: r.Interval, NextCont: r.NextCont, MaxRunning: r.MaxRunning, Weight: r.Weight,
+			Finished: r.Finished, Failed: r.Failed}
+		if r.Units != nil {
+			o.Units = make([]importedUnit, len(r.Units))
+			for i, u := range r.Units {
+				o.Units[i] = importedUnit{Key: u.Key, KeyText: u.KeyText, Data: u.Data, Status: u.Status,
+					Priority: u.Priority, Expiration: u.Expiration, HasWorker: u.HasWorker, Worker: u.Worker, WorkerText: u.WorkerText}
+			}
+		}
+		return o, nil
 	}
 	return nil, fmt.Errorf("no op for record body %T", body)
 }

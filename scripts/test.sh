@@ -1,10 +1,24 @@
 #!/usr/bin/env bash
-# Runs every test of the project on a fresh machine: Go vet, the Go tests
-# (with the race detector) including the conformance suite against every
-# backend, and the Python suites against a running daemon. It starts a
-# throwaway PostgreSQL itself unless COORDINATE_TEST_POSTGRES names one.
+# Runs every test of the project on a fresh machine: gofmt, go vet,
+# staticcheck, `go mod tidy -diff`, the Go tests (with the race detector)
+# including the conformance suite against every backend and the Go client,
+# CLI and migrate against the real Python daemon and CLI, and the Python
+# suites against a running daemon. It starts a throwaway PostgreSQL itself
+# unless COORDINATE_TEST_POSTGRES names one.
+#
+#   scripts/test.sh        everything (the README's `make test`, and CI)
+#   scripts/test.sh go     the Go checks and tests only (`make test-go`)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+what=${1:-all}
+case $what in
+  all | go) ;;
+  *) echo "usage: $0 [all|go]" >&2; exit 2 ;;
+esac
+
+# The linter, pinned; `go run` builds it once into Go's cache.
+STATICCHECK=honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 # A throwaway PostgreSQL server for the postgres backend's tests.
 if [ -z "${COORDINATE_TEST_POSTGRES:-}" ]; then
@@ -15,16 +29,42 @@ if [ -z "${COORDINATE_TEST_POSTGRES:-}" ]; then
 fi
 echo "== PostgreSQL for tests: $COORDINATE_TEST_POSTGRES"
 
+# Headless Chromium for the web package's browser tests (they fail, never
+# skip, without it). Screenshots land in $COORDINATE_TEST_ARTIFACTS.
+if ! command -v chromium >/dev/null 2>&1; then
+  echo "== installing chromium"
+  sudo=""; [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  $sudo apt-get update -qq && $sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+fi
+export COORDINATE_TEST_ARTIFACTS="${COORDINATE_TEST_ARTIFACTS:-$PWD/tmp/artifacts}"
+mkdir -p "$COORDINATE_TEST_ARTIFACTS"
+echo "== test artifacts (screenshots): $COORDINATE_TEST_ARTIFACTS"
+
 echo "== gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
 if [ -n "$unformatted" ]; then echo "gofmt would change: $unformatted"; exit 1; fi
+echo "== go mod tidy -diff"
+go mod tidy -diff
 echo "== go vet"
 go vet ./...
+echo "== staticcheck"
+go run "$STATICCHECK" ./...
+# The Go tests of client/, cmd/coordinate and migrate run the real Python
+# daemon and CLI from the Python 2.7 virtualenv (internal/testdaemon).
+echo "== Python virtualenvs"
+scripts/pythontest.sh --setup-only
+export COORDINATE_TEST_PY27=${COORDINATE_TEST_PY27:-$PWD/.venv-py27}
 echo "== go test -race"
 go test -race -count=1 ./...
-echo "== fuzz: journal replay, snapshot loading, record application (3 s each; make fuzz runs longer)"
-go test ./journal -run '^$' -fuzz '^FuzzReplay$' -fuzztime 3s -parallel 1
-go test ./memory -run '^$' -fuzz '^FuzzSnapshotLoad$' -fuzztime 3s
-go test ./memory -run '^$' -fuzz '^FuzzRecordApply$' -fuzztime 3s
+echo "== fuzz, a few seconds each (longer: make fuzz)"
+go test -run '^$' -fuzz '^FuzzValidate$' -fuzztime 4s -fuzzminimizetime 1s ./internal/cborx
+go test -run '^$' -fuzz '^FuzzAppendHead$' -fuzztime 2s -fuzzminimizetime 1s ./internal/cborx
+# journal replay, snapshot loading, record application (FuzzReplay writes files: one worker)
+go test -run '^$' -fuzz '^FuzzReplay$' -fuzztime 3s -fuzzminimizetime 1s -parallel 1 ./journal
+go test -run '^$' -fuzz '^FuzzSnapshotLoad$' -fuzztime 3s -fuzzminimizetime 1s ./memory
+go test -run '^$' -fuzz '^FuzzRecordApply$' -fuzztime 3s -fuzzminimizetime 1s ./memory
+
+if [ "$what" = go ]; then exit 0; fi
+
 echo "== python suites"
 scripts/pythontest.sh
