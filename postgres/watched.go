@@ -189,3 +189,7 @@ func (w *watchedNamespace) GroupUnits(ctx context.Context, group string, limit i
 func (w *watchedNamespace) WorkerUnits(ctx context.Context, worker string) ([]coordinate.ChildWorkUnit, error) {
 	return watched(w, ctx, func(ctx context.Context) ([]coordinate.ChildWorkUnit, error) { return w.ns.WorkerUnits(ctx, worker) })
 }
+
+func (w *watchedNamespace) ImportWorkSpec(ctx context.Context, spec *coordinate.ImportedWorkSpec) error {
+	return watchedErr(w, ctx, func(ctx context.Context) error { return w.ns.ImportWorkSpec(ctx, spec) })
+}

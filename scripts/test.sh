@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test of the project on a fresh machine: gofmt, go vet,
 # staticcheck, `go mod tidy -diff`, the Go tests (with the race detector)
-# including the conformance suite against every backend, and the Python
+# including the conformance suite against every backend and the Go client,
+# CLI and migrate against the real Python daemon and CLI, and the Python
 # suites against a running daemon. It starts a throwaway PostgreSQL itself
 # unless COORDINATE_TEST_POSTGRES names one.
 #
@@ -48,11 +49,20 @@ echo "== go vet"
 go vet ./...
 echo "== staticcheck"
 go run "$STATICCHECK" ./...
+# The Go tests of client/, cmd/coordinate and migrate run the real Python
+# daemon and CLI from the Python 2.7 virtualenv (internal/testdaemon).
+echo "== Python virtualenvs"
+scripts/pythontest.sh --setup-only
+export COORDINATE_TEST_PY27=${COORDINATE_TEST_PY27:-$PWD/.venv-py27}
 echo "== go test -race"
 go test -race -count=1 ./...
 echo "== fuzz, a few seconds each (longer: make fuzz)"
 go test -run '^$' -fuzz '^FuzzValidate$' -fuzztime 4s -fuzzminimizetime 1s ./internal/cborx
 go test -run '^$' -fuzz '^FuzzAppendHead$' -fuzztime 2s -fuzzminimizetime 1s ./internal/cborx
+# journal replay, snapshot loading, record application (FuzzReplay writes files: one worker)
+go test -run '^$' -fuzz '^FuzzReplay$' -fuzztime 3s -fuzzminimizetime 1s -parallel 1 ./journal
+go test -run '^$' -fuzz '^FuzzSnapshotLoad$' -fuzztime 3s -fuzzminimizetime 1s ./memory
+go test -run '^$' -fuzz '^FuzzRecordApply$' -fuzztime 3s -fuzzminimizetime 1s ./memory
 
 if [ "$what" = go ]; then exit 0; fi
 

@@ -1,0 +1,95 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/coordinated/coordinated/coordinate"
+)
+
+// The statements, from sql/import.sql.
+var (
+	importSpecSQL     = namedSQL("import_spec")
+	importUnitsSQL    = namedSQL("import_units")
+	importArchivedSQL = namedSQL("import_archived")
+)
+
+// importBatch is how many units one INSERT of ImportWorkSpec writes.
+const importBatch = 10000
+
+// ImportWorkSpec creates a spec and its units exactly as given
+// (coordinate.ImportedWorkSpec), in one transaction.
+func (ns *namespace) ImportWorkSpec(ctx context.Context, in *coordinate.ImportedWorkSpec) error {
+	name, meta, err := coordinate.ResolveImport(in)
+	if err != nil {
+		return err
+	}
+	n := len(in.Units)
+	var (
+		keys, datas, workers [][]byte
+		keyTexts             = make([]bool, n)
+		workerTexts          = make([]*bool, n)
+		statuses             = make([]int16, n)
+		prios                = make([]float64, n)
+		expires              = make([]*int64, n)
+		attempts             = make([]int32, n)
+	)
+	keys, datas, workers = make([][]byte, n), make([][]byte, n), make([][]byte, n)
+	d := countDelta{}
+	var id int64
+	err = ns.b.inTx(ctx, func(tx pgx.Tx) error {
+		clear(d)
+		err := tx.QueryRow(ctx, importSpecSQL,
+			ns.id, bytesOf(name.Bytes), name.Text, []byte(in.Definition),
+			meta.Priority, meta.Weight, meta.Paused, meta.Continuous, meta.CanBeContinuous,
+			int64(meta.Interval), nsOf(meta.NextContinuous), meta.MaxRunning, meta.MaxGetwork,
+			meta.MaxRetries, meta.MinGB, bytesOf(meta.Then), meta.ThenPreempts, bytesOf(meta.Runtime)).Scan(&id)
+		if errNotFound(err) {
+			return fmt.Errorf("%w %q", coordinate.ErrWorkSpecExists, name.Bytes)
+		}
+		if err != nil {
+			return fmt.Errorf("postgres import work spec %q: %w", name.Bytes, err)
+		}
+		for i := range in.Units {
+			u := &in.Units[i]
+			keys[i], keyTexts[i] = bytesOf(u.Key.Bytes), u.Key.Text
+			datas[i] = u.Data
+			if len(datas[i]) == 0 {
+				datas[i] = coordinate.Null
+			}
+			statuses[i], prios[i], expires[i] = int16(u.Status), u.Priority, nsOf(u.Expiration)
+			workers[i], workerTexts[i] = nameCols(u.Worker)
+			attempts[i] = 0
+			if u.Worker != nil {
+				attempts[i] = 1
+			}
+			d.move(id, 0, u.Status)
+		}
+		// In statements of importBatch units, so no array parameter
+		// grows without bound.
+		for lo := 0; lo < n; lo += importBatch {
+			hi := min(n, lo+importBatch)
+			_, err = tx.Exec(ctx, importUnitsSQL,
+				id, keys[lo:hi], keyTexts[lo:hi], datas[lo:hi], statuses[lo:hi], prios[lo:hi],
+				expires[lo:hi], workers[lo:hi], workerTexts[lo:hi], attempts[lo:hi])
+			if err != nil {
+				return fmt.Errorf("postgres import work spec %q: units: %w", name.Bytes, err)
+			}
+		}
+		for _, st := range []coordinate.Status{coordinate.StatusFinished, coordinate.StatusFailed} {
+			if c := in.Archived[st]; c > 0 {
+				if _, err := tx.Exec(ctx, importArchivedSQL, id, int16(st), c); err != nil {
+					return fmt.Errorf("postgres import work spec %q: archived counts: %w", name.Bytes, err)
+				}
+			}
+		}
+		return d.apply(ctx, tx)
+	})
+	if err == nil && n > 0 {
+		ns.b.noteAdded(n)
+		ns.b.warmAfterAdds(id, n)
+	}
+	return err
+}
