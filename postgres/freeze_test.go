@@ -4,13 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -20,80 +14,14 @@ import (
 	"github.com/coordinated/coordinated/internal/pgtest"
 )
 
-// throwawayServer starts a PostgreSQL server of the test's own with
-// scripts/postgres.sh (so it can be frozen without disturbing other
-// tests) and returns its URL and data directory; it is stopped when the
-// test ends.
-func throwawayServer(t *testing.T) (url, dataDir string) {
-	t.Helper()
-	pgtest.URL(t) // the test command provides PostgreSQL; without it, fail as every database test does
-	dir, err := os.MkdirTemp("", "coordinated-freeze-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	script, err := filepath.Abs("../scripts/postgres.sh")
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command(script, "start", dir).Output()
-	if err != nil {
-		t.Fatalf("starting a throwaway PostgreSQL: %v", err)
-	}
-	t.Cleanup(func() {
-		if out, err := exec.Command(script, "stop", dir).CombinedOutput(); err != nil {
-			t.Errorf("stopping the throwaway PostgreSQL: %v\n%s", err, out)
-		}
-		os.RemoveAll(dir)
-	})
-	return strings.TrimSpace(string(out)), filepath.Join(dir, "data")
-}
-
-// serverPids lists the postmaster of dataDir and its children.
-func serverPids(t *testing.T, dataDir string) []int {
-	t.Helper()
-	pidFile, err := os.ReadFile(filepath.Join(dataDir, "postmaster.pid"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	master, err := strconv.Atoi(strings.SplitN(string(pidFile), "\n", 2)[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	pids := []int{master}
-	procs, _ := filepath.Glob("/proc/[0-9]*/stat")
-	for _, p := range procs {
-		stat, err := os.ReadFile(p)
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...: comm may hold spaces, so split after ')'.
-		rest := string(stat[strings.LastIndexByte(string(stat), ')')+1:])
-		if f := strings.Fields(rest); len(f) > 1 && f[1] == strconv.Itoa(master) {
-			pid, _ := strconv.Atoi(strings.Fields(string(stat))[0])
-			pids = append(pids, pid)
-		}
-	}
-	return pids
-}
-
-// signalAll sends sig to every pid.
-func signalAll(t *testing.T, pids []int, sig syscall.Signal) {
-	t.Helper()
-	for _, pid := range pids {
-		if err := syscall.Kill(pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
-			t.Errorf("kill %d %v: %v", pid, sig, err)
-		}
-	}
-}
-
 // TestFrozenDatabaseFailsCallsInTime freezes the whole PostgreSQL server
 // (SIGSTOP) under a backend with a one-second request timeout: every kind
 // of call, more of them than the pool has connections, must fail with
 // coordinate.ErrUnavailable instead of hanging, the backend must report
 // not ready, and once the server runs again it must serve as before.
 func TestFrozenDatabaseFailsCallsInTime(t *testing.T) {
-	url, dataDir := throwawayServer(t)
-	b, ns := openBackend(t, url, Options{MaxConns: 4, RequestTimeout: time.Second})
+	srv := pgtest.Throwaway(t)
+	b, ns := openBackend(t, srv.URL, Options{MaxConns: 4, RequestTimeout: time.Second})
 	ctx := t.Context()
 	def, _ := cbor.Marshal(map[string]any{"name": "s"})
 	if _, err := ns.SetWorkSpec(ctx, def); err != nil {
@@ -112,28 +40,12 @@ func TestFrozenDatabaseFailsCallsInTime(t *testing.T) {
 		t.Fatalf("GetWork before the freeze: %v, %v", held, err)
 	}
 
-	// Stop the postmaster and its children, then any child it forked
-	// between the listing and its stop, until the listing holds still.
-	var pids []int
-	for stopped := map[int]bool{}; ; {
-		var fresh []int
-		for _, pid := range serverPids(t, dataDir) {
-			if !stopped[pid] {
-				stopped[pid] = true
-				fresh = append(fresh, pid)
-			}
-		}
-		if len(fresh) == 0 {
-			break
-		}
-		signalAll(t, fresh, syscall.SIGSTOP)
-		pids = append(pids, fresh...)
-	}
+	srv.Freeze()
 	thawed := false
 	thaw := func() {
 		if !thawed {
 			thawed = true
-			signalAll(t, pids, syscall.SIGCONT)
+			srv.Thaw()
 		}
 	}
 	defer thaw()
