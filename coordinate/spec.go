@@ -65,6 +65,12 @@ func ParseWorkSpec(def Data) (Name, WorkSpecMeta, error) {
 		meta.ThenPreempts = rawTruthy(v)
 	}
 	meta.Runtime = p.str("runtime")
+	if meta.Runtime != "" {
+		meta.Task = p.str("task")
+		if meta.Task == "" {
+			meta.Task = name.Bytes
+		}
+	}
 	p.str("module")
 	p.str("run_function")
 	p.str("desc")
@@ -157,4 +163,22 @@ func (p *specParser) str(key string) string {
 		return ""
 	}
 	return s.Bytes
+}
+
+// SpecTask derives WorkSpecMeta.Task from a stored definition, for
+// backends that keep the control settings apart from the definition and
+// do not store the task: `task` when it is a string, else the spec's name;
+// "" when the spec has no runtime.
+func SpecTask(name string, runtime string, def Data) string {
+	if runtime == "" {
+		return ""
+	}
+	if pairs, isMap, err := rawMap(def); err == nil && isMap {
+		if v, ok := stringKeyed(pairs)["task"]; ok {
+			if s, ok := rawString(v); ok && s.Bytes != "" {
+				return s.Bytes
+			}
+		}
+	}
+	return name
 }

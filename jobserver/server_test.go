@@ -45,6 +45,8 @@ var methodTests = []struct {
 	{"KeywordParams", testKeywordParams},
 	{"GetConfig", testGetConfig},
 	{"GroupsAndDependencies", testGroupsAndDependencies},
+	{"GoWorkerGetWork", testGoWorkerGetWork},
+	{"LeaseTokenFencing", testLeaseTokenFencing},
 }
 
 func TestMethodsMemory(t *testing.T) {

@@ -53,11 +53,15 @@ func (js *JobServer) getWork(ctx context.Context, p []cbor.RawMessage) (any, err
 			return nil, err
 		}
 	}
+	tokens, err := goWorkerRequest(opts, &req)
+	if err != nil {
+		return nil, err
+	}
 	attempts, err := js.ns.GetWork(ctx, req)
 	if err != nil {
 		return nil, js.backendError("get_work", err)
 	}
-	return workResult(attempts, single), nil
+	return workResult(attempts, single, tokens), nil
 }
 
 // getChildWorkUnits: get_child_work_units(worker_id) -> ({child_id:

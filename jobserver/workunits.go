@@ -398,10 +398,20 @@ func (js *JobServer) updateWorkUnit(ctx context.Context, p []cbor.RawMessage) (a
 		}
 		upd.Worker = &w
 	}
-	err = js.ns.UpdateWorkUnit(ctx, name.Bytes, key.Bytes, upd)
+	token, err := leaseToken(opts)
+	if err != nil {
+		return nil, err
+	}
+	if token != 0 {
+		err = js.ns.UpdateAttempt(ctx, coordinate.AttemptRef{Spec: name.Bytes, Key: key.Bytes, ID: token}, upd)
+	} else {
+		err = js.ns.UpdateWorkUnit(ctx, name.Bytes, key.Bytes, upd)
+	}
 	switch {
 	case err == nil:
 		return okPair(), nil
+	case isLostLease(err):
+		return pair(false, message(err.Error())), nil
 	case errors.Is(err, coordinate.ErrNoSuchWorkSpec):
 		return pair(false, noSuchWorkSpec(name)), nil
 	case errors.Is(err, coordinate.ErrNoSuchWorkUnit):
