@@ -33,6 +33,8 @@ var floors = map[string]int{
 	"memory":    3,
 	"postgres":  3,
 	"jobserver": 3,
+	// 4: libraries for users, over the interface and the protocol.
+	"worker": 4,
 	// 5: programs and end-to-end tests.
 	"cmd/coordinated": 5,
 	"cmd/coordbench":  5,

@@ -1,0 +1,222 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"os/signal"
+	"slices"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/coordinated/coordinated/coordinate"
+)
+
+// Worker runs Tasks for the units of a Queue. Create it with New and call
+// Run once.
+type Worker struct {
+	q     Queue
+	cfg   Config
+	log   *slog.Logger
+	tasks []string // sorted task names
+
+	// baseCtx carries the values of Run's context but is never
+	// cancelled: the library's own updates use it. taskCtx is the
+	// parent of the tasks' contexts, cancelled when a stop gives up.
+	baseCtx    context.Context
+	taskCtx    context.Context
+	cancelTask context.CancelFunc
+
+	running sync.WaitGroup
+	mu      sync.Mutex
+	live    map[*batch]struct{}
+	specs   map[string]specTask // spec name -> its task, cached
+	hb      heartbeater
+}
+
+// specTask is a cached spec -> task lookup.
+type specTask struct {
+	task string
+	at   time.Time
+}
+
+// specCacheTTL is how long a spec's task is trusted before it is read again.
+const specCacheTTL = time.Minute
+
+// New returns a Worker for q.
+func New(q Queue, cfg Config) (*Worker, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	w := &Worker{
+		q: q, cfg: cfg,
+		log:   cfg.Logger.With("worker", cfg.ID),
+		tasks: slices.Sorted(maps.Keys(cfg.Tasks)),
+		live:  make(map[*batch]struct{}),
+		specs: make(map[string]specTask),
+	}
+	return w, nil
+}
+
+// ID is the worker's id.
+func (w *Worker) ID() string { return w.cfg.ID }
+
+// Run registers the worker, runs tasks until ctx is done (or SIGTERM
+// arrives, unless Config.NoSignals), then stops gracefully and
+// unregisters. It returns an error only when the first registration
+// fails.
+func (w *Worker) Run(ctx context.Context) error {
+	if !w.cfg.NoSignals {
+		var stop context.CancelFunc
+		ctx, stop = signal.NotifyContext(ctx, syscall.SIGTERM)
+		defer stop()
+	}
+	w.baseCtx = context.WithoutCancel(ctx)
+	w.taskCtx, w.cancelTask = context.WithCancel(w.baseCtx)
+	defer w.cancelTask()
+	if err := w.hb.start(ctx, w); err != nil {
+		return err
+	}
+	w.log.Info("worker started", "tasks", w.tasks, "concurrency", w.cfg.Concurrency)
+	w.fetch(ctx)
+	w.stop()
+	w.hb.stopAndUnregister(w)
+	w.log.Info("worker stopped")
+	return nil
+}
+
+// fetch leases work and starts tasks until ctx is done.
+func (w *Worker) fetch(ctx context.Context) {
+	slots := make(chan struct{}, w.cfg.Concurrency)
+	idle := backoff{min: w.cfg.IdleMin, max: w.cfg.IdleMax}
+	req := coordinate.WorkRequest{
+		Worker:      coordinate.Name{Bytes: w.cfg.ID, Text: true},
+		LeaseTime:   w.cfg.Lease,
+		MaxJobs:     w.cfg.MaxJobs,
+		Runtimes:    []string{w.cfg.Runtime},
+		Tasks:       w.tasks,
+		AvailableGB: w.cfg.AvailableGB,
+	}
+	for {
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+			return
+		}
+		started, err := w.fetchOne(ctx, req, slots)
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			w.log.Error("getting work", "err", err)
+		}
+		if !started {
+			<-slots
+			w.sleep(ctx, idle.next())
+			continue
+		}
+		idle.reset()
+	}
+}
+
+// fetchOne leases one batch and starts its task; started reports whether
+// a task now holds the slot.
+func (w *Worker) fetchOne(ctx context.Context, req coordinate.WorkRequest, slots chan struct{}) (started bool, err error) {
+	as, err := w.q.GetWork(ctx, req)
+	if err != nil || len(as) == 0 {
+		return false, err
+	}
+	b := w.newBatch(as, w.cfg.Clock.Now())
+	task, err := w.taskFor(ctx, as[0].Spec.Bytes)
+	if err != nil {
+		b.giveBack()
+		return false, err
+	}
+	w.mu.Lock()
+	w.live[b] = struct{}{}
+	w.mu.Unlock()
+	w.running.Add(1)
+	go func() {
+		defer w.running.Done()
+		defer func() { <-slots }()
+		b.run(task)
+		w.mu.Lock()
+		delete(w.live, b)
+		w.mu.Unlock()
+	}()
+	return true, nil
+}
+
+// taskFor returns the task of a spec (its `task`, else its name).
+func (w *Worker) taskFor(ctx context.Context, spec string) (Task, error) {
+	now := w.cfg.Clock.Now()
+	w.mu.Lock()
+	c, ok := w.specs[spec]
+	w.mu.Unlock()
+	if !ok || now.Sub(c.at) > specCacheTTL {
+		ws, err := w.q.WorkSpec(ctx, spec)
+		if err != nil {
+			return nil, fmt.Errorf("work spec %q: %w", spec, err)
+		}
+		c = specTask{task: ws.Meta.Task, at: now}
+		if ws.Meta.Runtime != w.cfg.Runtime {
+			c.task = "" // the queue ignored our runtime: not ours to run
+		}
+		w.mu.Lock()
+		w.specs[spec] = c
+		w.mu.Unlock()
+	}
+	if t := w.cfg.Tasks[c.task]; t != nil {
+		return t, nil
+	}
+	return nil, fmt.Errorf("work spec %q (task %q): %w", spec, c.task, errNoTask)
+}
+
+var errNoTask = errors.New("this worker has no such task; does the daemon honour `runtime`?")
+
+// sleep waits d on the worker's clock, or until ctx is done.
+func (w *Worker) sleep(ctx context.Context, d time.Duration) {
+	done := make(chan struct{})
+	stop := w.cfg.Clock.AfterFunc(d, func() { close(done) })
+	defer stop()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+}
+
+// stop waits up to StopTimeout for running tasks, then gives the attempts
+// of those still running back.
+func (w *Worker) stop() {
+	done := make(chan struct{})
+	go func() {
+		w.running.Wait()
+		close(done)
+	}()
+	timeout := make(chan struct{})
+	cancelTimeout := w.cfg.Clock.AfterFunc(w.cfg.StopTimeout, func() { close(timeout) })
+	defer cancelTimeout()
+	w.mu.Lock()
+	n := len(w.live)
+	w.mu.Unlock()
+	if n > 0 {
+		w.log.Info("stopping: waiting for running tasks", "tasks", n, "timeout", w.cfg.StopTimeout)
+	}
+	select {
+	case <-done:
+		return
+	case <-timeout:
+	}
+	w.mu.Lock()
+	live := slices.Collect(maps.Keys(w.live))
+	w.mu.Unlock()
+	w.log.Warn("stopping: tasks still running after the stop timeout; giving their attempts back", "tasks", len(live))
+	w.cancelTask()
+	for _, b := range live {
+		b.giveBack()
+	}
+}
