@@ -6,14 +6,10 @@ import (
 	"sort"
 	"testing"
 
-	"github.com/fxamacker/cbor/v2"
-
 	"github.com/coordinated/coordinated/client"
 	"github.com/coordinated/coordinated/internal/testdaemon"
 	"github.com/coordinated/coordinated/migrate"
 )
-
-func bs(s string) cbor.ByteString { return cbor.ByteString(s) }
 
 func dial(t *testing.T, addr string) *client.Client {
 	t.Helper()

@@ -3,13 +3,12 @@ package pyvalue
 import (
 	"math"
 	"math/big"
+	"reflect"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/fxamacker/cbor/v2"
-
-	"github.com/coordinated/coordinated/cborrpc"
 )
 
 // pyQuote picks Python's quote character: single quotes unless the string
@@ -161,10 +160,8 @@ func writePyRepr(b *strings.Builder, v any, longs bool) {
 			writePyRepr(b, e, longs)
 		}
 		b.WriteByte(']')
-	case cborrpc.Tuple:
-		writeTuple(b, x, longs)
 	case cbor.Tag:
-		if x.Number == cborrpc.TagTuple {
+		if x.Number == tagTuple {
 			if items, ok := x.Content.([]any); ok {
 				writeTuple(b, items, longs)
 				return
@@ -187,6 +184,10 @@ func writePyRepr(b *strings.Builder, v any, longs bool) {
 		}
 		b.WriteByte('}')
 	default:
+		if items, ok := tupleItems(v); ok {
+			writeTuple(b, items, longs)
+			return
+		}
 		b.WriteString("<?>")
 	}
 }
@@ -227,4 +228,22 @@ func writeTuple(b *strings.Builder, items []any, longs bool) {
 		b.WriteByte(',')
 	}
 	b.WriteByte(')')
+}
+
+// tagTuple is the CBOR tag of a Python tuple (PROTOCOL §5.1).
+const tagTuple = 128
+
+// tupleItems recognises cborrpc.Tuple (a []any type named Tuple) without
+// importing cborrpc, which sits on a floor above this package
+// (docs/architecture.md).
+func tupleItems(v any) ([]any, bool) {
+	rv := reflect.ValueOf(v)
+	if !rv.IsValid() || rv.Kind() != reflect.Slice || rv.Type().Name() != "Tuple" || rv.Type().Elem().Kind() != reflect.Interface {
+		return nil, false
+	}
+	items := make([]any, rv.Len())
+	for i := range items {
+		items[i] = rv.Index(i).Interface()
+	}
+	return items, true
 }

@@ -10,8 +10,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/fxamacker/cbor/v2"
-
-	"github.com/coordinated/coordinated/cborrpc"
 )
 
 // This file is PyYAML 5.4's dump as the Python 2 coordinate CLI calls it
@@ -218,12 +216,13 @@ func listOf(v any) (items []any, tuple, ok bool) {
 	switch x := v.(type) {
 	case []any:
 		return x, false, true
-	case cborrpc.Tuple:
-		return x, true, true
 	case cbor.Tag:
-		if l, ok := x.Content.([]any); ok && x.Number == cborrpc.TagTuple {
+		if l, ok := x.Content.([]any); ok && x.Number == tagTuple {
 			return l, true, true
 		}
+	}
+	if items, ok := tupleItems(v); ok {
+		return items, true, true
 	}
 	return nil, false, false
 }

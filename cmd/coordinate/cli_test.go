@@ -240,8 +240,10 @@ func TestLoadStreamsInBoundedMemory(t *testing.T) {
 	big, _ := loadPeakRSS(t, e.dir, 200000)
 	t.Logf("peak RSS: %d MB for 20,000 units, %d MB for 200,000", small>>20, big>>20)
 	// One batch is ~10,000 units; the only per-unit state kept is an
-	// 8-byte key hash for the count (a few MB for 200,000 keys).
-	if big > small+24<<20 {
+	// 8-byte key hash for the count (1.6 MB for 200,000 keys). Holding the
+	// file's units would add well over 100 MB; the margin is for the
+	// garbage collector's pacing, which varies with the machine's load.
+	if big > small+48<<20 {
 		t.Errorf("peak RSS grew from %d MB to %d MB for 10 times the units", small>>20, big>>20)
 	}
 	if out, _, _ := e.goRun("", "status", "-W", "lspec"); !strings.Contains(out, `"num_tasks": 200000`) {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"os"
+	"slices"
 	"strconv"
 
 	"github.com/coordinated/coordinated/client"
@@ -126,7 +127,8 @@ func (a *app) checkUnits(p *parsed) (*unitsFile, int64, error) {
 // sendUnits streams the file to add_work_units in batches, with a
 // progress bar on a terminal. With unique it returns the number of
 // distinct keys (what the Python CLI's load reported, having read the file
-// into a dict); it keeps an 8-byte hash per key for that.
+// into a dict); it keeps an 8-byte hash per key for that (80 MB for ten
+// million units), sorted at the end to count the distinct ones.
 func (a *app) sendUnits(p *parsed, c *client.Client, spec string, uf *unitsFile, total int64, unique bool) (int64, error) {
 	batchSize := defaultBatch
 	if s := p.str("batch"); s != "" {
@@ -138,10 +140,7 @@ func (a *app) sendUnits(p *parsed, c *client.Client, spec string, uf *unitsFile,
 	}
 	bar := progress.New(a.stderr, "units", isTerminal(a.stderr))
 	label := "work spec " + spec
-	var seen map[uint64]struct{}
-	if unique {
-		seen = make(map[uint64]struct{})
-	}
+	var seen []uint64
 	batch := make([]client.NewUnit, 0, min(batchSize, int(total)))
 	var sent int64
 	batchBytes := 0
@@ -161,10 +160,10 @@ func (a *app) sendUnits(p *parsed, c *client.Client, spec string, uf *unitsFile,
 	}
 	err := uf.scan(func(units []unit) error {
 		for _, u := range units {
-			if seen != nil {
+			if unique {
 				h := fnv.New64a()
 				h.Write([]byte(u.key))
-				seen[h.Sum64()] = struct{}{}
+				seen = append(seen, h.Sum64())
 			}
 			batch = append(batch, client.NewUnit{Key: u.key, Data: u.data})
 			batchBytes += len(u.key) + 64
@@ -181,8 +180,9 @@ func (a *app) sendUnits(p *parsed, c *client.Client, spec string, uf *unitsFile,
 	if err != nil {
 		return 0, err
 	}
-	if seen != nil {
-		return int64(len(seen)), nil
+	if unique {
+		slices.Sort(seen)
+		return int64(len(slices.Compact(seen))), nil
 	}
 	return sent, nil
 }

@@ -1,4 +1,4 @@
-package pyvalue_test
+package main
 
 import (
 	"encoding/json"
@@ -14,41 +14,41 @@ import (
 	"github.com/coordinated/coordinated/pyvalue"
 )
 
-func b(s string) []byte          { return []byte(s) }
-func k(s string) cbor.ByteString { return cbor.ByteString(s) }
+func pb(s string) []byte          { return []byte(s) }
+func pk(s string) cbor.ByteString { return cbor.ByteString(s) }
 
 // cases pairs a Python 2 literal with the value cborrpc decodes it into.
-var cases = []struct {
+var pyvalueCases = []struct {
 	py     string
 	v      any
 	noYAML bool // PyYAML's safe_dump cannot represent it (tuples)
 }{
 	{py: `{'name': 'ws1', 'min_gb': 1, 'module': 'm.tasks', 'config': {'coordinate': {'address': '127.0.0.1:5932'}, 'k': {}}, 'desc': 'loaded by the CLI', 'weight': 20, 'run_params': ['a', 1, 2.5, None, True, [], [1, [2]]], 'empty': {}, 'el': [], 'f': 1e17, 'neg': -1.5, 'big': 12345678901234567890}`,
-		v: map[any]any{k("name"): b("ws1"), k("min_gb"): uint64(1), k("module"): b("m.tasks"),
-			k("config"): map[any]any{k("coordinate"): map[any]any{k("address"): b("127.0.0.1:5932")}, k("k"): map[any]any{}},
-			k("desc"):   b("loaded by the CLI"), k("weight"): uint64(20),
-			k("run_params"): []any{b("a"), uint64(1), 2.5, nil, true, []any{}, []any{uint64(1), []any{uint64(2)}}},
-			k("empty"):      map[any]any{}, k("el"): []any{}, k("f"): 1e17, k("neg"): -1.5, k("big"): uint64(12345678901234567890)}},
+		v: map[any]any{pk("name"): pb("ws1"), pk("min_gb"): uint64(1), pk("module"): pb("m.tasks"),
+			pk("config"): map[any]any{pk("coordinate"): map[any]any{pk("address"): pb("127.0.0.1:5932")}, pk("k"): map[any]any{}},
+			pk("desc"):   pb("loaded by the CLI"), pk("weight"): uint64(20),
+			pk("run_params"): []any{pb("a"), uint64(1), 2.5, nil, true, []any{}, []any{uint64(1), []any{uint64(2)}}},
+			pk("empty"):      map[any]any{}, pk("el"): []any{}, pk("f"): 1e17, pk("neg"): -1.5, pk("big"): uint64(12345678901234567890)}},
 	{py: `{'yes': 'yes', 'num': '123', 'fl': '1.5', 'colon': 'a: b', 'c2': 'a:b', 'hash': 'a #b', 'lead': ' x', 'trail': 'x ', 'multi': 'line1\nline2\n', 'quote': "it's", 'dq': 'say "hi"', 'tab': 'a\tb', 'long': 'word ' * 30 + 'end', 'dash': '- x', 'star': '*x', 'empty': '', 'null': 'null', 'date': '2001-01-01', 'tilde': '~', 'q': '?x', 'pct': '50%'}`,
-		v: map[any]any{k("yes"): b("yes"), k("num"): b("123"), k("fl"): b("1.5"), k("colon"): b("a: b"), k("c2"): b("a:b"),
-			k("hash"): b("a #b"), k("lead"): b(" x"), k("trail"): b("x "), k("multi"): b("line1\nline2\n"), k("quote"): b("it's"),
-			k("dq"): b(`say "hi"`), k("tab"): b("a\tb"), k("long"): b(strings.Repeat("word ", 30) + "end"), k("dash"): b("- x"),
-			k("star"): b("*x"), k("empty"): b(""), k("null"): b("null"), k("date"): b("2001-01-01"), k("tilde"): b("~"),
-			k("q"): b("?x"), k("pct"): b("50%")}},
+		v: map[any]any{pk("yes"): pb("yes"), pk("num"): pb("123"), pk("fl"): pb("1.5"), pk("colon"): pb("a: b"), pk("c2"): pb("a:b"),
+			pk("hash"): pb("a #b"), pk("lead"): pb(" x"), pk("trail"): pb("x "), pk("multi"): pb("line1\nline2\n"), pk("quote"): pb("it's"),
+			pk("dq"): pb(`say "hi"`), pk("tab"): pb("a\tb"), pk("long"): pb(strings.Repeat("word ", 30) + "end"), pk("dash"): pb("- x"),
+			pk("star"): pb("*x"), pk("empty"): pb(""), pk("null"): pb("null"), pk("date"): pb("2001-01-01"), pk("tilde"): pb("~"),
+			pk("q"): pb("?x"), pk("pct"): pb("50%")}},
 	{py: `{u'k': u'v\u00e9', u'n': 1, u'traceback': 'displayed below', u'url': u'http://example.com/' + u'x' * 70, u'l': [u'a' * 30, u'b' * 30, u'c' * 30]}`,
-		v: map[any]any{"k": "v\u00e9", "n": uint64(1), "traceback": b("displayed below"), "url": "http://example.com/" + strings.Repeat("x", 70),
+		v: map[any]any{"k": "v\u00e9", "n": uint64(1), "traceback": pb("displayed below"), "url": "http://example.com/" + strings.Repeat("x", 70),
 			"l": []any{strings.Repeat("a", 30), strings.Repeat("b", 30), strings.Repeat("c", 30)}}},
 	{py: `[{'a': [1, [2, 3]], 'b': {'c': 'd'}}, 'x', [['y']]]`,
-		v: []any{map[any]any{k("a"): []any{uint64(1), []any{uint64(2), uint64(3)}}, k("b"): map[any]any{k("c"): b("d")}}, b("x"), []any{[]any{b("y")}}}},
+		v: []any{map[any]any{pk("a"): []any{uint64(1), []any{uint64(2), uint64(3)}}, pk("b"): map[any]any{pk("c"): pb("d")}}, pb("x"), []any{[]any{pb("y")}}}},
 	{py: `{'t': ('a', 1), 'one': (1,), 'bytes': '\x00\xff', 'u': u'it\'s', 'neg': -4}`, noYAML: true,
-		v: map[any]any{k("t"): cborrpc.Tuple{b("a"), uint64(1)}, k("one"): cborrpc.Tuple{uint64(1)}, k("bytes"): b("\x00\xff"), k("u"): "it's", k("neg"): int64(-4)}},
+		v: map[any]any{pk("t"): cborrpc.Tuple{pb("a"), uint64(1)}, pk("one"): cborrpc.Tuple{uint64(1)}, pk("bytes"): pb("\x00\xff"), pk("u"): "it's", pk("neg"): int64(-4)}},
 	{py: `None`, v: nil},
-	{py: `'plain'`, v: b("plain")},
+	{py: `'plain'`, v: pb("plain")},
 	{py: `{'num_workers': 3, 'num_children': 1, 'num_expirable': 3}`,
-		v: map[any]any{k("num_workers"): uint64(3), k("num_children"): uint64(1), k("num_expirable"): uint64(3)}},
+		v: map[any]any{pk("num_workers"): uint64(3), pk("num_children"): uint64(1), pk("num_expirable"): uint64(3)}},
 }
 
-const script = `
+const pyvalueScript = `
 import sys, json, pprint, yaml
 out = []
 for expr in sys.argv[1:]:
@@ -67,12 +67,12 @@ for expr in sys.argv[1:]:
 print(json.dumps(out))
 `
 
-// TestMatchesPython2 compares every formatter with Python 2.7 and PyYAML
+// TestPyvalueMatchesPython2 compares every pyvalue formatter with Python 2.7 and PyYAML
 // 5.4 from the coordinate virtualenv on the same values.
-func TestMatchesPython2(t *testing.T) {
+func TestPyvalueMatchesPython2(t *testing.T) {
 	venv := testdaemon.PyVenv(t)
-	args := []string{"-c", script}
-	for _, c := range cases {
+	args := []string{"-c", pyvalueScript}
+	for _, c := range pyvalueCases {
 		args = append(args, c.py)
 	}
 	out, err := exec.Command(filepath.Join(venv, "bin", "python"), args...).Output()
@@ -83,7 +83,7 @@ func TestMatchesPython2(t *testing.T) {
 	if err := json.Unmarshal(out, &want); err != nil {
 		t.Fatal(err)
 	}
-	for i, c := range cases {
+	for i, c := range pyvalueCases {
 		w := want[i]
 		check := func(what, got string) {
 			t.Helper()
