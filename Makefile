@@ -1,5 +1,5 @@
 # The two commands of the README: `make run` and `make test`.
-.PHONY: run test test-go build bench
+.PHONY: run test test-go build bench bench-load
 
 build:
 	go build -o bin/coordinated ./cmd/coordinated
@@ -16,3 +16,8 @@ test-go:
 
 bench:
 	go test -run '^$$' -bench . -benchmem ./...
+
+# Load a 1,000,000-line units file with the Go coordinate CLI: units/s and
+# the CLI's peak RSS, against an in-process memory daemon.
+bench-load:
+	go test -run '^$$' -bench LoadMillion -benchtime 1x ./cmd/coordinate

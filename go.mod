@@ -3,6 +3,7 @@ module github.com/coordinated/coordinated
 go 1.26.8
 
 require (
+	github.com/creack/pty v1.1.24
 	github.com/fxamacker/cbor/v2 v2.9.6
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/ugorji/go/codec v1.3.2

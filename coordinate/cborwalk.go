@@ -3,10 +3,8 @@ package coordinate
 import (
 	"errors"
 	"fmt"
-	"math"
 	"math/big"
 	"strconv"
-	"strings"
 
 	"github.com/fxamacker/cbor/v2"
 )
@@ -270,37 +268,4 @@ func rawTruthy(d []byte) bool {
 		return true
 	}
 	return true
-}
-
-// rawNumberOrNumericString accepts a number or a string holding one (as
-// Python's float() would).
-func rawNumberOrNumericString(d []byte) (float64, bool) {
-	if f, ok := rawNumber(d); ok {
-		return f, true
-	}
-	if s, ok := rawString(d); ok {
-		f, err := strconv.ParseFloat(strings.TrimSpace(s.Bytes), 64)
-		if err == nil {
-			return f, true
-		}
-	}
-	return 0, false
-}
-
-// rawInt accepts what Python's int() accepts from CBOR: integers, finite
-// floats (truncated) and strings holding a decimal integer.
-func rawInt(d []byte) (int, bool) {
-	if f, ok := rawNumber(d); ok {
-		if math.IsNaN(f) || math.IsInf(f, 0) || f > math.MaxInt32*1e6 || f < -math.MaxInt32*1e6 {
-			return 0, false
-		}
-		return int(f), true
-	}
-	if s, ok := rawString(d); ok {
-		i, err := strconv.Atoi(strings.TrimSpace(s.Bytes))
-		if err == nil {
-			return i, true
-		}
-	}
-	return 0, false
 }

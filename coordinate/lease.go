@@ -63,8 +63,9 @@ func formatSeconds(s float64) string {
 }
 
 // ContinuousKey is the key of a synthetic continuous unit created at now:
-// the Unix time as text "<seconds>.<millis>" (SEMANTICS §9).
+// the Unix time "<seconds>.<millis>" (SEMANTICS §9), a byte string like
+// every string the Python daemon generated (its str(time.time())).
 func ContinuousKey(now time.Time) Name {
 	ms := now.UnixMilli()
-	return Name{Bytes: fmt.Sprintf("%d.%03d", ms/1000, ms%1000), Text: true}
+	return Name{Bytes: fmt.Sprintf("%d.%03d", ms/1000, ms%1000)}
 }

@@ -65,7 +65,7 @@ func TestContinuousKey(t *testing.T) {
 		{time.Unix(1447264023, 5_999_999), "1447264023.005"},
 		{time.Unix(1447264023, 0), "1447264023.000"},
 	} {
-		if got := ContinuousKey(tc.at); got != (Name{Bytes: tc.want, Text: true}) {
+		if got := ContinuousKey(tc.at); got != (Name{Bytes: tc.want}) {
 			t.Errorf("ContinuousKey(%v) = %#v, want %q", tc.at, got, tc.want)
 		}
 	}

@@ -91,8 +91,8 @@ func eligible(c *SpecCandidate, req WorkRequest, opts SchedulerOptions) bool {
 	if m.Runtime != "" && req.Tasks != nil && !slices.Contains(req.Tasks, m.Task) {
 		return false
 	}
-	if m.MaxRunning > 0 && c.Pending >= m.MaxRunning {
-		return false
+	if limit, ok := m.MaxRunningValue(); ok && c.Pending >= limit {
+		return false // a max_running <= 0 holds the spec back entirely
 	}
 	if opts.EnforceMinGB && req.AvailableGB > 0 && m.MinGB > req.AvailableGB {
 		return false
@@ -156,15 +156,15 @@ func lessLoaded(a, b *SpecCandidate) bool {
 }
 
 // WorkCount is how many units one get_work may take from the chosen spec:
-// min(maxJobs (< 1 -> 1), MaxGetwork if > 0, MaxRunning-pending if
-// MaxRunning > 0), never negative.
+// min(maxJobs (< 1 -> 1), MaxGetwork if > 0, max_running-pending if
+// max_running is set), never negative.
 func WorkCount(meta *WorkSpecMeta, pending, maxJobs int) int {
 	n := max(1, maxJobs)
 	if meta.MaxGetwork > 0 {
 		n = min(n, meta.MaxGetwork)
 	}
-	if meta.MaxRunning > 0 {
-		n = min(n, meta.MaxRunning-pending)
+	if limit, ok := meta.MaxRunningValue(); ok {
+		n = min(n, limit-pending)
 	}
 	return max(0, n)
 }

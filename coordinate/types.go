@@ -85,8 +85,8 @@ type WorkSpecMeta struct {
 	CanBeContinuous bool          // `continuous` in the definition
 	Interval        time.Duration // `interval`; 0 = none
 	NextContinuous  time.Time     // earliest time of the next synthetic unit; kept across SetWorkSpec
-	MaxRunning      int           // `max_running`; 0 = unlimited
-	MaxGetwork      int           // `max_getwork`; 0 = unlimited
+	MaxRunning      int           // `max_running`: 0 = unlimited, n > 0 at most n pending, n < 0 none at a time (Python's n+1 <= 0; see EncodeMaxRunning)
+	MaxGetwork      int           // `max_getwork`; 0 = unlimited, else >= 1
 	MaxRetries      int           // `max_retries`; 0 = unlimited
 	MinGB           float64       // `min_gb`; enforced only when a backend is told to
 	Then            string        // `then`: successor spec name bytes, "" = none
@@ -104,7 +104,7 @@ type WorkSpecControl struct {
 	Paused     *bool
 	Continuous *bool          // turning on requires CanBeContinuous, else ErrCannotBeContinuous
 	Interval   *time.Duration // 0 clears
-	MaxRunning *int           // 0 = unlimited
+	MaxRunning *int           // encoded as WorkSpecMeta.MaxRunning (EncodeMaxRunning); 0 = unlimited
 	Weight     *int
 }
 

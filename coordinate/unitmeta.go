@@ -25,7 +25,7 @@ func ParseUnitMeta(meta Data, in *WorkUnitInput) error {
 	keys := stringKeyed(pairs)
 
 	if v, ok := keys["priority"]; ok && !isNull(v) {
-		p, ok := rawNumber(v)
+		p, ok := PyFloat(v) // a numeric string too (docs/compat.md)
 		if !ok || math.IsNaN(p) {
 			return fmt.Errorf("%w: meta \"priority\" must be a number, got %s", ErrInvalidWorkUnit, describe(v))
 		}

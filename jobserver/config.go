@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"math"
 	"time"
-	"unicode/utf8"
 
 	"github.com/fxamacker/cbor/v2"
 	"gopkg.in/yaml.v3"
 
 	"github.com/coordinated/coordinated/cborrpc"
 	"github.com/coordinated/coordinated/coordinate"
+	"github.com/coordinated/coordinated/pyvalue"
 )
 
 // getConfig: get_config() -> (config, null) (§8.24): the daemon's YAML
@@ -43,7 +43,7 @@ func LoadYAMLConfig(text []byte) (coordinate.Data, *coordinate.RetentionPolicy, 
 			return nil, nil, fmt.Errorf("config: the top level must be a mapping")
 		}
 	}
-	value, err := pyYAMLValue(doc)
+	value, err := pyvalue.FromYAML(doc)
 	if err != nil {
 		return nil, nil, fmt.Errorf("config: %w", err)
 	}
@@ -56,81 +56,6 @@ func LoadYAMLConfig(text []byte) (coordinate.Data, *coordinate.RetentionPolicy, 
 		return nil, nil, fmt.Errorf("config: %w", err)
 	}
 	return coordinate.Data(enc), policy, nil
-}
-
-// pyYAMLValue converts a yaml.v3 value to the Go value whose CBOR encoding
-// matches what the Python daemon would have sent for it.
-func pyYAMLValue(v any) (any, error) {
-	switch x := v.(type) {
-	case string:
-		return pyString(x), nil
-	case map[string]any:
-		out := make(map[any]any, len(x))
-		for k, e := range x {
-			ev, err := pyYAMLValue(e)
-			if err != nil {
-				return nil, err
-			}
-			out[pyStringKey(k)] = ev
-		}
-		return out, nil
-	case map[any]any:
-		out := make(map[any]any, len(x))
-		for k, e := range x {
-			kv, err := pyYAMLValue(k)
-			if err != nil {
-				return nil, err
-			}
-			if b, ok := kv.([]byte); ok {
-				kv = cbor.ByteString(b)
-			}
-			switch kv.(type) {
-			case []any, map[any]any:
-				return nil, fmt.Errorf("unsupported mapping key %v", k)
-			}
-			ev, err := pyYAMLValue(e)
-			if err != nil {
-				return nil, err
-			}
-			out[kv] = ev
-		}
-		return out, nil
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			ev, err := pyYAMLValue(e)
-			if err != nil {
-				return nil, err
-			}
-			out[i] = ev
-		}
-		return out, nil
-	case time.Time:
-		// PyYAML would build a datetime, which CBOR-RPC cannot carry;
-		// send the text as written.
-		return pyString(x.Format(time.RFC3339Nano)), nil
-	case nil, bool, int, int64, uint64, float64:
-		return x, nil
-	}
-	return nil, fmt.Errorf("unsupported YAML value %T", v)
-}
-
-// pyString types a YAML string as Python 2 did: str for ASCII, unicode
-// otherwise.
-func pyString(s string) any {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
-			return s
-		}
-	}
-	return []byte(s)
-}
-
-func pyStringKey(s string) any {
-	if b, ok := pyString(s).([]byte); ok {
-		return cbor.ByteString(b)
-	}
-	return s
 }
 
 // retentionPolicy reads coordinate.job_queue.limit_completed_count and

@@ -3,7 +3,6 @@ package jobserver
 import (
 	"fmt"
 	"math"
-	"math/big"
 
 	"github.com/fxamacker/cbor/v2"
 
@@ -155,8 +154,18 @@ func decodeList(raw cbor.RawMessage, what string) ([]cbor.RawMessage, error) {
 	return items, nil
 }
 
-// decodeNames decodes a list or tuple of strings.
+// decodeNames decodes a list or tuple of strings. A lone string is taken
+// as a list of that one name: Python iterated it, so `work_spec_names:
+// 'abc'` meant 'a', 'b' and 'c' there, never what the caller wanted
+// (docs/compat.md).
 func decodeNames(raw cbor.RawMessage, what string) ([]coordinate.Name, error) {
+	if isStringItem(raw) {
+		n, err := decodeName(raw, what)
+		if err != nil {
+			return nil, err
+		}
+		return []coordinate.Name{n}, nil
+	}
 	items, err := decodeList(raw, what)
 	if err != nil {
 		return nil, err
@@ -271,7 +280,10 @@ func (o options) present(key string) bool {
 	return !isNull(o[key])
 }
 
-// decodeNumber decodes an integer or a float (not NaN) as float64.
+// decodeNumber decodes a number the way Python's float() read it (an
+// integer, float or bool, or a string holding a number, as in
+// `lease_time: "100"`), as float64. NaN, which no caller can use, and
+// non-numeric values are errors naming the parameter.
 func decodeNumber(raw cbor.RawMessage, what string) (float64, error) {
 	if n, ok := intItem(raw); ok {
 		return float64(n), nil
@@ -279,31 +291,50 @@ func decodeNumber(raw cbor.RawMessage, what string) (float64, error) {
 	if f, ok := float64Item(raw); ok && !math.IsNaN(f) {
 		return f, nil
 	}
-	var v any
-	if err := decMode.Unmarshal(raw, &v); err != nil {
-		return 0, typeError("%s: %v", what, err)
+	f, ok := coordinate.PyFloat(raw)
+	switch {
+	case !ok && isStringItem(raw):
+		return 0, valueError("%s: could not convert string to float: %s", what, pyReprRaw(raw))
+	case !ok:
+		return 0, typeError("%s must be a number", what)
+	case math.IsNaN(f):
+		return 0, valueError("%s must be a number, not NaN", what)
 	}
-	switch x := v.(type) {
-	case uint64:
-		return float64(x), nil
-	case int64:
-		return float64(x), nil
-	case float64:
-		if math.IsNaN(x) {
-			return 0, valueError("%s must be a number, not NaN", what)
-		}
-		return x, nil
-	case big.Int:
-		f, _ := new(big.Float).SetInt(&x).Float64()
-		return f, nil
-	case bool:
-		// Python bools are ints.
-		if x {
-			return 1, nil
-		}
-		return 0, nil
+	return f, nil
+}
+
+// decodePyInt decodes a count the way Python's int() read it: integers,
+// bools, floats truncated toward zero (`max_jobs: 2.7` is 2), strings
+// holding an integer (`max_jobs: "2"`). Other values are errors naming the
+// parameter.
+func decodePyInt(raw cbor.RawMessage, what string) (int64, error) {
+	if n, ok := intItem(raw); ok {
+		return n, nil
 	}
-	return 0, typeError("%s must be a number", what)
+	n, ok := coordinate.PyInt(raw)
+	switch {
+	case !ok && isStringItem(raw):
+		return 0, valueError("%s: invalid literal for int() with base 10: %s", what, pyReprRaw(raw))
+	case !ok:
+		return 0, typeError("%s must be an integer", what)
+	}
+	return n, nil
+}
+
+// isStringItem reports whether raw is a byte or text string.
+func isStringItem(raw cbor.RawMessage) bool {
+	mt := majorType(raw)
+	return mt == 2 || mt == 3
+}
+
+// pyReprRaw renders a string parameter as Python's repr() did, for
+// messages.
+func pyReprRaw(raw cbor.RawMessage) string {
+	n, err := decodeName(raw, "")
+	if err != nil {
+		return "<string>"
+	}
+	return pyReprName(n)
 }
 
 // decodeInt decodes an integer; an integral float is accepted too.

@@ -1,6 +1,7 @@
 package jobserver
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -99,8 +100,29 @@ func TestDecodeNumbers(t *testing.T) {
 			t.Errorf("decodeNumber(%v) = %v, %v", v, got, err)
 		}
 	}
-	if _, err := decodeNumber(rawOf(t, "9"), "n"); err == nil {
-		t.Error("a string must not pass as a number")
+	// Python's float() read numeric strings; others stay errors.
+	if f, err := decodeNumber(rawOf(t, " 9.5"), "n"); err != nil || f != 9.5 {
+		t.Errorf("decodeNumber(\" 9.5\") = %v, %v; want 9.5", f, err)
+	}
+	for _, bad := range []any{"soon", []any{1}, nil} {
+		if _, err := decodeNumber(rawOf(t, bad), "n"); err == nil {
+			t.Errorf("decodeNumber(%#v) passed", bad)
+		}
+	}
+	// Python's int() truncated floats and read integer strings.
+	for v, want := range map[any]int64{2.7: 2, "2": 2, cbor.ByteString(" -3 "): -3, true: 1} {
+		if n, err := decodePyInt(rawOf(t, v), "n"); err != nil || n != want {
+			t.Errorf("decodePyInt(%#v) = %v, %v; want %d", v, n, err, want)
+		}
+	}
+	for _, bad := range []any{"2.5", "two", []any{2}, math.NaN()} {
+		if _, err := decodePyInt(rawOf(t, bad), "n"); err == nil {
+			t.Errorf("decodePyInt(%#v) passed", bad)
+		}
+	}
+	// A lone string is a one-element list of names.
+	if ns, err := decodeNames(rawOf(t, "abc"), "names"); err != nil || len(ns) != 1 || ns[0].Bytes != "abc" {
+		t.Errorf("decodeNames(\"abc\") = %+v, %v; want [abc]", ns, err)
 	}
 	if n, err := decodeInt(rawOf(t, 2.0), "n"); err != nil || n != 2 {
 		t.Errorf("integral float: %v, %v", n, err)

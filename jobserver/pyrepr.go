@@ -1,16 +1,8 @@
 package jobserver
 
 import (
-	"math"
-	"math/big"
-	"sort"
-	"strconv"
-	"strings"
-	"unicode/utf8"
-
-	"github.com/fxamacker/cbor/v2"
-
 	"github.com/coordinated/coordinated/coordinate"
+	"github.com/coordinated/coordinated/pyvalue"
 )
 
 // pyReprName renders a name the way Python 2 repr() shows it: a byte string
@@ -18,192 +10,12 @@ import (
 // "no such work_spec 'NAME'" embed it.
 func pyReprName(n coordinate.Name) string {
 	if n.Text {
-		return pyReprUnicode(n.Bytes)
+		return pyvalue.ReprUnicode(n.Bytes)
 	}
-	return pyReprBytes(n.Bytes)
+	return pyvalue.ReprBytes(n.Bytes)
 }
 
-// pyQuote picks Python's quote character: single quotes unless the string
-// contains a single quote and no double quote.
-func pyQuote(s string) byte {
-	if strings.IndexByte(s, '\'') >= 0 && strings.IndexByte(s, '"') < 0 {
-		return '"'
-	}
-	return '\''
-}
-
-// pyReprBytes is Python 2 repr() of a str (byte string).
-func pyReprBytes(s string) string {
-	q := pyQuote(s)
-	var b strings.Builder
-	b.Grow(len(s) + 2)
-	b.WriteByte(q)
-	for i := 0; i < len(s); i++ {
-		writeEscapedByte(&b, s[i], q)
-	}
-	b.WriteByte(q)
-	return b.String()
-}
-
-// pyReprUnicode is Python 2 repr() of a unicode string given as UTF-8.
-// Python 2 escapes every non-ASCII code point (\xNN, \uNNNN, \UNNNNNNNN).
-// Bytes that are not valid UTF-8 (which a CBOR text string cannot carry)
-// are shown as \xNN so nothing is lost.
-func pyReprUnicode(s string) string {
-	q := pyQuote(s)
-	var b strings.Builder
-	b.Grow(len(s) + 3)
-	b.WriteByte('u')
-	b.WriteByte(q)
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r < utf8.RuneSelf || (r == utf8.RuneError && size == 1):
-			writeEscapedByte(&b, s[i], q)
-		case r <= 0xff:
-			b.WriteString(`\x`)
-			writeHex(&b, uint64(r), 2)
-		case r <= 0xffff:
-			b.WriteString(`\u`)
-			writeHex(&b, uint64(r), 4)
-		default:
-			b.WriteString(`\U`)
-			writeHex(&b, uint64(r), 8)
-		}
-		i += size
-	}
-	b.WriteByte(q)
-	return b.String()
-}
-
-func writeEscapedByte(b *strings.Builder, c byte, q byte) {
-	switch {
-	case c == q || c == '\\':
-		b.WriteByte('\\')
-		b.WriteByte(c)
-	case c == '\t':
-		b.WriteString(`\t`)
-	case c == '\n':
-		b.WriteString(`\n`)
-	case c == '\r':
-		b.WriteString(`\r`)
-	case c < 0x20 || c >= 0x7f:
-		b.WriteString(`\x`)
-		writeHex(b, uint64(c), 2)
-	default:
-		b.WriteByte(c)
-	}
-}
-
-func writeHex(b *strings.Builder, v uint64, width int) {
-	const digits = "0123456789abcdef"
-	for shift := (width - 1) * 4; shift >= 0; shift -= 4 {
-		b.WriteByte(digits[(v>>uint(shift))&0xf])
-	}
-}
-
-// pyReprValue renders a decoded CBOR value (as produced by decMode into
-// any) like Python 2 repr(): lists [..], tuples (..), dicts {..}, None,
-// True/False, numbers, byte and text strings. It is used for lock paths in
-// lock-service messages.
-func pyReprValue(v any) string {
-	var b strings.Builder
-	writePyRepr(&b, v)
-	return b.String()
-}
-
-func writePyRepr(b *strings.Builder, v any) {
-	switch x := v.(type) {
-	case nil:
-		b.WriteString("None")
-	case bool:
-		if x {
-			b.WriteString("True")
-		} else {
-			b.WriteString("False")
-		}
-	case uint64:
-		b.WriteString(strconv.FormatUint(x, 10))
-	case int64:
-		b.WriteString(strconv.FormatInt(x, 10))
-	case big.Int:
-		b.WriteString(x.String() + "L")
-	case *big.Int:
-		b.WriteString(x.String() + "L")
-	case float64:
-		b.WriteString(pyFloat(x))
-	case float32:
-		b.WriteString(pyFloat(float64(x)))
-	case []byte:
-		b.WriteString(pyReprBytes(string(x)))
-	case cbor.ByteString:
-		b.WriteString(pyReprBytes(string(x)))
-	case string:
-		b.WriteString(pyReprUnicode(x))
-	case []any:
-		b.WriteByte('[')
-		for i, e := range x {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			writePyRepr(b, e)
-		}
-		b.WriteByte(']')
-	case cbor.Tag:
-		if x.Number == tagTuple {
-			if items, ok := x.Content.([]any); ok {
-				b.WriteByte('(')
-				for i, e := range items {
-					if i > 0 {
-						b.WriteString(", ")
-					}
-					writePyRepr(b, e)
-				}
-				if len(items) == 1 {
-					b.WriteByte(',')
-				}
-				b.WriteByte(')')
-				return
-			}
-		}
-		b.WriteString("CBORTag(" + strconv.FormatUint(x.Number, 10) + ", ")
-		writePyRepr(b, x.Content)
-		b.WriteByte(')')
-	case map[any]any:
-		// Python 2 dict order is arbitrary; sort for stable messages.
-		parts := make([]string, 0, len(x))
-		for k, e := range x {
-			parts = append(parts, pyReprValue(k)+": "+pyReprValue(e))
-		}
-		sort.Strings(parts)
-		b.WriteByte('{')
-		b.WriteString(strings.Join(parts, ", "))
-		b.WriteByte('}')
-	default:
-		b.WriteString("<?>")
-	}
-}
-
-// pyFloat formats a float the way Python 2 repr() does: shortest
-// round-trip digits, positional notation for decimal exponents -4..15 (with
-// ".0" when integral), exponent notation otherwise (two-digit exponent).
-func pyFloat(f float64) string {
-	switch {
-	case math.IsInf(f, 1):
-		return "inf"
-	case math.IsInf(f, -1):
-		return "-inf"
-	case math.IsNaN(f):
-		return "nan"
-	}
-	e := strconv.FormatFloat(f, 'e', -1, 64)
-	exp, err := strconv.Atoi(e[strings.IndexByte(e, 'e')+1:])
-	if err != nil || exp < -4 || exp >= 16 {
-		return e
-	}
-	s := strconv.FormatFloat(f, 'f', -1, 64)
-	if !strings.ContainsRune(s, '.') {
-		s += ".0"
-	}
-	return s
-}
+// The rest of Python 2's repr() lives in package pyvalue.
+func pyReprBytes(s string) string { return pyvalue.ReprBytes(s) }
+func pyReprValue(v any) string    { return pyvalue.Repr(v) }
+func pyFloat(f float64) string    { return pyvalue.Float(f) }

@@ -29,6 +29,7 @@ var methodTests = []struct {
 	{"WorkSpecLifecycle", testWorkSpecLifecycle},
 	{"SetWorkSpecErrors", testSetWorkSpecErrors},
 	{"ControlWorkSpecAndMeta", testControlWorkSpecAndMeta},
+	{"SpecFidelity", testSpecFidelity},
 	{"ArchiveAppliesRetention", testArchiveAppliesRetention},
 	{"ArchiveWithoutPolicyKeepsEverything", testArchiveWithoutPolicyKeepsEverything},
 	{"AddWorkUnitsValidation", testAddWorkUnitsValidation},

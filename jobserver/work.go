@@ -31,7 +31,7 @@ func (js *JobServer) getWork(ctx context.Context, p []cbor.RawMessage) (any, err
 	}
 	req.LeaseTime = coordinate.ClampGetWorkLease(leaseSeconds)
 	if opts.present("max_jobs") {
-		n, err := decodeInt(opts["max_jobs"], "max_jobs")
+		n, err := decodePyInt(opts["max_jobs"], "max_jobs")
 		if err != nil {
 			return nil, err
 		}
@@ -66,8 +66,11 @@ func (js *JobServer) getWork(ctx context.Context, p []cbor.RawMessage) (any, err
 
 // getChildWorkUnits: get_child_work_units(worker_id) -> ({child_id:
 // [unit map...]}, null) (§8.17). Units stay listed after their lease
-// lapsed, with the current holder (or null) and expiry, so the parent can
-// kill a stuck child.
+// lapsed. A unit nobody holds any more is reported with the child as its
+// worker_id, as the Python daemon did until its lazy sweep ran: the Python
+// fork worker keeps only the units whose worker_id is the child, and fails
+// those ("job expired") when it stops an overdue child (docs/compat.md).
+// Its expires is null then: the lapsed lease's time is not kept.
 func (js *JobServer) getChildWorkUnits(ctx context.Context, p []cbor.RawMessage) (any, error) {
 	parent, err := decodeName(p[0], "worker_id")
 	if err != nil {
@@ -87,11 +90,20 @@ func (js *JobServer) getChildWorkUnits(ctx context.Context, p []cbor.RawMessage)
 				"work_spec_name": nameValue(u.Spec),
 				"work_unit_key":  nameValue(u.Key),
 				"work_unit_data": rawData(u.Data),
-				"worker_id":      optionalNameValue(u.Worker),
+				"worker_id":      childUnitWorker(c.Worker, u.Worker),
 				"expires":        seconds(u.Expires),
 			}
 		}
 		out[nameKey(c.Worker)] = units
 	}
 	return pair(out, nil), nil
+}
+
+// childUnitWorker is the worker_id get_child_work_units reports for a unit
+// of child: its current holder, else the child itself.
+func childUnitWorker(child coordinate.Name, holder *coordinate.Name) any {
+	if holder == nil {
+		return nameValue(child)
+	}
+	return nameValue(*holder)
 }

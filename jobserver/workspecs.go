@@ -46,11 +46,23 @@ func (js *JobServer) setWorkSpec(ctx context.Context, p []cbor.RawMessage) (any,
 	if mt := majorType(nameRaw); mt != 2 && mt != 3 {
 		return nil, typeError("work spec 'name' must be a string")
 	}
+	parsed, err := coordinate.CheckWorkSpec(coordinate.Data(def))
+	if keyErr := (*coordinate.SpecKeyError)(nil); errors.As(err, &keyErr) && keyErr.TypeError {
+		return nil, typeError("%v", err)
+	} else if err != nil {
+		return nil, valueError("%v", err)
+	}
 	if _, err := js.ns.SetWorkSpec(ctx, coordinate.Data(def)); err != nil {
 		if errors.Is(err, coordinate.ErrInvalidWorkSpec) {
 			return nil, valueError("%v", err)
 		}
 		return nil, js.backendError("set_work_spec", err)
+	}
+	// Stored as given, like the Python daemon did; say once per set which
+	// keys the scheduler reads differently (docs/compat.md).
+	for _, u := range parsed.Unusable {
+		js.log.Warn("work spec key has a value the scheduler cannot use; stored as given",
+			"work_spec", parsed.Name.Bytes, "key", u.Key, "value", u.Got, "read_as", u.Reading)
 	}
 	return okPair(), nil
 }
@@ -117,7 +129,7 @@ func (js *JobServer) listWorkSpecs(ctx context.Context, p []cbor.RawMessage) (an
 	}
 	limit := 0
 	if opts.present("limit") {
-		l, err := decodeInt(opts["limit"], "limit")
+		l, err := decodePyInt(opts["limit"], "limit")
 		if err != nil {
 			return nil, err
 		}
@@ -179,27 +191,27 @@ func (js *JobServer) controlWorkSpec(ctx context.Context, p []cbor.RawMessage) (
 			if err != nil {
 				return nil, err
 			}
-			d = secondsDuration(sec)
+			d = coordinate.IntervalFromSeconds(sec)
 		}
 		ctl.Interval = &d
 	}
 	if raw, ok := opts["max_running"]; ok {
-		var n int
+		n := 0 // null: unlimited
 		if !isNull(raw) {
-			v, err := decodeInt(raw, "max_running")
+			v, err := decodePyInt(raw, "max_running")
 			if err != nil {
 				return nil, err
 			}
-			n = int(max(0, min(v, math.MaxInt32)))
+			n = coordinate.EncodeMaxRunning(v) // <= 0: run none, as in Python
 		}
 		ctl.MaxRunning = &n
 	}
 	if opts.present("weight") {
-		w, err := decodeNumber(opts["weight"], "weight")
+		w, err := decodePyInt(opts["weight"], "weight")
 		if err != nil {
 			return nil, err
 		}
-		n := int(max(math.MinInt32, min(w, math.MaxInt32)))
+		n := coordinate.ClampInt32(w)
 		ctl.Weight = &n
 	}
 	err = js.ns.ControlWorkSpec(ctx, name.Bytes, ctl)
@@ -216,19 +228,6 @@ func (js *JobServer) controlWorkSpec(ctx context.Context, p []cbor.RawMessage) (
 	return nil, js.backendError("control_work_spec", err)
 }
 
-// secondsDuration converts float seconds to a Duration, saturating.
-func secondsDuration(sec float64) time.Duration {
-	switch {
-	case math.IsNaN(sec):
-		return 0
-	case sec >= math.MaxInt64/float64(time.Second):
-		return math.MaxInt64
-	case sec <= math.MinInt64/float64(time.Second):
-		return math.MinInt64
-	}
-	return time.Duration(sec * float64(time.Second))
-}
-
 // getWorkSpecMeta: get_work_spec_meta(name) -> ({status, continuous,
 // interval, max_running, weight}, null) (§8.5).
 func (js *JobServer) getWorkSpecMeta(ctx context.Context, p []cbor.RawMessage) (any, error) {
@@ -242,25 +241,61 @@ func (js *JobServer) getWorkSpecMeta(ctx context.Context, p []cbor.RawMessage) (
 	} else if err != nil {
 		return nil, js.backendError("get_work_spec_meta", err)
 	}
-	m := spec.Meta
+	return pair(metaReply(spec), nil), nil
+}
+
+// metaReply is get_work_spec_meta's map. Python reported the values it
+// derived from the definition as given (`continuous: 1` stays 1, `interval:
+// 10` stays an integer, int() of `weight` and `max_running`), and after
+// control_work_spec the values given there. A setting still equal to what
+// the stored definition gives is echoed from the definition; one changed by
+// control_work_spec is rendered from the stored value: a bool, whole
+// seconds as an integer, an integer.
+func metaReply(spec *coordinate.WorkSpec) map[cbor.ByteString]any {
+	m := &spec.Meta
 	status := 1
 	if m.Paused {
 		status = 2
 	}
-	var interval, maxRunning any
-	if m.Interval != 0 {
+	var echo coordinate.MetaEcho
+	derived := *m // an unparsable stored definition echoes nothing
+	if p, err := coordinate.CheckWorkSpec(spec.Definition); err == nil {
+		echo, derived = p.Echo, p.Meta
+	}
+
+	var continuous any = m.Continuous
+	if m.Continuous == derived.Continuous && echo.Continuous != nil {
+		continuous = echo.Continuous
+	}
+	var interval any
+	switch {
+	case m.Interval == derived.Interval:
+		if echo.Interval != nil {
+			interval = echo.Interval
+		}
+	case m.Interval == 0: // cleared: null
+	case m.Interval%time.Second == 0:
+		interval = int64(m.Interval / time.Second)
+	default:
 		interval = m.Interval.Seconds()
 	}
-	if m.MaxRunning > 0 {
-		maxRunning = m.MaxRunning
+	var weight any = m.Weight
+	if m.Weight == derived.Weight {
+		weight = echo.Weight
 	}
-	return pair(map[cbor.ByteString]any{
+	var maxRunning any
+	if m.MaxRunning == derived.MaxRunning && echo.MaxRunning != nil {
+		maxRunning = *echo.MaxRunning
+	} else if n, ok := m.MaxRunningValue(); ok {
+		maxRunning = n
+	}
+	return map[cbor.ByteString]any{
 		"status":      status,
-		"continuous":  m.Continuous,
+		"continuous":  continuous,
 		"interval":    interval,
 		"max_running": maxRunning,
-		"weight":      m.Weight,
-	}, nil), nil
+		"weight":      weight,
+	}
 }
 
 // clear: clear() -> number of specs deleted (not a pair) (§8.6).
@@ -308,4 +343,17 @@ func (js *JobServer) archive(ctx context.Context, p []cbor.RawMessage) (any, err
 		return nil, js.backendError("archive", err)
 	}
 	return nil, nil
+}
+
+// secondsDuration converts float seconds to a Duration, saturating.
+func secondsDuration(sec float64) time.Duration {
+	switch {
+	case math.IsNaN(sec):
+		return 0
+	case sec >= math.MaxInt64/float64(time.Second):
+		return math.MaxInt64
+	case sec <= math.MinInt64/float64(time.Second):
+		return math.MinInt64
+	}
+	return time.Duration(sec * float64(time.Second))
 }

@@ -1,6 +1,9 @@
 package jobserver
 
 import (
+	"bytes"
+	"log/slog"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -48,6 +51,13 @@ func testSetWorkSpecErrors(t *testing.T, newServer serverFactory) {
 	}
 	if got := callErr(t, js, "set_work_spec", m{"name": b("w"), "weight": "heavy"}); !strings.HasPrefix(got, "ValueError(") {
 		t.Errorf("bad weight: %q", got)
+	}
+	// int() of a list or of None raised TypeError in Python.
+	if got := callErr(t, js, "set_work_spec", m{"name": b("w"), "weight": []any{1}}); !strings.HasPrefix(got, "TypeError(") {
+		t.Errorf("list weight: %q", got)
+	}
+	if got := callErr(t, js, "set_work_spec", m{"name": b("w"), "nice": nil}); !strings.HasPrefix(got, "TypeError(") {
+		t.Errorf("null nice: %q", got)
 	}
 	expect(t, "nothing stored", call(t, js, "list_work_specs", m{}), `128([[], null])`)
 }
@@ -104,4 +114,62 @@ func testArchiveWithoutPolicyKeepsEverything(t *testing.T, newServer serverFacto
 	call(t, js, "update_work_unit", b("ws"), b("a"), m{"status": 4})
 	expect(t, "archive", call(t, js, "archive", m{}), `null`)
 	expect(t, "still listed", call(t, js, "get_work_units", b("ws"), m{}), `128([[128(['a', {}])], null])`)
+}
+
+// testSpecFidelity: what issue 14 made match the Python daemon at the RPC
+// layer (docs/compat.md, "Work-spec definitions").
+func testSpecFidelity(t *testing.T, newServer serverFactory) {
+	var logs bytes.Buffer
+	js, _ := newServer(t, Config{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+
+	// Stored as Python stored it; the unusable keys warned about once each.
+	def := m{"name": b("x"), "desc": 5, "then": 5, "priority": b("high"), "min_gb": []any{1}, "config": b("c.yaml")}
+	expect(t, "set", call(t, js, "set_work_spec", def), `128([true, null])`)
+	expect(t, "get", call(t, js, "get_work_spec", b("x")),
+		`{'desc': 5, 'name': 'x', 'then': 5, 'config': 'c.yaml', 'min_gb': [1], 'priority': 'high'}`)
+	warnings := strings.Split(strings.TrimSpace(logs.String()), "\n")
+	if len(warnings) != 3 {
+		t.Fatalf("logged %d lines, want one warning per unusable key (then, priority, min_gb):\n%s", len(warnings), logs.String())
+	}
+	for _, key := range []string{"priority", "min_gb", "then"} {
+		if !strings.Contains(logs.String(), "work_spec=x key="+key+" ") {
+			t.Errorf("no warning naming spec x and key %s:\n%s", key, logs.String())
+		}
+	}
+
+	// Meta echoes the stored types, also after control_work_spec.
+	addSpec(t, js, "e", m{"interval": 10, "continuous": 1, "weight": int64(1e16), "max_running": 0})
+	expect(t, "meta as stored", call(t, js, "get_work_spec_meta", b("e")),
+		`128([{'status': 1, 'weight': 10000000000000000, 'interval': 10, 'continuous': 1, 'max_running': 0}, null])`)
+	call(t, js, "control_work_spec", b("e"), m{"interval": 3, "max_running": b("2"), "weight": 2.7})
+	expect(t, "meta after control", call(t, js, "get_work_spec_meta", b("e")),
+		`128([{'status': 1, 'weight': 2, 'interval': 3, 'continuous': 1, 'max_running': 2}, null])`)
+	call(t, js, "control_work_spec", b("e"), m{"interval": 1.5, "max_running": 0})
+	expect(t, "meta after control 2", call(t, js, "get_work_spec_meta", b("e")),
+		`128([{'status': 1, 'weight': 2, 'interval': 1.5, 'continuous': 1, 'max_running': 0}, null])`)
+	addSpec(t, js, "f", m{"interval": b("2")})
+	expect(t, "string interval as float()", call(t, js, "get_work_spec_meta", b("f")),
+		`128([{'status': 1, 'weight': 20, 'interval': 2.0, 'continuous': false, 'max_running': null}, null])`)
+
+	// max_running 0 runs none; max_getwork 0 hands out one per call.
+	call(t, js, "add_work_units", b("e"), []any{tuple{b("k"), m{}}})
+	expect(t, "max_running 0", call(t, js, "get_work", b("w"), m{"work_spec_names": []any{b("e")}}), `128([128([null, null, null]), null])`)
+	addSpec(t, js, "g", m{"max_getwork": 0})
+	call(t, js, "add_work_units", b("g"), []any{tuple{b("a"), m{}}, tuple{b("b"), m{}}})
+	expect(t, "max_getwork 0, max_jobs given as a string", call(t, js, "get_work", b("w"),
+		m{"work_spec_names": b("g"), "max_jobs": b("5"), "lease_time": b("100")}),
+		`128([[128(['g', 'a', {}])], null])`)
+	if got := callErr(t, js, "get_work", b("w"), m{"max_jobs": b("many")}); !strings.HasPrefix(got, "ValueError(") {
+		t.Errorf("max_jobs 'many': %q, want a ValueError", got)
+	}
+	if got := callErr(t, js, "get_work", b("w"), m{"max_jobs": []any{1}}); !strings.HasPrefix(got, "TypeError(") {
+		t.Errorf("max_jobs [1]: %q, want a TypeError", got)
+	}
+
+	// A continuous spec's synthetic key is a byte string.
+	addSpec(t, js, "c", m{"continuous": true})
+	got := call(t, js, "get_work", b("w"), m{"work_spec_names": []any{b("c")}})
+	if !regexp.MustCompile(`^128\(\[128\(\['c', '[0-9]+\.[0-9]{3}', \{\}\]\), null\]\)$`).MatchString(got) {
+		t.Errorf("continuous get_work = %s, want a byte-string key", got)
+	}
 }

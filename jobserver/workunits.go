@@ -180,7 +180,7 @@ func (js *JobServer) getWorkUnits(ctx context.Context, p []cbor.RawMessage) (any
 	}
 	q.Limit = defaultUnitLimit
 	if opts.present("limit") {
-		l, err := decodeInt(opts["limit"], "limit")
+		l, err := decodePyInt(opts["limit"], "limit")
 		if err != nil {
 			return nil, err
 		}

@@ -57,7 +57,7 @@ func (o *opControlWorkSpec) apply(s *state) {
 		m.Interval = max(0, *c.Interval)
 	}
 	if c.MaxRunning != nil {
-		m.MaxRunning = max(0, *c.MaxRunning)
+		m.MaxRunning = *c.MaxRunning
 	}
 	if c.Weight != nil {
 		m.Weight = *c.Weight

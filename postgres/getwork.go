@@ -220,11 +220,11 @@ func (ns *namespace) claimContinuous(ctx context.Context, spec specRow, worker c
 		var leaseID int64
 		err = tx.QueryRow(ctx, `INSERT INTO work_unit (spec_id, key, key_text, data, status, priority,
 				expires, worker, worker_text, lease_id, attempts)
-			VALUES ($1, $2, true, $3, 3, 0, $4, $5, $6, nextval('lease_id_seq'), 1)
+			VALUES ($1, $2, $7, $3, 3, 0, $4, $5, $6, nextval('lease_id_seq'), 1)
 			ON CONFLICT (spec_id, key) DO NOTHING
 			RETURNING lease_id`,
 			spec.id, bytesOf(key.Bytes), []byte(coordinate.EmptyMap), expires.UnixNano(),
-			bytesOf(worker.Bytes), worker.Text).Scan(&leaseID)
+			bytesOf(worker.Bytes), worker.Text, key.Text).Scan(&leaseID)
 		if errNotFound(err) {
 			// Same millisecond as an existing unit: create no second one.
 			return nil

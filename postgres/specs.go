@@ -181,7 +181,7 @@ func (ns *namespace) ControlWorkSpec(ctx context.Context, name string, control c
 			m.Interval = max(0, *control.Interval)
 		}
 		if control.MaxRunning != nil {
-			m.MaxRunning = max(0, *control.MaxRunning)
+			m.MaxRunning = *control.MaxRunning
 		}
 		if control.Weight != nil {
 			m.Weight = *control.Weight

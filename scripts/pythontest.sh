@@ -7,6 +7,9 @@
 #           repeated LEGACY_REPEAT times (default 20) in one session
 #   cli     every `coordinate` subcommand and a real coordinate_worker,
 #           Python 2.7 (pythontest/legacy/test_cli.py)
+#   compare the real Python daemon (coordinate 0.1.5) and ours driven with
+#           the same calls, typed replies compared; allowed differences
+#           are the table in docs/compat.md (pythontest/compare)
 #
 # each against the memory backend and, when COORDINATE_TEST_POSTGRES is set,
 # again against PostgreSQL (a fresh database per suite when psql is there).
@@ -93,6 +96,13 @@ setup_py27() {
 py27_ok=1
 legacy_tests=
 setup_py27 || py27_ok=0
+
+# --setup-only: build the virtualenvs and stop. scripts/test.sh runs this
+# before the Go tests, which start .venv-py27's Python daemon and CLI.
+if [ "${1:-}" = --setup-only ]; then
+  [ "$py27_ok" -eq 1 ] || fail "the Python 2.7 environment could not be set up"
+  exit 0
+fi
 
 # --- the daemon --------------------------------------------------------------
 
@@ -201,6 +211,11 @@ run_all() {
   run_suite cli "$url" \
     .venv-py27/bin/python -m pytest -p no:cacheprovider -q \
     --timeout="$TEST_TIMEOUT" --rootdir="$repo" pythontest/legacy/test_cli.py
+
+  url=$backend; [ "$backend" = memory ] || use_fresh_postgres compare
+  run_suite "compare with the Python daemon" "$url" \
+    .venv-py27/bin/python -m pytest -p no:cacheprovider -q \
+    --timeout="$TEST_TIMEOUT" --rootdir="$repo" pythontest/compare
 }
 
 run_all memory memory

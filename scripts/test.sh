@@ -37,6 +37,11 @@ echo "== go vet"
 go vet ./...
 echo "== staticcheck"
 go run "$STATICCHECK" ./...
+# The Go tests of client/, cmd/coordinate and migrate run the real Python
+# daemon and CLI from the Python 2.7 virtualenv (internal/testdaemon).
+echo "== Python virtualenvs"
+scripts/pythontest.sh --setup-only
+export COORDINATE_TEST_PY27=${COORDINATE_TEST_PY27:-$PWD/.venv-py27}
 echo "== go test -race"
 go test -race -count=1 ./...
 

@@ -8,11 +8,16 @@
 //	            [-config FILE] [-max-request-size BYTES] [-log-level LEVEL]
 //	            [-enforce-min-gb] [-data-dir DIR] [-sync group|none]
 //	            [-recover] [-snapshot-bytes BYTES] [-version]
+//	coordinated migrate -from HOST:PORT [-to HOST:PORT] [-spec NAME]...
+//	            [-pause-source] [-verify]
 //
 // The memory backend keeps a write-ahead journal and snapshots in -data-dir
 // (default $XDG_STATE_HOME/coordinated, else ~/.local/state/coordinated)
 // and recovers them on start; -backend memory: or -data-dir "" keeps
 // nothing (docs/persistence.md).
+//
+// `migrate` copies work specs and units from a running daemon into another
+// through the legacy RPCs (docs/migration.md).
 //
 // On SIGINT or SIGTERM it stops accepting connections, answers the
 // requests already received, closes the backend (a memory backend writes a

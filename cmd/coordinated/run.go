@@ -23,6 +23,9 @@ const shutdownGrace = 30 * time.Second
 // handler in main), then shuts down cleanly. If ready is non-nil it gets
 // the listening address once the port is open.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready chan<- net.Addr) error {
+	if len(args) > 0 && args[0] == "migrate" {
+		return runMigrate(ctx, args[1:], stdout, stderr)
+	}
 	opts, err := parseOptions(args, stderr)
 	if err != nil {
 		return err

@@ -125,7 +125,6 @@ func testSpecInvalidRejected(e *env) {
 		{"interval a list", enc(e.t, m{"name": "x", "interval": []any{1}})},
 		{"max_running not a number", enc(e.t, m{"name": "x", "max_running": "many"})},
 		{"max_getwork not a number", enc(e.t, m{"name": "x", "max_getwork": "many"})},
-		{"priority not a number", enc(e.t, m{"name": "x", "priority": "high"})},
 		{"truncated CBOR", coordinate.Data{0xa1, 0x64, 'n', 'a'}},
 	}
 	for _, c := range cases {

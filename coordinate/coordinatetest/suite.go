@@ -64,6 +64,7 @@ func groups() []group {
 		{"Dependencies", depTests},
 		{"Groups", groupTests},
 		{"Concurrency", concurrencyTests},
+		{"Fidelity", fidelityTests},
 	}
 }
 

@@ -21,6 +21,8 @@ const module = "github.com/coordinated/coordinated"
 var floors = map[string]int{
 	// 0: leaves, importing nothing of ours.
 	"internal/archtest": 0,
+	"pyvalue":           0,
+	"internal/progress": 0,
 	// 1: the interface and its pure rules.
 	"coordinate": 1,
 	// 2: the conformance suite, and the mechanisms the backends and the
@@ -33,11 +35,20 @@ var floors = map[string]int{
 	"memory":    3,
 	"postgres":  3,
 	"jobserver": 3,
-	// 4: libraries for users, over the interface and the protocol.
+	// 3 too: the client side of the wire, and the CLI's file formats.
+	"client": 3,
+	"flow":   3,
+	// 4: what is built on the client, and the helpers that start daemons
+	// for the client side's tests.
+	"migrate":             4,
+	"client/clienttest":   4,
+	"internal/testdaemon": 4,
+	// The Go worker library, over the interface and the client.
 	"worker": 4,
 	// 5: programs and end-to-end tests.
 	"cmd/coordinated": 5,
 	"cmd/coordbench":  5,
+	"cmd/coordinate":  5,
 	"crashtest":       5,
 }
 

@@ -1,0 +1,190 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/coordinated/coordinated/cborrpc"
+)
+
+// Client talks to one coordinate daemon over one TCP connection, opened on
+// the first call and reopened after a failure. A call that fails because
+// of the connection (refused, reset, closed) is re-sent on a new
+// connection up to Config.Retries times, waiting Config.BaseRetry and then
+// twice as long each time, exactly the Python client's policy; an error
+// answer from the server is never retried. Calls are serialised: a Client
+// is safe for concurrent use, but its calls run one at a time.
+type Client struct {
+	cfg  Config
+	log  *slog.Logger
+	addr string
+
+	mu     sync.Mutex
+	conn   *cborrpc.Client
+	nextID uint64 // like Python's _message_count: one id per call, kept across retries
+}
+
+// Option changes how New builds a Client.
+type Option func(*Client)
+
+// WithLogger sends the client's retry messages to log (default: discarded).
+func WithLogger(log *slog.Logger) Option { return func(c *Client) { c.log = log } }
+
+// New returns a client for the daemon cfg names. It does not connect yet.
+func New(cfg Config, opts ...Option) (*Client, error) {
+	addr, err := cfg.address()
+	if err != nil {
+		return nil, err
+	}
+	c := &Client{cfg: cfg, addr: addr, log: slog.New(slog.DiscardHandler)}
+	for _, o := range opts {
+		o(c)
+	}
+	return c, nil
+}
+
+// Dial is New with DefaultConfig(addr).
+func Dial(addr string, opts ...Option) (*Client, error) {
+	return New(DefaultConfig(addr), opts...)
+}
+
+// Address is the "host:port" this client talks to.
+func (c *Client) Address() string { return c.addr }
+
+// Config is the configuration the client was built from.
+func (c *Client) Config() Config { return c.cfg }
+
+// Close closes the connection; a later call reopens it.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.closeLocked()
+}
+
+func (c *Client) closeLocked() error {
+	if c.conn == nil {
+		return nil
+	}
+	err := c.conn.Close()
+	c.conn = nil
+	return err
+}
+
+// ServerError is an error answer from the daemon (an RPC-level failure,
+// which the Python client raises as an exception).
+type ServerError struct {
+	Method  string
+	Message string
+}
+
+func (e *ServerError) Error() string {
+	return fmt.Sprintf("%s: the server answered with an error: %s", e.Method, e.Message)
+}
+
+// ConnectionError is a call that could not reach the daemon, after every
+// retry.
+type ConnectionError struct {
+	Addr     string
+	Method   string
+	Attempts int
+	Err      error
+}
+
+func (e *ConnectionError) Error() string {
+	return fmt.Sprintf("cannot reach the coordinate daemon at %s (%s, %d attempts): %v", e.Addr, e.Method, e.Attempts, e.Err)
+}
+
+func (e *ConnectionError) Unwrap() error { return e.Err }
+
+// Call sends method(params...) and returns the decoded result: byte
+// strings as []byte, text as string, tuples as cborrpc.Tuple, maps as
+// map[any]any (byte-string keys as cbor.ByteString). Parameters are
+// encoded by cborrpc: pass []byte for a Python 2 str, string for unicode,
+// cborrpc.Tuple for a tuple, and Map for an options dict.
+func (c *Client) Call(ctx context.Context, method string, params ...any) (any, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.nextID++
+	frame, err := cborrpc.EncodeRequest(c.nextID, method, params...)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", method, err)
+	}
+	delay := c.cfg.BaseRetry
+	for attempt := 0; ; attempt++ {
+		result, err := c.roundTrip(ctx, c.nextID, frame)
+		if err == nil {
+			return result, nil
+		}
+		var rpcErr *cborrpc.RPCError
+		if errors.As(err, &rpcErr) {
+			return nil, &ServerError{Method: method, Message: rpcErr.Message}
+		}
+		c.closeLocked()
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("%s: %w", method, context.Cause(ctx))
+		}
+		if !isConnectionFailure(err) {
+			return nil, fmt.Errorf("%s: %w", method, err)
+		}
+		if attempt >= c.cfg.Retries {
+			return nil, &ConnectionError{Addr: c.addr, Method: method, Attempts: attempt + 1, Err: err}
+		}
+		c.log.Debug("coordinate call failed, retrying", "method", method, "addr", c.addr, "attempt", attempt+1, "delay", delay, "err", err)
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, fmt.Errorf("%s: %w", method, context.Cause(ctx))
+		case <-t.C:
+		}
+		delay *= 2
+	}
+}
+
+// roundTrip sends one encoded request on the (re)opened connection and
+// reads its answer, with ctx bounding both.
+func (c *Client) roundTrip(ctx context.Context, id uint64, frame []byte) (any, error) {
+	if c.conn == nil {
+		conn, err := cborrpc.DialContext(ctx, c.addr)
+		if err != nil {
+			return nil, err
+		}
+		c.conn = conn
+	}
+	nc := c.conn.Conn()
+	if dl, ok := ctx.Deadline(); ok {
+		nc.SetDeadline(dl)
+	} else {
+		nc.SetDeadline(time.Time{})
+	}
+	stop := context.AfterFunc(ctx, func() { nc.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
+	if err := c.conn.SendRaw(frame); err != nil {
+		return nil, err
+	}
+	gotID, result, err := c.conn.Recv()
+	if err != nil {
+		return nil, err
+	}
+	if n, ok := gotID.(uint64); !ok || n != id {
+		return nil, fmt.Errorf("response id %v does not match request id %d", gotID, id)
+	}
+	return result, nil
+}
+
+// isConnectionFailure reports errors that Python's client saw as
+// socket.error: worth reconnecting and re-sending.
+func isConnectionFailure(err error) bool {
+	var opErr *net.OpError
+	return errors.As(err, &opErr) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
+		errors.Is(err, syscall.ECONNREFUSED)
+}

@@ -1,0 +1,84 @@
+package flow
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/fxamacker/cbor/v2"
+)
+
+func bs(s string) cbor.ByteString { return cbor.ByteString(s) }
+
+const goodFlow = `flows:
+  first:
+    min_gb: 1
+    module: my.tasks
+    run_function: run_first
+    then: grp.inner
+    config:
+      my_package: {threads: 4}
+      drop: null
+  grp:
+    inner:
+      min_gb: 0.5
+      nice: 5
+other: ignored
+`
+
+func TestParseFlow(t *testing.T) {
+	base := map[any]any{bs("coordinate"): map[any]any{bs("address"): []byte("h:1")}, bs("drop"): []byte("x")}
+	specs, err := ParseFlow("f.yaml", []byte(goodFlow), base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(specs) != 2 || specs[0].Name != "first" || specs[1].Name != "grp.inner" || specs[1].Line != 12 {
+		t.Fatalf("specs = %+v", specs)
+	}
+	want := map[any]any{
+		bs("name"): []byte("first"), bs("min_gb"): 1, bs("module"): []byte("my.tasks"),
+		bs("run_function"): []byte("run_first"), bs("then"): []byte("grp.inner"),
+		bs("config"): map[any]any{
+			bs("coordinate"): map[any]any{bs("address"): []byte("h:1")},
+			bs("my_package"): map[any]any{bs("threads"): 4},
+		},
+	}
+	if !reflect.DeepEqual(specs[0].Def, want) {
+		t.Errorf("first = %#v\nwant %#v", specs[0].Def, want)
+	}
+	if c := specs[1].Def[bs("config")]; !reflect.DeepEqual(c, base) {
+		t.Errorf("inner config = %v, want the base", c)
+	}
+	if _, ok := base[bs("my_package")]; ok {
+		t.Error("Overlay modified the base")
+	}
+}
+
+func TestParseFlowErrors(t *testing.T) {
+	cases := []struct{ text, want string }{
+		{"nope: 1\n", "f.yaml:1: flows: missing"},
+		{"flows: [1]\n", "f.yaml:1: flows: invalid work spec flow definition"},
+		{"flows:\n  a:\n    min_gb: 1\n    then: b\n", "f.yaml:4: flows.a.then: work spec a chained to invalid work spec b"},
+		{"flows:\n  a:\n    min_gb: 1\n    weight: heavy\n", `f.yaml:4: flows.a.weight: "weight" must be`},
+		{"flows:\n  a:\n    min_gb: lots\n", "f.yaml:3: flows.a.min_gb: must be a number"},
+		{"flows:\n  g:\n    x: 3\n", "f.yaml:3: flows.g.x: invalid work spec flow definition"},
+		{"flows:\n  a:\n    min_gb: 1\n    max_running: many\n", `f.yaml:4: flows.a.max_running:`},
+		{"flows:\n  a:\n    min_gb: 1\n    config: 3\n", `f.yaml:4: flows.a.config: must be a mapping`},
+		{"flows: {a: [\n", "f.yaml: not valid YAML"},
+	}
+	for _, c := range cases {
+		_, err := ParseFlow("f.yaml", []byte(c.text), map[any]any{})
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("ParseFlow(%q) = %v, want %q...", c.text, err, c.want)
+		}
+	}
+}
+
+func TestOverlay(t *testing.T) {
+	base := map[any]any{bs("a"): map[any]any{bs("x"): 1, bs("y"): 2}, bs("b"): 1}
+	got := Overlay(base, map[any]any{"a": map[any]any{bs("y"): nil, bs("z"): 3}, bs("b"): nil, bs("c"): 4})
+	want := map[any]any{bs("a"): map[any]any{bs("x"): 1, bs("z"): 3}, bs("c"): 4}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Overlay = %v, want %v", got, want)
+	}
+}
