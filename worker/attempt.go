@@ -51,9 +51,20 @@ func (a *Attempt) Data() coordinate.Data { return a.a.Data }
 // Priority is the unit's priority when it was leased.
 func (a *Attempt) Priority() float64 { return a.a.Priority }
 
-// Unmarshal decodes the unit's data into v.
+// dataDecoder decodes unit data; byte strings (Python 2's str) may land in
+// Go strings.
+var dataDecoder = func() cbor.DecMode {
+	dm, err := cbor.DecOptions{ByteStringToString: cbor.ByteStringToStringAllowed}.DecMode()
+	if err != nil {
+		panic(err)
+	}
+	return dm
+}()
+
+// Unmarshal decodes the unit's data into v. Byte strings, as Python 2
+// clients send strings, decode into Go strings as well as []byte.
 func (a *Attempt) Unmarshal(v any) error {
-	if err := cbor.Unmarshal(a.a.Data, v); err != nil {
+	if err := dataDecoder.Unmarshal(a.a.Data, v); err != nil {
 		return fmt.Errorf("work unit %s: data: %w", a, err)
 	}
 	return nil

@@ -1,0 +1,173 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/fxamacker/cbor/v2"
+
+	"github.com/coordinated/coordinated/client"
+	"github.com/coordinated/coordinated/coordinate"
+	"github.com/coordinated/coordinated/internal/testdaemon"
+)
+
+// remoteEnv is a daemon of ours with a plain client for the test and a
+// Remote for the worker.
+type remoteEnv struct {
+	t   *testing.T
+	ctx context.Context
+	c   *client.Client
+	r   *Remote
+}
+
+func newRemoteEnv(t *testing.T, backend string) *remoteEnv {
+	addr := testdaemon.Ours(t, backend)
+	c, err := client.Dial(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	r, err := NewRemote(client.DefaultConfig(addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return &remoteEnv{t: t, ctx: t.Context(), c: c, r: r}
+}
+
+func (e *remoteEnv) spec(def map[string]any) {
+	e.t.Helper()
+	m := map[any]any{}
+	for k, v := range def {
+		m[cbor.ByteString(k)] = v
+	}
+	if err := e.c.SetWorkSpec(e.ctx, m); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+func (e *remoteEnv) add(spec string, keys ...string) {
+	e.t.Helper()
+	units := make([]client.NewUnit, len(keys))
+	for i, k := range keys {
+		units[i] = client.NewUnit{Key: []byte(k), Data: map[any]any{cbor.ByteString("k"): []byte(k)}}
+	}
+	if err := e.c.AddWorkUnits(e.ctx, spec, units); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+func (e *remoteEnv) status(spec, key string) int {
+	e.t.Helper()
+	st, err := e.c.GetWorkUnitStatus(e.ctx, spec, []any{[]byte(key)})
+	if err != nil || st[0] == nil {
+		e.t.Fatalf("status of %s/%s: %v", spec, key, err)
+	}
+	return st[0].Status
+}
+
+// Through a daemon: Go specs are run by task, Python specs left alone; the
+// worker is listed with the Python worker's heartbeat shape.
+func TestRemoteWorker(t *testing.T) {
+	for _, backend := range testdaemon.Backends {
+		t.Run(backend, func(t *testing.T) {
+			e := newRemoteEnv(t, backend)
+			e.spec(map[string]any{"name": "greet", "runtime": "go", "task": "hello"})
+			e.spec(map[string]any{"name": "py", "module": "m", "run_function": "f"})
+			e.add("greet", "g1", "g2", "g3")
+			e.add("py", "p1")
+			w, err := New(e.r, Config{ID: "remote-go", MaxJobs: 2, Concurrency: 2, NoSignals: true,
+				Logger: slog.New(slog.DiscardHandler), IdleMin: 10 * time.Millisecond, IdleMax: 50 * time.Millisecond,
+				Tasks: map[string]Task{"hello": func(ctx context.Context, as []*Attempt) {
+					for _, a := range as {
+						var d map[string]string
+						if err := a.Unmarshal(&d); err != nil || d["k"] != a.Key() {
+							t.Errorf("unit %s data %v (%v)", a, d, err)
+						}
+						if err := a.Finish(ctx, nil); err != nil {
+							t.Error(err)
+						}
+					}
+				}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(e.ctx)
+			done := make(chan error, 1)
+			go func() { done <- w.Run(ctx) }()
+			waitFor(t, "greet finished", func() bool {
+				return e.status("greet", "g1") == 4 && e.status("greet", "g2") == 4 && e.status("greet", "g3") == 4
+			})
+			if st := e.status("py", "p1"); st != 1 {
+				t.Errorf("python unit status %d, want 1 (available)", st)
+			}
+			modes, err := e.c.ListWorkerModes(e.ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m, ok := client.Get(modes, "remote-go"); !ok || fmt.Sprint(m) != "[82 85 78]" {
+				t.Errorf("list_worker_modes: %v, want remote-go in mode 'RUN'", modes)
+			}
+			info, err := e.c.GetWorkerInfo(e.ctx, []byte("remote-go"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := client.Get(info, "pid"); !ok {
+				t.Errorf("worker info %v lacks pid", info)
+			}
+			cancel()
+			if err := recv(t, "Run to return", done); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// A late update with a lease token is refused once the unit was leased to
+// another worker.
+func TestRemoteFencing(t *testing.T) {
+	for _, backend := range testdaemon.Backends {
+		t.Run(backend, func(t *testing.T) {
+			e := newRemoteEnv(t, backend)
+			e.spec(map[string]any{"name": "go", "runtime": "go"})
+			e.add("go", "u")
+			req := coordinate.WorkRequest{Worker: coordinate.Name{Bytes: "w1", Text: true}, MaxJobs: 1,
+				LeaseTime: time.Minute, Runtimes: []string{"go"}, Tasks: []string{"go"}}
+			first, err := e.r.GetWork(e.ctx, req)
+			if err != nil || len(first) != 1 || first[0].ID == 0 {
+				t.Fatalf("first lease: %+v, %v", first, err)
+			}
+			// The lease ends (as when it expires) and another worker takes it.
+			back := -1.0
+			if err := e.c.UpdateWorkUnit(e.ctx, "go", []byte("u"), client.UnitUpdate{LeaseTime: &back}); err != nil {
+				t.Fatal(err)
+			}
+			req.Worker.Bytes = "w2"
+			req.MaxJobs = 5
+			second, err := e.r.GetWork(e.ctx, req)
+			if err != nil || len(second) != 1 || second[0].ID == first[0].ID {
+				t.Fatalf("second lease: %+v, %v", second, err)
+			}
+			ref := func(a coordinate.Attempt) coordinate.AttemptRef {
+				return coordinate.AttemptRef{Spec: a.Spec.Bytes, Key: a.Key.Bytes, ID: a.ID}
+			}
+			err = e.r.UpdateAttempt(e.ctx, ref(first[0]), coordinate.WorkUnitUpdate{Status: coordinate.StatusFinished})
+			if !errors.Is(err, coordinate.ErrLostLease) {
+				t.Fatalf("late finish: %v, want lost lease", err)
+			}
+			if st := e.status("go", "u"); st != 3 {
+				t.Fatalf("after the late finish: status %d, want 3 (still pending)", st)
+			}
+			if err := e.r.UpdateAttempt(e.ctx, ref(second[0]), coordinate.WorkUnitUpdate{Status: coordinate.StatusFinished}); err != nil {
+				t.Fatal(err)
+			}
+			if st := e.status("go", "u"); st != 4 {
+				t.Fatalf("status %d, want 4", st)
+			}
+		})
+	}
+}
