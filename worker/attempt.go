@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/fxamacker/cbor/v2"
@@ -54,7 +56,10 @@ func (a *Attempt) Priority() float64 { return a.a.Priority }
 // dataDecoder decodes unit data; byte strings (Python 2's str) may land in
 // Go strings.
 var dataDecoder = func() cbor.DecMode {
-	dm, err := cbor.DecOptions{ByteStringToString: cbor.ByteStringToStringAllowed}.DecMode()
+	dm, err := cbor.DecOptions{
+		ByteStringToString:  cbor.ByteStringToStringAllowed,
+		FieldNameByteString: cbor.FieldNameByteStringAllowed,
+	}.DecMode()
 	if err != nil {
 		panic(err)
 	}
@@ -68,6 +73,22 @@ func (a *Attempt) Unmarshal(v any) error {
 		return fmt.Errorf("work unit %s: data: %w", a, err)
 	}
 	return nil
+}
+
+// DataWith returns the unit's data with the text keys of set added or
+// replaced (values encoded as CBOR, keys in sorted order), the other
+// entries kept verbatim: the data to finish with, e.g. with an "output"
+// map for a spec with `then`.
+func (a *Attempt) DataWith(set map[string]any) (coordinate.Data, error) {
+	data := a.a.Data
+	for _, k := range slices.Sorted(maps.Keys(set)) {
+		v, err := cbor.Marshal(set[k])
+		if err != nil {
+			return nil, fmt.Errorf("work unit %s: encoding %q: %w", a, k, err)
+		}
+		data = coordinate.SetDataKey(data, k, v)
+	}
+	return data, nil
 }
 
 // Expires is when the current lease expires.

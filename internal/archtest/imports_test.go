@@ -47,6 +47,7 @@ var floors = map[string]int{
 	"worker": 4,
 	// 5: programs and end-to-end tests.
 	"cmd/coordinated": 5,
+	"examples/worker": 5,
 	"cmd/coordbench":  5,
 	"cmd/coordinate":  5,
 	"crashtest":       5,
