@@ -51,6 +51,12 @@ type Config struct {
 	// get_work the worker waits IdleMin, doubling up to IdleMax, each wait
 	// jittered to between half and all of it (defaults 1 s and 30 s).
 	IdleMin, IdleMax time.Duration
+	// KeepLeasesOnExit stops the worker from asking, in its heartbeat,
+	// that the queue end its leases as soon as its registration lapses or
+	// it unregisters (coordinate.ReleaseLeasesKey). By default a crashed
+	// worker's units are retried within WorkerExpire, not after their
+	// leases; daemons that do not know the key ignore it.
+	KeepLeasesOnExit bool
 	// NoSignals stops Run from handling SIGTERM itself.
 	NoSignals bool
 	// Clock defaults to coordinate.SystemClock; Logger to slog.Default().

@@ -24,8 +24,9 @@ type heartbeater struct {
 }
 
 // environment is the heartbeat data, shaped like the Python worker's
-// (worker_id, parent, hostname, fqdn, pid, version) plus the runtime and
-// tasks. Keys and strings are byte strings, as Python 2 sends them.
+// (worker_id, parent, hostname, fqdn, pid, version) plus the runtime, the
+// tasks and the request to end its leases with its registration. Keys and
+// strings are byte strings, as Python 2 sends them.
 func (w *Worker) environment() (coordinate.Data, error) {
 	host, _ := os.Hostname()
 	var parent any
@@ -46,6 +47,9 @@ func (w *Worker) environment() (coordinate.Data, error) {
 		"runtime":     []byte(w.cfg.Runtime),
 		"tasks":       tasks,
 		"concurrency": w.cfg.Concurrency,
+	}
+	if !w.cfg.KeepLeasesOnExit {
+		env[coordinate.ReleaseLeasesKey] = true
 	}
 	return cbor.Marshal(env)
 }

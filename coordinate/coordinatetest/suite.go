@@ -65,6 +65,7 @@ func groups() []group {
 		{"Groups", groupTests},
 		{"Concurrency", concurrencyTests},
 		{"Fidelity", fidelityTests},
+		{"OwnerDeath", ownerDeathTests},
 	}
 }
 
