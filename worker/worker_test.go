@@ -69,8 +69,11 @@ func TestRunsTasksByName(t *testing.T) {
 			t.Errorf("heartbeat data lacks %q: %v", k, env)
 		}
 	}
-	if got := info.Expires.Sub(info.LastHeard); got != 60*time.Second {
-		t.Errorf("registration lifetime %v, want 4 heartbeat intervals", got)
+	if got := info.Expires.Sub(info.LastHeard); got != 24*time.Hour {
+		t.Errorf("registration lifetime %v, want the configured 24h", got)
+	}
+	if env[coordinate.ReleaseLeasesKey] != true {
+		t.Errorf("heartbeat data %v does not ask for its leases to end with it", env)
 	}
 	e.q.mu.Lock()
 	before := len(e.q.heartbeats)
