@@ -2,6 +2,7 @@ package jobserver
 
 import (
 	"errors"
+	"time"
 
 	"github.com/coordinated/coordinated/coordinate"
 )
@@ -17,6 +18,8 @@ import (
 //     which is why Python workers never receive `runtime: go` specs.
 //   - get_work `lease_token` (true): each work tuple gets the lease token as
 //     a fourth element: (spec, key, data, token).
+//   - get_work `wait` (seconds): when there is no work, wait up to this long
+//     (at most MaxGetWorkWait) for some to arrive (longpoll.go).
 //   - update_work_unit `lease_token` (integer): apply the update only if the
 //     unit is still PENDING under that lease, else answer (False, "lease
 //     lost ...") and change nothing, so a worker whose lease expired and
@@ -25,15 +28,17 @@ const (
 	optRuntime    = "runtime"
 	optTasks      = "tasks"
 	optLeaseToken = "lease_token"
+	optWait       = "wait"
 )
 
 // goWorkerRequest reads get_work's Go-worker options into req and reports
-// whether the reply should carry lease tokens.
-func goWorkerRequest(opts options, req *coordinate.WorkRequest) (tokens bool, err error) {
+// whether the reply should carry lease tokens and how long to wait for
+// work.
+func goWorkerRequest(opts options, req *coordinate.WorkRequest) (tokens bool, wait time.Duration, err error) {
 	if opts.present(optRuntime) {
 		rt, err := decodeName(opts[optRuntime], optRuntime)
 		if err != nil {
-			return false, err
+			return false, 0, err
 		}
 		if rt.Bytes != "" {
 			req.Runtimes = []string{rt.Bytes}
@@ -42,16 +47,25 @@ func goWorkerRequest(opts options, req *coordinate.WorkRequest) (tokens bool, er
 	if opts.present(optTasks) {
 		names, err := decodeNames(opts[optTasks], optTasks)
 		if err != nil {
-			return false, err
+			return false, 0, err
 		}
 		req.Tasks = nameBytes(names) // never nil: an empty list leases nothing
 	}
 	if opts.present(optLeaseToken) {
 		if tokens, err = decodeTruth(opts[optLeaseToken], optLeaseToken); err != nil {
-			return false, err
+			return false, 0, err
 		}
 	}
-	return tokens, nil
+	if opts.present(optWait) {
+		sec, err := decodeNumber(opts[optWait], optWait)
+		if err != nil {
+			return false, 0, err
+		}
+		if sec > 0 {
+			wait = min(MaxGetWorkWait, time.Duration(sec*float64(time.Second)))
+		}
+	}
+	return tokens, wait, nil
 }
 
 // leaseToken reads update_work_unit's `lease_token` option: the lease the

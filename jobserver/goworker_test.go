@@ -95,3 +95,56 @@ func testLeaseTokenFencing(t *testing.T, newServer serverFactory) {
 	expect(t, "late legacy finish", call(t, js, "update_work_unit", b("py"), b("p"), m{"status": 4, "data": m{"by": "w1"}}), `128([true, null])`)
 	expect(t, "finished by w1", call(t, js, "get_work_units", b("py"), m{}), `128([[128(['p', {'by': "w1"}])], null])`)
 }
+
+// waiters reports how many get_work calls are waiting.
+func waiters(js *JobServer) int {
+	js.waits.mu.Lock()
+	defer js.waits.mu.Unlock()
+	return js.waits.n
+}
+
+// waitUntil polls cond (real time) with a generous failure timeout.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// A get_work with `wait` is answered when work arrives; StopWaiting
+// answers the waiting ones and makes later waits return at once.
+func testGetWorkWait(t *testing.T, newServer serverFactory) {
+	js, _ := newServer(t, Config{})
+	addSpec(t, js, "go", m{"runtime": "go"})
+	expect(t, "short wait, no work", call(t, js, "get_work", b("w"), m{"runtime": "go", "wait": 0.01}),
+		`128([128([null, null, null]), null])`)
+
+	got := make(chan string, 1)
+	go func() { got <- call(t, js, "get_work", b("w"), m{"runtime": "go", "wait": 30, "max_jobs": 5}) }()
+	waitUntil(t, "the get_work to wait", func() bool { return waiters(js) == 1 })
+	call(t, js, "add_work_units", b("go"), []any{tuple{b("a"), m{}}})
+	select {
+	case res := <-got:
+		expect(t, "woken by the add", res, `128([[128(['go', 'a', {}])], null])`)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the waiting get_work was not answered after the add")
+	}
+
+	go func() { got <- call(t, js, "get_work", b("w"), m{"runtime": "go", "wait": 30}) }()
+	waitUntil(t, "the get_work to wait", func() bool { return waiters(js) == 1 })
+	js.StopWaiting()
+	select {
+	case res := <-got:
+		expect(t, "stopped", res, `128([128([null, null, null]), null])`)
+	case <-time.After(30 * time.Second):
+		t.Fatal("StopWaiting did not answer the waiting get_work")
+	}
+	expect(t, "after stop", call(t, js, "get_work", b("w"), m{"runtime": "go", "wait": 30}), `128([128([null, null, null]), null])`)
+	if msg := callErr(t, js, "get_work", b("w"), m{"wait": "soon"}); !strings.Contains(msg, "wait") {
+		t.Errorf("wait 'soon': error %q does not name the option", msg)
+	}
+}

@@ -37,6 +37,7 @@ type JobServer struct {
 	log       *slog.Logger
 	locks     *lockTable
 	methods   map[string]method
+	waits     *waitList // get_work calls waiting for work (longpoll.go)
 }
 
 // method is one RPC: its parameter signature and implementation, which
@@ -65,7 +66,9 @@ func New(ns coordinate.Namespace, cfg Config) *JobServer {
 		js.log = slog.Default()
 	}
 	js.locks = newLockTable(js.clock)
+	js.waits = newWaitList()
 	js.methods = js.methodTable()
+	js.wakeWaitersAfter(js.methods)
 	return js
 }
 

@@ -48,6 +48,7 @@ var methodTests = []struct {
 	{"GroupsAndDependencies", testGroupsAndDependencies},
 	{"GoWorkerGetWork", testGoWorkerGetWork},
 	{"LeaseTokenFencing", testLeaseTokenFencing},
+	{"GetWorkWait", testGetWorkWait},
 }
 
 func TestMethodsMemory(t *testing.T) {

@@ -53,11 +53,16 @@ func (js *JobServer) getWork(ctx context.Context, p []cbor.RawMessage) (any, err
 			return nil, err
 		}
 	}
-	tokens, err := goWorkerRequest(opts, &req)
+	tokens, wait, err := goWorkerRequest(opts, &req)
 	if err != nil {
 		return nil, err
 	}
-	attempts, err := js.ns.GetWork(ctx, req)
+	var attempts []coordinate.Attempt
+	if wait > 0 {
+		attempts, err = js.getWorkWaiting(ctx, req, wait)
+	} else {
+		attempts, err = js.ns.GetWork(ctx, req)
+	}
 	if err != nil {
 		return nil, js.backendError("get_work", err)
 	}

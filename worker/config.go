@@ -51,6 +51,11 @@ type Config struct {
 	// get_work the worker waits IdleMin, doubling up to IdleMax, each wait
 	// jittered to between half and all of it (defaults 1 s and 30 s).
 	IdleMin, IdleMax time.Duration
+	// LongPoll is how long an idle get_work waits for work to arrive when
+	// the Queue is a LongPoller (default 30 s, the most coordinated
+	// honours; negative: never). A daemon that does not know the option
+	// answers at once, and the idle back-off applies as without it.
+	LongPoll time.Duration
 	// KeepLeasesOnExit stops the worker from asking, in its heartbeat,
 	// that the queue end its leases as soon as its registration lapses or
 	// it unregisters (coordinate.ReleaseLeasesKey). By default a crashed
@@ -101,6 +106,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.IdleMax < c.IdleMin {
 		c.IdleMax = max(c.IdleMin, 30*time.Second)
+	}
+	if c.LongPoll == 0 {
+		c.LongPoll = 30 * time.Second
 	}
 	if c.Clock == nil {
 		c.Clock = coordinate.SystemClock{}

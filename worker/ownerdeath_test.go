@@ -28,7 +28,7 @@ func TestWorkerProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := New(q, Config{ID: "doomed", Lease: time.Hour, HeartbeatInterval: 200 * time.Millisecond,
+	w, err := New(q, Config{ID: "doomed", Lease: time.Hour, LongPoll: time.Second, HeartbeatInterval: 200 * time.Millisecond,
 		WorkerExpire: time.Second, IdleMin: 10 * time.Millisecond, IdleMax: 50 * time.Millisecond,
 		Logger: slog.New(slog.DiscardHandler),
 		Tasks:  map[string]Task{"t": func(ctx context.Context, as []*Attempt) { select {} }}})

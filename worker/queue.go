@@ -23,6 +23,12 @@ type Queue interface {
 	UnregisterWorker(ctx context.Context, id string) error
 }
 
+// LongPoller is a Queue whose get_work can wait for work to arrive instead
+// of answering "none" at once (Remote: the get_work `wait` option).
+type LongPoller interface {
+	GetWorkWait(ctx context.Context, req coordinate.WorkRequest, wait time.Duration) ([]coordinate.Attempt, error)
+}
+
 // Clock is the time source of a Worker: coordinate.SystemClock, or a
 // coordinate.FakeClock in tests (shared with an in-process backend).
 type Clock interface {
@@ -33,7 +39,8 @@ type Clock interface {
 }
 
 var (
-	_ Queue = coordinate.Namespace(nil)
-	_ Clock = coordinate.SystemClock{}
-	_ Clock = (*coordinate.FakeClock)(nil)
+	_ Queue      = coordinate.Namespace(nil)
+	_ LongPoller = (*Remote)(nil)
+	_ Clock      = coordinate.SystemClock{}
+	_ Clock      = (*coordinate.FakeClock)(nil)
 )

@@ -54,6 +54,13 @@ func (r *Remote) Close() error {
 // GetWork is get_work with the Go-worker options; an attempt's Expires is
 // the local time before the call plus the lease asked for.
 func (r *Remote) GetWork(ctx context.Context, req coordinate.WorkRequest) ([]coordinate.Attempt, error) {
+	return r.GetWorkWait(ctx, req, 0)
+}
+
+// GetWorkWait is GetWork that, when there is no work, waits up to wait for
+// some to arrive (get_work `wait`; a daemon that does not know it answers
+// at once).
+func (r *Remote) GetWorkWait(ctx context.Context, req coordinate.WorkRequest, wait time.Duration) ([]coordinate.Attempt, error) {
 	lease := req.LeaseTime
 	if lease <= 0 {
 		lease = coordinate.DefaultLease
@@ -82,6 +89,9 @@ func (r *Remote) GetWork(ctx context.Context, req coordinate.WorkRequest) ([]coo
 	}
 	if req.AvailableGB > 0 {
 		opts["available_gb"] = req.AvailableGB
+	}
+	if wait > 0 {
+		opts["wait"] = wait.Seconds()
 	}
 	start := r.clock.Now()
 	res, err := r.work.Call(ctx, "get_work", []byte(req.Worker.Bytes), opts)

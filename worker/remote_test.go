@@ -80,7 +80,7 @@ func TestRemoteWorker(t *testing.T) {
 			e.spec(map[string]any{"name": "py", "module": "m", "run_function": "f"})
 			e.add("greet", "g1", "g2", "g3")
 			e.add("py", "p1")
-			w, err := New(e.r, Config{ID: "remote-go", MaxJobs: 2, Concurrency: 2, NoSignals: true,
+			w, err := New(e.r, Config{ID: "remote-go", MaxJobs: 2, Concurrency: 2, NoSignals: true, LongPoll: time.Second,
 				Logger: slog.New(slog.DiscardHandler), IdleMin: 10 * time.Millisecond, IdleMax: 50 * time.Millisecond,
 				Tasks: map[string]Task{"hello": func(ctx context.Context, as []*Attempt) {
 					for _, a := range as {
@@ -170,4 +170,44 @@ func TestRemoteFencing(t *testing.T) {
 			}
 		})
 	}
+}
+
+// An idle worker long-polls: a unit added while it waits is run without
+// the idle back-off (an hour here) getting in the way.
+func TestRemoteLongPoll(t *testing.T) {
+	for _, backend := range testdaemon.Backends {
+		t.Run(backend, func(t *testing.T) {
+			e := newRemoteEnv(t, backend)
+			e.spec(map[string]any{"name": "lp", "runtime": "go"})
+			polls := make(chan struct{}, 100)
+			q := &countingPoller{Remote: e.r, polls: polls}
+			w, err := New(q, Config{NoSignals: true, LongPoll: time.Second, IdleMin: time.Hour, IdleMax: time.Hour,
+				Logger: slog.New(slog.DiscardHandler),
+				Tasks:  map[string]Task{"lp": finishAll}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(e.ctx)
+			done := make(chan error, 1)
+			go func() { done <- w.Run(ctx) }()
+			recv(t, "the first poll", polls)
+			e.add("lp", "u")
+			waitFor(t, "the unit finished", func() bool { return e.status("lp", "u") == 4 })
+			cancel()
+			if err := recv(t, "Run to return", done); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// countingPoller reports each long poll as it starts.
+type countingPoller struct {
+	*Remote
+	polls chan struct{}
+}
+
+func (p *countingPoller) GetWorkWait(ctx context.Context, req coordinate.WorkRequest, wait time.Duration) ([]coordinate.Attempt, error) {
+	p.polls <- struct{}{}
+	return p.Remote.GetWorkWait(ctx, req, wait)
 }

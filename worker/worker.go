@@ -107,7 +107,7 @@ func (w *Worker) fetch(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		}
-		started, err := w.fetchOne(ctx, req, slots)
+		started, waited, err := w.fetchOne(ctx, req, slots)
 		if ctx.Err() != nil {
 			return
 		}
@@ -116,7 +116,11 @@ func (w *Worker) fetch(ctx context.Context) {
 		}
 		if !started {
 			<-slots
-			w.sleep(ctx, idle.next())
+			if waited && err == nil {
+				idle.reset() // the long poll was the wait
+			} else {
+				w.sleep(ctx, idle.next())
+			}
 			continue
 		}
 		idle.reset()
@@ -124,17 +128,25 @@ func (w *Worker) fetch(ctx context.Context) {
 }
 
 // fetchOne leases one batch and starts its task; started reports whether
-// a task now holds the slot.
-func (w *Worker) fetchOne(ctx context.Context, req coordinate.WorkRequest, slots chan struct{}) (started bool, err error) {
-	as, err := w.q.GetWork(ctx, req)
+// a task now holds the slot, waited whether a long poll found nothing
+// after waiting at least half its time (so no idle wait is needed).
+func (w *Worker) fetchOne(ctx context.Context, req coordinate.WorkRequest, slots chan struct{}) (started, waited bool, err error) {
+	var as []coordinate.Attempt
+	if lp, ok := w.q.(LongPoller); ok && w.cfg.LongPoll > 0 {
+		start := w.cfg.Clock.Now()
+		as, err = lp.GetWorkWait(ctx, req, w.cfg.LongPoll)
+		waited = w.cfg.Clock.Now().Sub(start) >= w.cfg.LongPoll/2
+	} else {
+		as, err = w.q.GetWork(ctx, req)
+	}
 	if err != nil || len(as) == 0 {
-		return false, err
+		return false, waited, err
 	}
 	b := w.newBatch(as, w.cfg.Clock.Now())
 	task, err := w.taskFor(ctx, as[0].Spec.Bytes)
 	if err != nil {
 		b.giveBack()
-		return false, err
+		return false, false, err
 	}
 	w.mu.Lock()
 	w.live[b] = struct{}{}
@@ -148,7 +160,7 @@ func (w *Worker) fetchOne(ctx context.Context, req coordinate.WorkRequest, slots
 		delete(w.live, b)
 		w.mu.Unlock()
 	}()
-	return true, nil
+	return true, false, nil
 }
 
 // taskFor returns the task of a spec (its `task`, else its name).

@@ -68,7 +68,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready cha
 	if err != nil {
 		return fmt.Errorf("-listen: %w", err)
 	}
-	handler := loggingHandler{h: jobserver.New(ns, cfg), log: log}
+	js := jobserver.New(ns, cfg)
+	handler := loggingHandler{h: js, log: log}
 	srv := cborrpc.NewServer(handler, cborrpc.ServerOptions{
 		MaxRequestSize: opts.maxRequestSize,
 		Logger:         log,
@@ -95,6 +96,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready cha
 	}
 
 	log.Info("shutting down")
+	js.StopWaiting() // long-polling get_work calls answer now
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err != nil {
