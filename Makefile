@@ -1,5 +1,5 @@
 # The two commands of the README: `make run` and `make test`.
-.PHONY: run test test-go build bench bench-load
+.PHONY: run test test-go build bench bench-load fuzz
 
 build:
 	go build -o bin/coordinated ./cmd/coordinated
@@ -16,6 +16,15 @@ test-go:
 
 bench:
 	go test -run '^$$' -bench . -benchmem ./...
+
+# Longer fuzzing than the test command's few seconds: FUZZTIME per target.
+# Minimising a new input is capped so that it cannot stall a run.
+FUZZTIME ?= 2m
+FUZZ = go test -run '^$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10s -fuzz
+fuzz:
+	$(FUZZ) '^FuzzValidate$$' ./internal/cborx
+	$(FUZZ) '^FuzzAppendHead$$' ./internal/cborx
+	$(FUZZ) '^FuzzReadRequest$$' ./cborrpc
 
 # Load a 1,000,000-line units file with the Go coordinate CLI: units/s and
 # the CLI's peak RSS, against an in-process memory daemon.

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/fxamacker/cbor/v2"
+
+	"github.com/coordinated/coordinated/internal/cborx"
 )
 
 // BenchmarkGetWorkCodec measures the server's per-request codec work for
@@ -40,7 +42,7 @@ func BenchmarkGetWorkCodec(b *testing.B) {
 		}
 		out = payload
 		var hdr [11]byte
-		bw.Write(appendHead(append(hdr[:0], 0xD8, 24), majorBytes, uint64(len(payload))))
+		bw.Write(cborx.AppendHead(append(hdr[:0], 0xD8, 24), cborx.MajorBytes, uint64(len(payload))))
 		bw.Write(payload)
 	}
 }
@@ -71,4 +73,37 @@ func BenchmarkServerPipelined(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkReadLargeRequest measures reading one 8 MiB request (a large
+// add_work_units) through the frame reader, as it arrives from a socket
+// in 64 KiB reads.
+func BenchmarkReadLargeRequest(b *testing.B) {
+	body := bytes.Repeat([]byte{0x41}, 8<<20)
+	frame := append([]byte{0xD8, 0x18, 0x5A, 0x00, 0x80, 0x00, 0x00}, body...)
+	src := &chunkedReader{}
+	br := bufio.NewReaderSize(src, connBufferSize)
+	b.SetBytes(int64(len(frame)))
+	b.ReportAllocs()
+	for b.Loop() {
+		src.b = frame
+		br.Reset(src)
+		fr := frameReader{r: br, limit: DefaultMaxRequestSize}
+		item, err := fr.next()
+		if err != nil || len(item) != len(body) {
+			b.Fatal(len(item), err)
+		}
+	}
+}
+
+// chunkedReader returns at most 64 KiB per Read, like a socket.
+type chunkedReader struct{ b []byte }
+
+func (r *chunkedReader) Read(p []byte) (int, error) {
+	if len(r.b) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p[:min(len(p), 64<<10)], r.b)
+	r.b = r.b[n:]
+	return n, nil
 }

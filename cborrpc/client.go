@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"net"
+
+	"github.com/coordinated/coordinated/internal/cborx"
 )
 
 // Client is a small CBOR-RPC client over one connection, for tests and the
@@ -77,7 +79,7 @@ func (c *Client) Send(method string, params ...any) (uint64, error) {
 	}
 	c.buf = payload
 	var hdr [11]byte
-	if _, err := c.bw.Write(appendHead(append(hdr[:0], 0xD8, 24), majorBytes, uint64(len(payload)))); err != nil {
+	if _, err := c.bw.Write(cborx.AppendHead(append(hdr[:0], 0xD8, 24), cborx.MajorBytes, uint64(len(payload)))); err != nil {
 		return 0, err
 	}
 	if _, err := c.bw.Write(payload); err != nil {

@@ -2,14 +2,15 @@ package cborrpc
 
 import (
 	"fmt"
-	"math"
 	"reflect"
 
 	"github.com/fxamacker/cbor/v2"
+
+	"github.com/coordinated/coordinated/internal/cborx"
 )
 
 // TagTuple is the CBOR tag of a Python tuple (PROTOCOL §5.1).
-const TagTuple = 128
+const TagTuple = cborx.TagTuple
 
 // cborModes holds the fxamacker modes configured for this protocol. They are
 // built once and immutable.
@@ -83,27 +84,27 @@ func appendValue(dst []byte, v any) ([]byte, error) {
 		}
 		return append(dst, 0xF4), nil
 	case int:
-		return appendInt(dst, int64(x)), nil
+		return cborx.AppendInt(dst, int64(x)), nil
 	case int64:
-		return appendInt(dst, x), nil
+		return cborx.AppendInt(dst, x), nil
 	case int32:
-		return appendInt(dst, int64(x)), nil
+		return cborx.AppendInt(dst, int64(x)), nil
 	case uint64:
-		return appendHead(dst, majorUint, x), nil
+		return cborx.AppendHead(dst, cborx.MajorUint, x), nil
 	case uint32:
-		return appendHead(dst, majorUint, uint64(x)), nil
+		return cborx.AppendHead(dst, cborx.MajorUint, uint64(x)), nil
 	case uint:
-		return appendHead(dst, majorUint, uint64(x)), nil
+		return cborx.AppendHead(dst, cborx.MajorUint, uint64(x)), nil
 	case float64:
-		return appendFloat64(dst, x), nil
+		return cborx.AppendFloat64(dst, x), nil
 	case float32:
-		return appendFloat64(dst, float64(x)), nil // never FA on the wire
+		return cborx.AppendFloat64(dst, float64(x)), nil // never FA on the wire
 	case string:
-		return append(appendHead(dst, majorText, uint64(len(x))), x...), nil
+		return append(cborx.AppendHead(dst, cborx.MajorText, uint64(len(x))), x...), nil
 	case []byte:
-		return append(appendHead(dst, majorBytes, uint64(len(x))), x...), nil
+		return append(cborx.AppendHead(dst, cborx.MajorBytes, uint64(len(x))), x...), nil
 	case cbor.ByteString:
-		return append(appendHead(dst, majorBytes, uint64(len(x))), x...), nil
+		return append(cborx.AppendHead(dst, cborx.MajorBytes, uint64(len(x))), x...), nil
 	case cbor.RawMessage:
 		return appendRaw(dst, x)
 	case Tuple:
@@ -112,7 +113,7 @@ func appendValue(dst []byte, v any) ([]byte, error) {
 	case []any:
 		return appendArray(dst, x)
 	case []cbor.RawMessage:
-		dst = appendHead(dst, majorArray, uint64(len(x)))
+		dst = cborx.AppendHead(dst, cborx.MajorArray, uint64(len(x)))
 		var err error
 		for _, item := range x {
 			if dst, err = appendRaw(dst, item); err != nil {
@@ -135,9 +136,9 @@ func appendRaw(dst []byte, raw cbor.RawMessage) ([]byte, error) {
 	if len(raw) == 0 {
 		return append(dst, 0xF6), nil
 	}
-	if n, err := skipItem(raw, 0); err != nil || n != len(raw) {
+	if n, err := validate(raw); err != nil || n != len(raw) {
 		if err == nil {
-			err = malformed("%d bytes after the item", len(raw)-n)
+			err = cborx.Malformed("%d bytes after the item", len(raw)-n)
 		}
 		return nil, fmt.Errorf("cborrpc: raw CBOR value is not one valid item: %w", err)
 	}
@@ -145,7 +146,7 @@ func appendRaw(dst []byte, raw cbor.RawMessage) ([]byte, error) {
 }
 
 func appendArray(dst []byte, items []any) ([]byte, error) {
-	dst = appendHead(dst, majorArray, uint64(len(items)))
+	dst = cborx.AppendHead(dst, cborx.MajorArray, uint64(len(items)))
 	var err error
 	for _, item := range items {
 		if dst, err = appendValue(dst, item); err != nil {
@@ -153,34 +154,4 @@ func appendArray(dst []byte, items []any) ([]byte, error) {
 		}
 	}
 	return dst, nil
-}
-
-// appendHead appends a head with the shortest argument encoding.
-func appendHead(dst []byte, major byte, arg uint64) []byte {
-	m := major << 5
-	switch {
-	case arg < 24:
-		return append(dst, m|byte(arg))
-	case arg <= 0xFF:
-		return append(dst, m|24, byte(arg))
-	case arg <= 0xFFFF:
-		return append(dst, m|25, byte(arg>>8), byte(arg))
-	case arg <= 0xFFFFFFFF:
-		return append(dst, m|26, byte(arg>>24), byte(arg>>16), byte(arg>>8), byte(arg))
-	}
-	return append(dst, m|27, byte(arg>>56), byte(arg>>48), byte(arg>>40), byte(arg>>32),
-		byte(arg>>24), byte(arg>>16), byte(arg>>8), byte(arg))
-}
-
-func appendInt(dst []byte, v int64) []byte {
-	if v >= 0 {
-		return appendHead(dst, majorUint, uint64(v))
-	}
-	return appendHead(dst, majorNegInt, uint64(-(v + 1)))
-}
-
-func appendFloat64(dst []byte, f float64) []byte {
-	bits := math.Float64bits(f)
-	return append(dst, 0xFB, byte(bits>>56), byte(bits>>48), byte(bits>>40), byte(bits>>32),
-		byte(bits>>24), byte(bits>>16), byte(bits>>8), byte(bits))
 }

@@ -17,7 +17,10 @@
 // A handler may return a cbor.RawMessage it encoded itself; it is checked to
 // be one well-formed item and copied verbatim.
 //
-// Client.CallRaw returns a result still encoded; SplitItem, ListElements and
-// StringContent read such items without building generic Go values, so a
-// load generator spends little CPU of its own.
+// Client.CallRaw returns a result still encoded, for a caller (the load
+// generator) that reads it with internal/cborx and so spends little CPU of
+// its own. The CBOR mechanism itself (heads, walking, validation) is
+// internal/cborx; this package holds the protocol's policy on top of it:
+// the limits and allowed tags of limits.go and the byte budgets of the
+// reader.
 package cborrpc

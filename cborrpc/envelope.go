@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/fxamacker/cbor/v2"
+
+	"github.com/coordinated/coordinated/internal/cborx"
 )
 
 // Envelope keys, encoded as the byte strings the Python daemon used.
@@ -42,14 +44,14 @@ func appendError(dst []byte, id cbor.RawMessage, msg string) []byte {
 	dst = append(dst, keyError...)
 	dst = append(dst, 0xA1)
 	dst = append(dst, keyMessage...)
-	dst = appendHead(dst, majorBytes, uint64(len(msg)))
+	dst = cborx.AppendHead(dst, cborx.MajorBytes, uint64(len(msg)))
 	return append(dst, msg...)
 }
 
 // appendWrapped appends tag 24 + byte string around payload.
 func appendWrapped(dst, payload []byte) []byte {
 	dst = append(dst, 0xD8, 24)
-	dst = appendHead(dst, majorBytes, uint64(len(payload)))
+	dst = cborx.AppendHead(dst, cborx.MajorBytes, uint64(len(payload)))
 	return append(dst, payload...)
 }
 
@@ -74,7 +76,7 @@ func appendRequest(dst []byte, id any, method string, params []any) ([]byte, err
 		return nil, fmt.Errorf("cborrpc: request id: %w", err)
 	}
 	dst = append(dst, keyMethod...)
-	dst = appendHead(dst, majorBytes, uint64(len(method)))
+	dst = cborx.AppendHead(dst, cborx.MajorBytes, uint64(len(method)))
 	dst = append(dst, method...)
 	dst = append(dst, keyParams...)
 	if dst, err = appendArray(dst, params); err != nil {

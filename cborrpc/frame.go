@@ -6,7 +6,8 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"unicode/utf8"
+
+	"github.com/coordinated/coordinated/internal/cborx"
 )
 
 // oversizeError reports a request item larger than the server's limit.
@@ -22,22 +23,27 @@ func (e *oversizeError) Error() string {
 	return fmt.Sprintf("request exceeds limit %d bytes", e.limit)
 }
 
-// bigReadChunk bounds how much memory a large string costs before its bytes
-// have actually arrived: a client announcing 200 MB and sending nothing must
-// not make the server allocate 200 MB.
-const bigReadChunk = 1 << 20
+// minGrow is the smallest capacity a request buffer starts with.
+const minGrow = 512
 
 // frameReader reads one top-level CBOR item at a time from a buffered
-// stream, without ever buffering more than limit bytes for it.
+// stream, without ever buffering more than limit bytes for it. Its buffer
+// grows only as bytes arrive (never to the size a head announces), and,
+// on a server, the growth is charged to the daemon-wide request budget
+// (see budget.go) until release.
 type frameReader struct {
 	r     *bufio.Reader
 	limit int64
+	mem   requestMemory
 }
 
 // next reads one complete top-level item and returns its bytes, with a
 // tag-24 envelope already removed. The returned slice is freshly allocated
 // and never reused. It returns io.EOF only for a clean end of stream
-// between items; a stream ending inside an item is errTruncated.
+// between items; a stream ending inside an item is cborx.ErrTruncated.
+// Structure, the nesting depth and the byte limit are checked as bytes
+// arrive; the rest of the policy (UTF-8, tags, item counts) is validate's,
+// run by the parser on the complete item.
 func (fr *frameReader) next() ([]byte, error) {
 	first, err := fr.r.Peek(1)
 	if err != nil {
@@ -47,13 +53,12 @@ func (fr *frameReader) next() ([]byte, error) {
 	// a second byte when the first promises one (a lone 0xF6 must not
 	// block waiting for more).
 	if first[0] == 0xD8 {
-		if p, err := fr.r.Peek(2); err == nil && p[1] == 24 {
+		if p, err := fr.r.Peek(2); err == nil && p[1] == cborx.TagEmbedded {
 			return fr.readWrapped()
 		}
 	}
-	var dst []byte
 	budget := fr.limit
-	dst, err = fr.copyItem(dst, 0, &budget)
+	dst, err := fr.copyItem(nil, 0, &budget)
 	if err != nil {
 		return nil, noEOF(err)
 	}
@@ -69,94 +74,132 @@ func (fr *frameReader) readWrapped() ([]byte, error) {
 	if err != nil {
 		return nil, noEOF(err)
 	}
-	if h.major != majorBytes {
-		return nil, malformed("tag 24 does not wrap a byte string")
+	if h.Major != cborx.MajorBytes {
+		return nil, cborx.Malformed("tag 24 does not wrap a byte string")
 	}
-	if h.info == infoIndefinite {
-		budget := fr.limit
-		var out []byte
-		out, err = fr.readChunks(out, h, &budget)
-		if err != nil {
-			return nil, noEOF(err)
-		}
-		return out, nil
+	budget := fr.limit
+	if h.Indefinite() {
+		out, err := fr.readChunks(nil, h, &budget)
+		return out, noEOF(err)
 	}
-	if h.arg > uint64(fr.limit) {
-		return nil, &oversizeError{size: int64(min(h.arg, 1<<62)), limit: fr.limit}
+	if h.Arg > uint64(fr.limit) {
+		return nil, &oversizeError{size: int64(min(h.Arg, 1<<62)), limit: fr.limit}
 	}
-	out, err := fr.readN(nil, int64(h.arg))
+	if err := fr.mem.fits(int64(h.Arg)); err != nil {
+		return nil, err
+	}
+	out, err := fr.readN(nil, int64(h.Arg))
 	return out, noEOF(err)
 }
 
 // readHead reads one item head from the stream, appending its raw bytes to
 // raw (when raw is non-nil the caller keeps them). It peeks at the
 // reader's buffer rather than copying, so it does not allocate.
-func (fr *frameReader) readHead(raw *[]byte) (head, error) {
+func (fr *frameReader) readHead(raw *[]byte) (cborx.Head, error) {
 	p, err := fr.r.Peek(1)
 	if err != nil {
-		return head{}, err
+		return cborx.Head{}, err
 	}
-	n := 1
-	if info := p[0] & 0x1f; info >= 24 && info <= 27 {
-		n += 1 << (info - 24)
+	n := cborx.HeadSize(p[0])
+	if n > 1 {
 		if p, err = fr.r.Peek(n); err != nil {
-			return head{}, err
+			return cborx.Head{}, err
 		}
 	}
-	h, err := readHead(p[:n])
+	h, err := cborx.ReadHead(p[:max(n, 1)])
 	if err != nil {
-		return head{}, err
+		return cborx.Head{}, err
 	}
 	if raw != nil {
+		if *raw, err = fr.grow(*raw, n, int64(n)); err != nil {
+			return cborx.Head{}, err
+		}
 		*raw = append(*raw, p[:n]...)
 	}
 	fr.r.Discard(n)
 	return h, nil
 }
 
-// readN appends exactly n bytes from the stream to dst, growing dst in
-// bounded steps so memory follows the bytes actually received.
-func (fr *frameReader) readN(dst []byte, n int64) ([]byte, error) {
-	for n > 0 {
-		step := min(n, bigReadChunk)
-		if int64(cap(dst)-len(dst)) < step {
-			dst = slices.Grow(dst, int(max(step, min(n, int64(len(dst))))))
-		}
-		start := len(dst)
-		dst = dst[:start+int(step)]
-		if _, err := io.ReadFull(fr.r, dst[start:]); err != nil {
+// grow makes room in dst for need more bytes (need <= most), growing its
+// capacity at most to len(dst)+most: the bytes the item can still take.
+// Growth doubles, so a body of n bytes costs O(n) copying, and every new
+// byte of capacity is charged to the request memory first.
+func (fr *frameReader) grow(dst []byte, need int, most int64) ([]byte, error) {
+	if cap(dst)-len(dst) >= need {
+		return dst, nil
+	}
+	newCap := max(len(dst)+need, 2*cap(dst), minGrow)
+	newCap = int(min(int64(newCap), int64(len(dst))+max(most, int64(need))))
+	if err := fr.mem.charge(int64(newCap - cap(dst))); err != nil {
+		return nil, err
+	}
+	// slices.Grow does not clear the bytes it copies over; it may round
+	// the capacity up to a size class, which is charged too.
+	out := slices.Grow(dst[:len(dst):len(dst)], newCap-len(dst))
+	if extra := cap(out) - newCap; extra > 0 {
+		if err := fr.mem.charge(int64(extra)); err != nil {
 			return nil, err
 		}
-		n -= step
+	}
+	return out, nil
+}
+
+// readN appends exactly n bytes from the stream to dst. Memory follows
+// the bytes actually received: it grows dst only by what has arrived
+// (doubling, so a large body costs O(n) copying), and a head announcing a
+// large string costs nothing until its body arrives. Once grown, dst's
+// spare capacity is read into directly (bufio hands large reads straight
+// to the connection), so big requests are not copied twice.
+func (fr *frameReader) readN(dst []byte, n int64) ([]byte, error) {
+	for n > 0 {
+		if spare := cap(dst) - len(dst); spare > 0 {
+			k := int(min(int64(spare), n))
+			got, err := fr.r.Read(dst[len(dst) : len(dst)+k])
+			dst = dst[:len(dst)+got]
+			n -= int64(got)
+			if err != nil && n > 0 {
+				return nil, err
+			}
+			continue
+		}
+		avail := fr.r.Buffered()
+		if avail == 0 {
+			if _, err := fr.r.Peek(1); err != nil {
+				return nil, err
+			}
+			avail = fr.r.Buffered()
+		}
+		var err error
+		if dst, err = fr.grow(dst, int(min(int64(avail), n)), n); err != nil {
+			return nil, err
+		}
 	}
 	return dst, nil
 }
 
 // readChunks reads the chunks of an indefinite-length string whose head h
 // was already consumed, appending their contents (not their heads) to dst.
-func (fr *frameReader) readChunks(dst []byte, h head, budget *int64) ([]byte, error) {
+func (fr *frameReader) readChunks(dst []byte, h cborx.Head, budget *int64) ([]byte, error) {
 	for {
-		c, err := fr.r.ReadByte()
+		c, err := fr.r.Peek(1)
 		if err != nil {
 			return nil, err
 		}
-		if c == breakByte {
+		if c[0] == cborx.Break {
+			fr.r.Discard(1)
 			return dst, nil
-		}
-		if err := fr.r.UnreadByte(); err != nil {
-			return nil, err
 		}
 		ch, err := fr.readHead(nil)
 		if err != nil {
 			return nil, err
 		}
-		if ch.major != h.major || ch.info == infoIndefinite {
-			return nil, malformed("bad chunk in indefinite-length string")
+		if ch.Major != h.Major || ch.Indefinite() {
+			return nil, cborx.Malformed("bad chunk in indefinite-length string")
 		}
-		if err := spend(budget, ch.arg, fr.limit); err != nil {
+		if err := spend(budget, ch.Arg, fr.limit); err != nil {
 			return nil, err
 		}
-		if dst, err = fr.readN(dst, int64(ch.arg)); err != nil {
+		if dst, err = fr.readN(dst, int64(ch.Arg)); err != nil {
 			return nil, err
 		}
 	}
@@ -172,12 +215,12 @@ func spend(budget *int64, n uint64, limit int64) error {
 }
 
 // copyItem reads one complete CBOR item from the stream and appends its raw
-// bytes to dst, checking well-formedness, the nesting and item limits and
-// the byte budget as it goes, so nothing beyond the item is consumed and
-// nothing larger than the budget is buffered.
+// bytes to dst, checking its structure, the nesting limit and the byte
+// budget as it goes, so nothing beyond the item is consumed and nothing
+// larger than the budget is buffered.
 func (fr *frameReader) copyItem(dst []byte, depth int, budget *int64) ([]byte, error) {
 	if depth > MaxNestingDepth {
-		return nil, malformed("nesting deeper than %d levels", MaxNestingDepth)
+		return nil, cborx.Malformed("nesting deeper than %d levels", MaxNestingDepth)
 	}
 	start := len(dst)
 	h, err := fr.readHead(&dst)
@@ -187,48 +230,37 @@ func (fr *frameReader) copyItem(dst []byte, depth int, budget *int64) ([]byte, e
 	if err := spend(budget, uint64(len(dst)-start), fr.limit); err != nil {
 		return nil, err
 	}
-	switch h.major {
-	case majorUint, majorNegInt, majorSimple:
+	switch h.Major {
+	case cborx.MajorUint, cborx.MajorNegInt, cborx.MajorSimple:
 		return dst, nil
-	case majorBytes, majorText:
-		if h.info == infoIndefinite {
+	case cborx.MajorBytes, cborx.MajorText:
+		if h.Indefinite() {
 			return fr.copyChunks(dst, h, budget)
 		}
-		if err := spend(budget, h.arg, fr.limit); err != nil {
+		if err := spend(budget, h.Arg, fr.limit); err != nil {
 			return nil, err
 		}
-		body := len(dst)
-		if dst, err = fr.readN(dst, int64(h.arg)); err != nil {
-			return nil, err
-		}
-		if h.major == majorText && !utf8.Valid(dst[body:]) {
-			return nil, malformed("text string is not valid UTF-8")
-		}
-		return dst, nil
-	case majorArray, majorMap:
-		per := 1
-		if h.major == majorMap {
+		return fr.readN(dst, int64(h.Arg))
+	case cborx.MajorArray, cborx.MajorMap:
+		per := uint64(1)
+		if h.Major == cborx.MajorMap {
 			per = 2
 		}
-		if h.info != infoIndefinite && h.arg > MaxContainerItems {
-			return nil, malformed("container of %d items exceeds limit %d", h.arg, MaxContainerItems)
+		// Every item takes at least one byte.
+		if !h.Indefinite() && h.Arg > uint64(*budget)/per {
+			return nil, &oversizeError{limit: fr.limit}
 		}
-		for i := 0; h.info == infoIndefinite || i < int(h.arg)*per; i++ {
-			if h.info == infoIndefinite {
+		for i := uint64(0); h.Indefinite() || i < h.Arg*per; i++ {
+			if h.Indefinite() {
 				c, err := fr.r.Peek(1)
 				if err != nil {
 					return nil, err
 				}
-				if c[0] == breakByte {
+				if c[0] == cborx.Break {
 					if i%per != 0 {
-						return nil, malformed("map with a key but no value")
+						return nil, cborx.Malformed("map with a key but no value")
 					}
-					fr.r.Discard(1)
-					dst = append(dst, breakByte)
-					return dst, spend(budget, 1, fr.limit)
-				}
-				if i >= MaxContainerItems*per {
-					return nil, malformed("container exceeds limit of %d items", MaxContainerItems)
+					return fr.copyBreak(dst, budget)
 				}
 			}
 			if dst, err = fr.copyItem(dst, depth+1, budget); err != nil {
@@ -236,53 +268,49 @@ func (fr *frameReader) copyItem(dst []byte, depth int, budget *int64) ([]byte, e
 			}
 		}
 		return dst, nil
-	case majorTag:
-		if !allowedTag(h.arg) {
-			return nil, malformed("unsupported CBOR tag %d", h.arg)
-		}
-		if h.arg == 24 {
-			c, err := fr.r.Peek(1)
-			if err != nil {
-				return nil, err
-			}
-			if c[0]>>5 != majorBytes {
-				return nil, malformed("tag 24 does not wrap a byte string")
-			}
-		}
+	case cborx.MajorTag:
 		return fr.copyItem(dst, depth+1, budget)
 	}
 	panic("unreachable: major type is 3 bits")
 }
 
+// copyBreak copies the break byte the stream is at.
+func (fr *frameReader) copyBreak(dst []byte, budget *int64) ([]byte, error) {
+	if err := spend(budget, 1, fr.limit); err != nil {
+		return nil, err
+	}
+	dst, err := fr.grow(dst, 1, 1)
+	if err != nil {
+		return nil, err
+	}
+	fr.r.Discard(1)
+	return append(dst, cborx.Break), nil
+}
+
 // copyChunks copies the chunks and break byte of an indefinite-length
 // string whose head is already in dst.
-func (fr *frameReader) copyChunks(dst []byte, h head, budget *int64) ([]byte, error) {
+func (fr *frameReader) copyChunks(dst []byte, h cborx.Head, budget *int64) ([]byte, error) {
 	for {
 		c, err := fr.r.Peek(1)
 		if err != nil {
 			return nil, err
 		}
-		if c[0] == breakByte {
-			fr.r.Discard(1)
-			return append(dst, breakByte), spend(budget, 1, fr.limit)
+		if c[0] == cborx.Break {
+			return fr.copyBreak(dst, budget)
 		}
 		start := len(dst)
 		ch, err := fr.readHead(&dst)
 		if err != nil {
 			return nil, err
 		}
-		if ch.major != h.major || ch.info == infoIndefinite {
-			return nil, malformed("bad chunk in indefinite-length string")
+		if ch.Major != h.Major || ch.Indefinite() {
+			return nil, cborx.Malformed("bad chunk in indefinite-length string")
 		}
-		if err := spend(budget, uint64(len(dst)-start)+ch.arg, fr.limit); err != nil {
+		if err := spend(budget, uint64(len(dst)-start)+ch.Arg, fr.limit); err != nil {
 			return nil, err
 		}
-		body := len(dst)
-		if dst, err = fr.readN(dst, int64(ch.arg)); err != nil {
+		if dst, err = fr.readN(dst, int64(ch.Arg)); err != nil {
 			return nil, err
-		}
-		if h.major == majorText && !utf8.Valid(dst[body:]) {
-			return nil, malformed("text string is not valid UTF-8")
 		}
 	}
 }
@@ -290,23 +318,26 @@ func (fr *frameReader) copyChunks(dst []byte, h head, budget *int64) ([]byte, er
 // unwrapTag24 returns the content of item if it is tag 24 around a byte
 // string, else item itself.
 func unwrapTag24(item []byte) ([]byte, error) {
-	if len(item) < 2 || item[0] != 0xD8 || item[1] != 24 {
+	if len(item) < 2 || item[0] != 0xD8 || item[1] != cborx.TagEmbedded {
 		return item, nil
 	}
-	s, ok := stringValue(item[2:])
-	if !ok {
-		return nil, malformed("tag 24 does not wrap a byte string")
+	if len(item) == 2 || item[2]>>5 != cborx.MajorBytes {
+		return nil, cborx.Malformed("tag 24 does not wrap a byte string")
 	}
-	if h, _ := readHead(item[2:]); h.info != infoIndefinite {
-		return item[2+h.size:], nil // alias instead of copying
+	if s, _, ok := cborx.String(item[2:]); ok {
+		return s, nil // alias instead of copying
+	}
+	s, _, ok := cborx.StringValue(item[2:])
+	if !ok {
+		return nil, cborx.Malformed("tag 24 does not wrap a byte string")
 	}
 	return []byte(s), nil
 }
 
-// noEOF turns an EOF inside an item into errTruncated.
+// noEOF turns an EOF inside an item into cborx.ErrTruncated.
 func noEOF(err error) error {
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return errTruncated
+		return cborx.ErrTruncated
 	}
 	return err
 }

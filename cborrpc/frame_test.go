@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/fxamacker/cbor/v2"
+
+	"github.com/coordinated/coordinated/internal/cborx"
 )
 
 func TestLargeRequestsBothForms(t *testing.T) {
@@ -115,9 +117,9 @@ func TestFrameReaderErrors(t *testing.T) {
 		want  error
 	}{
 		{"empty stream", "", io.EOF},
-		{"wrapped head cut", "D8 18 58", errTruncated},
-		{"wrapped body cut", "D8 18 43 A1 01", errTruncated},
-		{"bare map cut", "A2 01", errTruncated},
+		{"wrapped head cut", "D8 18 58", cborx.ErrTruncated},
+		{"wrapped body cut", "D8 18 43 A1 01", cborx.ErrTruncated},
+		{"bare map cut", "A2 01", cborx.ErrTruncated},
 		{"indefinite wrapped string with bad chunk", "D8 18 5F 61 61 FF", errMalformed},
 		{"oversized indefinite wrapped", "D8 18 5F 5A 00 01 00 00", errOversize},
 	}
@@ -136,7 +138,7 @@ var (
 )
 
 func matchesKind(err, kind error) bool {
-	var bad *malformedError
+	var bad *cborx.MalformedError
 	var over *oversizeError
 	switch kind {
 	case errMalformed:

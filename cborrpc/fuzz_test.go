@@ -4,6 +4,8 @@ import (
 	"errors"
 	"io"
 	"testing"
+
+	"github.com/coordinated/coordinated/internal/cborx"
 )
 
 // FuzzReadRequest feeds arbitrary bytes through the server's frame reader
@@ -22,10 +24,10 @@ func FuzzReadRequest(f *testing.F) {
 		for i := 0; i < 64; i++ {
 			item, err := fr.next()
 			if err != nil {
-				if errors.Is(err, io.EOF) || errors.Is(err, errTruncated) {
+				if errors.Is(err, io.EOF) || errors.Is(err, cborx.ErrTruncated) {
 					return
 				}
-				var bad *malformedError
+				var bad *cborx.MalformedError
 				var over *oversizeError
 				if !errors.As(err, &bad) && !errors.As(err, &over) {
 					t.Fatalf("unexpected error type %T: %v", err, err)
@@ -51,12 +53,12 @@ func checkCall(t *testing.T, c *call) {
 		checkCall(t, &c.batch[i])
 	}
 	for _, p := range c.req.Params {
-		if n, err := skipItem(p, 0); err != nil || n != len(p) {
+		if n, err := validate(p); err != nil || n != len(p) {
 			t.Fatalf("param % X is not one item: %d %v", []byte(p), n, err)
 		}
 	}
 	for _, p := range c.req.NamedParams {
-		if n, err := skipItem(p, 0); err != nil || n != len(p) {
+		if n, err := validate(p); err != nil || n != len(p) {
 			t.Fatalf("named param % X is not one item: %d %v", []byte(p), n, err)
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/fxamacker/cbor/v2"
+
+	"github.com/coordinated/coordinated/internal/cborx"
 )
 
 func TestCallRawReturnsEncodedResult(t *testing.T) {
@@ -20,19 +22,9 @@ func TestCallRawReturnsEncodedResult(t *testing.T) {
 		if !bytes.Equal(res, want) {
 			t.Fatalf("round %d: result % x, want % x", round, []byte(res), want)
 		}
-		elems, tuple, err := ListElements(res)
-		if err != nil || !tuple || len(elems) != 3 {
-			t.Fatalf("ListElements = %x, %v, %v", elems, tuple, err)
-		}
-		if s, ok := StringContent(elems[0]); !ok || string(s) != "ws" {
-			t.Errorf("StringContent(%x) = %q, %v", []byte(elems[0]), s, ok)
-		}
-		if _, ok := StringContent(elems[1]); ok {
-			t.Error("StringContent accepted a map")
-		}
-		inner, tuple, err := ListElements(elems[2])
-		if err != nil || !tuple || len(inner) != 1 || inner[0][0] != 0x01 {
-			t.Errorf("inner tuple = %x, %v, %v", inner, tuple, err)
+		elems, ok := cborx.List(nil, res)
+		if !ok || len(elems) != 3 {
+			t.Fatalf("cborx.List = %x, %v", elems, ok)
 		}
 	}
 }
@@ -65,21 +57,5 @@ func TestSplitResponseRejectsBadEnvelopes(t *testing.T) {
 	id, res, msg, err := splitResponse(unhex(t, "A2 62 6964 05 66 726573756C74 F6"))
 	if err != nil || !bytes.Equal(id, []byte{0x05}) || !bytes.Equal(res, []byte{0xF6}) || msg != nil {
 		t.Errorf("text-keyed response: id %x result %x msg %x err %v", []byte(id), []byte(res), []byte(msg), err)
-	}
-}
-
-func TestSplitItemAndListElements(t *testing.T) {
-	item, rest, err := SplitItem(unhex(t, "82 01 02 03"))
-	if err != nil || !bytes.Equal(item, []byte{0x82, 0x01, 0x02}) || !bytes.Equal(rest, []byte{0x03}) {
-		t.Errorf("SplitItem = %x, %x, %v", item, rest, err)
-	}
-	if _, _, err := SplitItem(unhex(t, "82 01")); err == nil {
-		t.Error("SplitItem accepted a truncated array")
-	}
-	if elems, tuple, err := ListElements(unhex(t, "9F 01 02 FF")); err != nil || tuple || len(elems) != 2 {
-		t.Errorf("indefinite list: %x, %v, %v", elems, tuple, err)
-	}
-	if _, _, err := ListElements(unhex(t, "A0")); err == nil {
-		t.Error("ListElements accepted a map")
 	}
 }

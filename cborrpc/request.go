@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/fxamacker/cbor/v2"
+
+	"github.com/coordinated/coordinated/internal/cborx"
 )
 
 // call is one parsed request ready to run: either a request (with reqErr
@@ -19,14 +21,14 @@ type call struct {
 // closeConn is true for a top-level null or undefined: close without reply.
 func parseTop(item []byte) (c call, closeConn bool, err error) {
 	if len(item) == 0 {
-		return call{}, false, malformed("empty tag-24 envelope")
+		return call{}, false, cborx.Malformed("empty tag-24 envelope")
 	}
-	n, err := skipItem(item, 0)
+	n, err := validate(item)
 	if err != nil {
 		return call{}, false, err
 	}
 	if n != len(item) {
-		return call{}, false, malformed("%d bytes after the request item", len(item)-n)
+		return call{}, false, cborx.Malformed("%d bytes after the request item", len(item)-n)
 	}
 	if item[0] == 0xF6 || item[0] == 0xF7 {
 		return call{}, true, nil
@@ -39,31 +41,31 @@ func parseTop(item []byte) (c call, closeConn bool, err error) {
 // wrapped request, or a batch array of those.
 func parseCall(item []byte, depth int) (call, error) {
 	if depth > MaxNestingDepth {
-		return call{}, malformed("batch nested deeper than %d levels", MaxNestingDepth)
+		return call{}, cborx.Malformed("batch nested deeper than %d levels", MaxNestingDepth)
 	}
-	h, err := readHead(item)
+	h, err := cborx.ReadHead(item)
 	if err != nil {
 		return call{}, err
 	}
-	switch h.major {
-	case majorTag:
-		if h.arg != 24 {
-			return call{}, malformed("tag %d where a request was expected", h.arg)
+	switch h.Major {
+	case cborx.MajorTag:
+		if h.Arg != 24 {
+			return call{}, cborx.Malformed("tag %d where a request was expected", h.Arg)
 		}
 		inner, err := unwrapTag24(item)
 		if err != nil {
 			return call{}, err
 		}
-		n, err := skipItem(inner, 0)
+		n, err := validate(inner)
 		if err != nil {
 			return call{}, err
 		}
 		if n != len(inner) {
-			return call{}, malformed("%d bytes after a tag-24 wrapped request", len(inner)-n)
+			return call{}, cborx.Malformed("%d bytes after a tag-24 wrapped request", len(inner)-n)
 		}
 		return parseCall(inner, depth+1)
-	case majorArray:
-		elems := validatedItems(item, h, 1)
+	case cborx.MajorArray:
+		elems, _, _ := cborx.Elements(nil, item)
 		batch := make([]call, len(elems))
 		for i, e := range elems {
 			if batch[i], err = parseCall(e, depth+1); err != nil {
@@ -71,42 +73,32 @@ func parseCall(item []byte, depth int) (call, error) {
 			}
 		}
 		return call{batch: batch}, nil
-	case majorMap:
-		return parseRequest(item, h)
+	case cborx.MajorMap:
+		return parseRequest(item)
 	}
-	return call{}, malformed("top-level item of major type %d is not a request", h.major)
+	return call{}, cborx.Malformed("top-level item of major type %d is not a request", h.Major)
 }
 
 // parseRequest reads the envelope of a validated request map (PROTOCOL
 // §3.1). Keys may be byte or text strings; other keys are ignored.
-func parseRequest(item []byte, h head) (call, error) {
+func parseRequest(item []byte) (call, error) {
 	var c call
 	var method, params []byte
-	pos := h.size
-	for i := 0; h.info == infoIndefinite || i < int(h.arg); i++ {
-		if h.info == infoIndefinite && item[pos] == breakByte {
-			break
-		}
-		kn := validatedLen(item[pos:])
-		key := item[pos : pos+kn]
-		pos += kn
-		vn := validatedLen(item[pos:])
-		val := item[pos : pos+vn : pos+vn]
-		pos += vn
+	cborx.EachPair(item, func(key, val []byte) {
 		switch envelopeKey(key) {
 		case "id":
-			c.req.ID = cbor.RawMessage(val)
+			c.req.ID = val
 		case "method":
 			method = val
 		case "params":
 			params = val
 		}
-	}
+	})
 	if method == nil {
 		c.reqErr = "KeyError('method',)\nrequest has no method\n"
 		return c, nil
 	}
-	name, ok := stringBytes(method)
+	name, _, ok := cborx.String(method)
 	if !ok {
 		s, ok := stringValue(method)
 		if !ok {
@@ -124,7 +116,7 @@ func parseRequest(item []byte, h head) (call, error) {
 
 // envelopeKey returns the envelope key a map key item names, or "".
 func envelopeKey(key []byte) string {
-	b, ok := stringBytes(key)
+	b, _, ok := cborx.String(key)
 	if !ok {
 		s, ok := stringValue(key) // indefinite-length key: rare
 		if !ok {
@@ -171,34 +163,35 @@ func internMethod(b []byte) string {
 // parseParams fills Params (array, or tuple) or NamedParams (map) and
 // returns an error message for anything else.
 func parseParams(req *Request, params []byte) string {
-	h, err := readHead(params)
-	if err != nil {
-		return dontUnderstand(params)
-	}
-	if h.major == majorTag && h.arg == TagTuple {
-		inner := params[h.size:]
-		if h, err = readHead(inner); err != nil || h.major != majorArray {
-			return dontUnderstand(params)
-		}
-		params = inner
-	}
-	switch h.major {
-	case majorArray:
-		req.Params = validatedItems(params, h, 1)
+	elems, h, ok := cborx.Elements(nil, untupleList(params))
+	switch {
+	case ok && h.Major == cborx.MajorArray:
+		req.Params = elems
 		return ""
-	case majorMap:
-		kv := validatedItems(params, h, 2)
-		req.NamedParams = make(map[string]cbor.RawMessage, len(kv)/2)
-		for i := 0; i < len(kv); i += 2 {
-			key, ok := stringValue(kv[i])
+	case ok && h.Major == cborx.MajorMap && !isTuple(params):
+		req.NamedParams = make(map[string]cbor.RawMessage, len(elems)/2)
+		for i := 0; i < len(elems); i += 2 {
+			key, ok := stringValue(elems[i])
 			if !ok {
 				return dontUnderstand(params)
 			}
-			req.NamedParams[key] = kv[i+1]
+			req.NamedParams[key] = elems[i+1]
 		}
 		return ""
 	}
 	return dontUnderstand(params)
+}
+
+// untupleList strips a tuple tag from params that wrap an array.
+func untupleList(params []byte) []byte {
+	inner, _ := cborx.Untuple(params)
+	return inner
+}
+
+// isTuple reports params wrapped in the tuple tag.
+func isTuple(params []byte) bool {
+	_, tuple := cborx.Untuple(params)
+	return tuple
 }
 
 func dontUnderstand(params []byte) string {

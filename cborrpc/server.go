@@ -2,6 +2,7 @@ package cborrpc
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -13,6 +14,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/coordinated/coordinated/internal/cborx"
 )
 
 // ServerOptions configures a Server.
@@ -23,14 +26,31 @@ type ServerOptions struct {
 	MaxRequestSize int64
 	// Logger receives connection errors; nil means slog.Default().
 	Logger *slog.Logger
+	// Budget, when set, bounds the request bytes in flight across all
+	// connections (see RequestBudget).
+	Budget *RequestBudget
+	// MaxConnections caps concurrent connections; one more is closed as
+	// soon as it is accepted. 0 means no cap.
+	MaxConnections int
+	// RefusalLogInterval is how often refused connections are logged (as
+	// one line with a count); 0 means DefaultRefusalLogInterval.
+	RefusalLogInterval time.Duration
 }
+
+// DefaultRefusalLogInterval is how often a server logs the connections it
+// refused over its connection cap.
+const DefaultRefusalLogInterval = 10 * time.Second
 
 // Server serves CBOR-RPC connections: one goroutine per connection,
 // requests of a connection handled strictly in order.
 type Server struct {
-	handler Handler
-	limit   int64
-	log     *slog.Logger
+	handler  Handler
+	limit    int64
+	log      *slog.Logger
+	budget   *RequestBudget
+	maxConns int
+	refusals refusalLog
+	closing  chan struct{} // closed by Shutdown: budget waits end
 
 	// handlerCtx is passed to every Handle call; it is cancelled only when
 	// Shutdown gives up waiting.
@@ -59,6 +79,10 @@ func NewServer(h Handler, opts ServerOptions) *Server {
 		handler:       h,
 		limit:         limit,
 		log:           logger,
+		budget:        opts.Budget,
+		maxConns:      opts.MaxConnections,
+		refusals:      refusalLog{interval: cmp.Or(opts.RefusalLogInterval, DefaultRefusalLogInterval)},
+		closing:       make(chan struct{}),
 		handlerCtx:    ctx,
 		cancelHandler: cancel,
 		listeners:     make(map[net.Listener]struct{}),
@@ -106,8 +130,11 @@ func (s *Server) Serve(ln net.Listener) error {
 			return fmt.Errorf("cborrpc: accept: %w", err)
 		}
 		backoff = 0
-		c := s.track(nc)
+		c, full := s.track(nc)
 		if c == nil {
+			if full {
+				s.refusals.refused(s.log, s.maxConns) // before closing: the refused client sees the line written
+			}
 			nc.Close()
 			continue
 		}
@@ -127,17 +154,28 @@ func (s *Server) isShutdown() bool {
 	return s.shutdown
 }
 
-// track registers a new connection, or returns nil during shutdown.
-func (s *Server) track(nc net.Conn) *serverConn {
+// track registers a new connection, or returns nil during shutdown or
+// (full true) when the connection cap is reached.
+func (s *Server) track(nc net.Conn) (c *serverConn, full bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.shutdown {
-		return nil
+		return nil, false
 	}
-	c := newServerConn(s, nc)
+	if s.maxConns > 0 && len(s.conns) >= s.maxConns {
+		return nil, true
+	}
+	c = newServerConn(s, nc)
 	s.conns[c] = struct{}{}
 	s.active.Add(1)
-	return c
+	return c, false
+}
+
+// Connections returns the number of open connections.
+func (s *Server) Connections() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.conns)
 }
 
 func (s *Server) untrack(c *serverConn) {
@@ -154,6 +192,9 @@ func (s *Server) untrack(c *serverConn) {
 // closed forcibly and handlers' contexts are cancelled.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
+	if !s.shutdown {
+		close(s.closing)
+	}
 	s.shutdown = true
 	for ln := range s.listeners {
 		ln.Close()
@@ -205,7 +246,7 @@ func newServerConn(s *Server, nc net.Conn) *serverConn {
 		remote: nc.RemoteAddr().String(),
 		br:     br,
 		bw:     bw,
-		frames: frameReader{r: br, limit: s.limit},
+		frames: frameReader{r: br, limit: s.limit, mem: requestMemory{budget: s.budget, stop: s.closing}},
 	}
 }
 
@@ -236,6 +277,7 @@ func (c *serverConn) stopReading() {
 func (c *serverConn) serve() {
 	defer c.srv.untrack(c)
 	defer c.nc.Close()
+	defer c.frames.mem.release()
 	for {
 		item, err := c.frames.next()
 		if err != nil {
@@ -255,7 +297,9 @@ func (c *serverConn) serve() {
 		}
 		// The response stays buffered until the reader needs more bytes
 		// (flushingReader), so a pipelined burst costs one write.
-		if err := c.answer(&call); err != nil {
+		err = c.answer(&call)
+		c.frames.mem.release()
+		if err != nil {
 			c.srv.log.Info("cborrpc: closing connection: write failed", "remote", c.remote, "error", err)
 			return
 		}
@@ -276,12 +320,15 @@ func (c *serverConn) readFailed(err error) {
 		return
 	}
 	var over *oversizeError
-	var bad *malformedError
+	var bad *cborx.MalformedError
+	var broke *budgetError
 	reason := "read failed"
 	switch {
 	case errors.As(err, &over):
 		reason = "request too large"
-	case errors.As(err, &bad), errors.Is(err, errTruncated):
+	case errors.As(err, &broke):
+		reason = "request budget exhausted"
+	case errors.As(err, &bad), errors.Is(err, cborx.ErrTruncated):
 		reason = "malformed request"
 	}
 	c.srv.log.Warn("cborrpc: closing connection: "+reason, "remote", c.remote, "error", err.Error())
@@ -298,7 +345,7 @@ func (c *serverConn) answer(cl *call) error {
 		c.out = nil // do not pin a huge buffer to an idle connection
 	}
 	var hdr [11]byte
-	h := appendHead(append(hdr[:0], 0xD8, 24), majorBytes, uint64(len(payload)))
+	h := cborx.AppendHead(append(hdr[:0], 0xD8, 24), cborx.MajorBytes, uint64(len(payload)))
 	if _, err := c.bw.Write(h); err != nil {
 		return err
 	}
@@ -310,7 +357,7 @@ func (c *serverConn) answer(cl *call) error {
 // appends its response (or the array of responses).
 func (c *serverConn) appendCall(dst []byte, cl *call) ([]byte, error) {
 	if cl.batch != nil {
-		dst = appendHead(dst, majorArray, uint64(len(cl.batch)))
+		dst = cborx.AppendHead(dst, cborx.MajorArray, uint64(len(cl.batch)))
 		var err error
 		for i := range cl.batch {
 			if dst, err = c.appendCall(dst, &cl.batch[i]); err != nil {
@@ -329,7 +376,7 @@ func (c *serverConn) appendCall(dst []byte, cl *call) ([]byte, error) {
 	mark := len(dst)
 	out, encErr := appendResult(dst, cl.req.ID, result)
 	if encErr != nil {
-		c.srv.log.Error("cborrpc: cannot encode result", "remote", c.remote, "method", cl.req.Method, "error", encErr)
+		c.srv.log.Error("cborrpc: cannot encode result", "remote", c.remote, "method", LogValue(cl.req.Method), "error", encErr)
 		return appendError(dst[:mark], cl.req.ID, "EncodeError('cannot encode result',)\n"+encErr.Error()), nil
 	}
 	return out, nil
@@ -339,9 +386,9 @@ func (c *serverConn) appendCall(dst []byte, cl *call) ([]byte, error) {
 func (c *serverConn) invoke(req *Request) (result any, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			c.srv.log.Error("cborrpc: handler panicked", "remote", c.remote, "method", req.Method,
-				"panic", fmt.Sprint(p), "stack", string(debug.Stack()))
-			result, err = nil, fmt.Errorf("InternalError('%s',)\nhandler panicked: %v", req.Method, p)
+			c.srv.log.Error("cborrpc: handler panicked", "remote", c.remote, "method", LogValue(req.Method),
+				"panic", LogValue(fmt.Sprint(p)), "stack", string(debug.Stack()))
+			result, err = nil, fmt.Errorf("InternalError('%s',)\nhandler panicked: %v", LogValue(req.Method), p)
 		}
 	}()
 	return c.srv.handler.Handle(c.srv.handlerCtx, req)

@@ -28,6 +28,8 @@ import (
 type fakeHandler struct {
 	entered chan struct{}
 	release chan struct{}
+	// panicOnUnknown makes an unknown method panic with its name.
+	panicOnUnknown bool
 }
 
 func (h *fakeHandler) Handle(ctx context.Context, req *Request) (any, error) {
@@ -63,8 +65,13 @@ func (h *fakeHandler) Handle(ctx context.Context, req *Request) (any, error) {
 			return nil, ctx.Err()
 		}
 	}
+	if h.panicOnUnknown {
+		panic("no such method " + req.Method)
+	}
 	return nil, fmt.Errorf("AttributeError(%q,)", req.Method)
 }
+
+func newTextLogger(w io.Writer) *slog.Logger { return slog.New(slog.NewTextHandler(w, nil)) }
 
 // syncBuffer is a goroutine-safe log sink.
 type syncBuffer struct {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -85,7 +86,9 @@ type ServerError struct {
 }
 
 func (e *ServerError) Error() string {
-	return fmt.Sprintf("%s: the server answered with an error: %s", e.Method, e.Message)
+	// The daemons end their messages with a newline (Python's
+	// "Kind('detail',)\n"); one line reads better in an error chain.
+	return fmt.Sprintf("%s: the server answered with an error: %s", e.Method, strings.TrimSpace(e.Message))
 }
 
 // ConnectionError is a call that could not reach the daemon, after every

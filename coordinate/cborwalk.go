@@ -7,6 +7,8 @@ import (
 	"strconv"
 
 	"github.com/fxamacker/cbor/v2"
+
+	"github.com/coordinated/coordinated/internal/cborx"
 )
 
 // This file holds the small CBOR reader the shared rules use to look inside
@@ -32,130 +34,39 @@ var rawDecMode = func() cbor.DecMode {
 	return dm
 }()
 
-// CBOR major types.
-const (
-	majorUint   = 0
-	majorNegint = 1
-	majorBytes  = 2
-	majorText   = 3
-	majorArray  = 4
-	majorMap    = 5
-	majorTag    = 6
-	majorSimple = 7
-)
-
-// tagTuple is the tag the Python encoder puts around tuples.
-const tagTuple = 128
-
 var errNotWellFormed = errors.New("not well-formed CBOR")
 
-// itemHead reads the initial byte and argument of the item at the start of
-// d. indefinite is true for an indefinite-length string, array or map.
-func itemHead(d []byte) (major byte, arg uint64, headLen int, indefinite bool, err error) {
-	if len(d) == 0 {
-		return 0, 0, 0, false, errNotWellFormed
-	}
-	major = d[0] >> 5
-	ai := d[0] & 0x1f
-	switch {
-	case ai < 24:
-		return major, uint64(ai), 1, false, nil
-	case ai == 31:
-		return major, 0, 1, true, nil
-	case ai > 27:
-		return 0, 0, 0, false, errNotWellFormed
-	}
-	n := 1 << (ai - 24) // 1, 2, 4 or 8 bytes of argument
-	if len(d) < 1+n {
-		return 0, 0, 0, false, errNotWellFormed
-	}
-	for _, b := range d[1 : 1+n] {
-		arg = arg<<8 | uint64(b)
-	}
-	return major, arg, 1 + n, false, nil
-}
-
-// firstItem splits d into its first complete data item and the rest.
-func firstItem(d []byte) (cbor.RawMessage, []byte, error) {
-	var raw cbor.RawMessage
-	rest, err := rawDecMode.UnmarshalFirst(d, &raw)
-	if err != nil {
-		return nil, nil, err
-	}
-	return raw, rest, nil
-}
-
 // isNull reports whether d is absent, CBOR null or CBOR undefined.
-func isNull(d []byte) bool {
-	return len(d) == 0 || (len(d) == 1 && (d[0] == 0xf6 || d[0] == 0xf7))
-}
+func isNull(d []byte) bool { return cborx.IsNull(d) }
 
 // untuple strips a tag-128 wrapper, returning the wrapped item.
 func untuple(d []byte) []byte {
-	major, arg, n, _, err := itemHead(d)
-	if err == nil && major == majorTag && arg == tagTuple {
-		return d[n:]
-	}
-	return d
-}
-
-// rawPair is one key/value entry of a CBOR map, both still encoded.
-type rawPair struct {
-	Key, Value cbor.RawMessage
+	inner, _ := cborx.Untuple(d)
+	return inner
 }
 
 // rawMap returns the entries of a CBOR map in encoded order; ok is false
-// when d is not a map.
-func rawMap(d []byte) (pairs []rawPair, ok bool, err error) {
-	major, arg, n, indef, err := itemHead(d)
-	if err != nil || major != majorMap {
-		return nil, false, err
+// when d is not a map, err set when it is a malformed one.
+func rawMap(d []byte) (pairs []cborx.Pair, ok bool, err error) {
+	if cborx.MajorOf(d) != cborx.MajorMap {
+		return nil, false, nil
 	}
-	rest := d[n:]
-	for i := uint64(0); indef || i < arg; i++ {
-		if indef {
-			if len(rest) == 0 {
-				return nil, true, errNotWellFormed
-			}
-			if rest[0] == 0xff {
-				break
-			}
-		}
-		var p rawPair
-		if p.Key, rest, err = firstItem(rest); err != nil {
-			return nil, true, err
-		}
-		if p.Value, rest, err = firstItem(rest); err != nil {
-			return nil, true, err
-		}
-		pairs = append(pairs, p)
+	pairs, ok = cborx.Pairs(d)
+	if !ok {
+		return nil, true, errNotWellFormed
 	}
 	return pairs, true, nil
 }
 
 // rawList returns the elements of a CBOR array, or of an array wrapped in
-// tag 128; ok is false when d is neither.
+// tag 128; ok is false when d is neither, err set when it is malformed.
 func rawList(d []byte) (elems []cbor.RawMessage, ok bool, err error) {
-	d = untuple(d)
-	major, arg, n, indef, err := itemHead(d)
-	if err != nil || major != majorArray {
-		return nil, false, err
+	if cborx.MajorOf(untuple(d)) != cborx.MajorArray {
+		return nil, false, nil
 	}
-	rest := d[n:]
-	for i := uint64(0); indef || i < arg; i++ {
-		if indef {
-			if len(rest) == 0 {
-				return nil, true, errNotWellFormed
-			}
-			if rest[0] == 0xff {
-				break
-			}
-		}
-		var e cbor.RawMessage
-		if e, rest, err = firstItem(rest); err != nil {
-			return nil, true, err
-		}
-		elems = append(elems, e)
+	elems, ok = cborx.List(nil, d)
+	if !ok {
+		return nil, true, errNotWellFormed
 	}
 	return elems, true, nil
 }
@@ -163,7 +74,7 @@ func rawList(d []byte) (elems []cbor.RawMessage, ok bool, err error) {
 // stringKeyed indexes a CBOR map's entries by string key: byte-string and
 // text-string keys with the same bytes are the same key (the later entry
 // wins). Entries with other key types are left out.
-func stringKeyed(pairs []rawPair) map[string]cbor.RawMessage {
+func stringKeyed(pairs []cborx.Pair) map[string]cbor.RawMessage {
 	m := make(map[string]cbor.RawMessage, len(pairs))
 	for _, p := range pairs {
 		if k, ok := rawString(p.Key); ok {
@@ -175,21 +86,11 @@ func stringKeyed(pairs []rawPair) map[string]cbor.RawMessage {
 
 // rawString decodes a byte or text string.
 func rawString(d []byte) (Name, bool) {
-	major, _, _, _, err := itemHead(d)
-	if err != nil || (major != majorBytes && major != majorText) {
+	s, text, ok := cborx.StringValue(d)
+	if !ok {
 		return Name{}, false
 	}
-	var v any
-	if err := rawDecMode.Unmarshal(d, &v); err != nil {
-		return Name{}, false
-	}
-	switch s := v.(type) {
-	case string:
-		return Name{Bytes: s, Text: true}, true
-	case []byte:
-		return Name{Bytes: string(s)}, true
-	}
-	return Name{}, false
+	return Name{Bytes: s, Text: text}, true
 }
 
 // rawNumber decodes an integer, bignum or float as float64.
@@ -240,26 +141,25 @@ func rawTruthy(d []byte) bool {
 		return false
 	}
 	d = untuple(d)
-	major, arg, _, indef, err := itemHead(d)
+	h, err := cborx.ReadHead(d)
 	if err != nil {
 		return false
 	}
-	switch major {
-	case majorUint, majorNegint:
-		if major == majorNegint {
-			return true
-		}
-		return arg != 0
-	case majorBytes, majorText:
+	switch h.Major {
+	case cborx.MajorUint:
+		return h.Arg != 0
+	case cborx.MajorNegInt:
+		return true
+	case cborx.MajorBytes, cborx.MajorText:
 		s, _ := rawString(d)
 		return s.Bytes != ""
-	case majorArray, majorMap:
-		if indef {
-			return len(d) > 1 && d[1] != 0xff
+	case cborx.MajorArray, cborx.MajorMap:
+		if h.Indefinite() {
+			return len(d) > 1 && d[1] != cborx.Break
 		}
-		return arg != 0
-	case majorSimple:
-		if d[0] == 0xf4 {
+		return h.Arg != 0
+	case cborx.MajorSimple:
+		if d[0] == cborx.False {
 			return false
 		}
 		if f, ok := rawNumber(d); ok {

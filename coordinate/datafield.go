@@ -1,8 +1,6 @@
 package coordinate
 
-import (
-	"encoding/binary"
-)
+import "github.com/coordinated/coordinated/internal/cborx"
 
 // Reasons written into a unit's data `traceback` when the server itself
 // fails a unit.
@@ -49,29 +47,11 @@ func SetDataKey(data Data, key string, value Data) Data {
 	body = append(body, keyItem...)
 	body = append(body, value...)
 	n++
-	out := appendHead(make([]byte, 0, len(body)+9), majorMap, uint64(n))
+	out := cborx.AppendHead(make([]byte, 0, len(body)+9), cborx.MajorMap, uint64(n))
 	return append(out, body...)
 }
 
 // TextData encodes s as a CBOR text string.
 func TextData(s string) Data {
-	out := appendHead(make([]byte, 0, len(s)+9), majorText, uint64(len(s)))
-	return append(out, s...)
-}
-
-// appendHead appends a definite-length item head with the shortest
-// argument encoding.
-func appendHead(b []byte, major byte, n uint64) []byte {
-	m := major << 5
-	switch {
-	case n < 24:
-		return append(b, m|byte(n))
-	case n <= 0xff:
-		return append(b, m|24, byte(n))
-	case n <= 0xffff:
-		return binary.BigEndian.AppendUint16(append(b, m|25), uint16(n))
-	case n <= 0xffffffff:
-		return binary.BigEndian.AppendUint32(append(b, m|26), uint32(n))
-	}
-	return binary.BigEndian.AppendUint64(append(b, m|27), n)
+	return cborx.AppendText(make([]byte, 0, len(s)+9), s)
 }

@@ -5,6 +5,8 @@ import (
 	"math/big"
 	"strconv"
 	"strings"
+
+	"github.com/coordinated/coordinated/internal/cborx"
 )
 
 // This file holds the two conversions the Python daemon applied to values
@@ -91,17 +93,17 @@ func PyFloat(d []byte) (f float64, ok bool) {
 // IsPyNumber reports whether d is a number as Python saw one (an integer,
 // bignum, float or bool), as opposed to a string that float() could parse.
 func IsPyNumber(d []byte) bool {
-	major, arg, _, _, err := itemHead(d)
+	h, err := cborx.ReadHead(d)
 	if err != nil {
 		return false
 	}
-	switch major {
-	case majorUint, majorNegint:
+	switch h.Major {
+	case cborx.MajorUint, cborx.MajorNegInt:
 		return true
-	case majorTag:
-		return arg == 2 || arg == 3 // bignums
-	case majorSimple:
-		if d[0] == 0xf4 || d[0] == 0xf5 {
+	case cborx.MajorTag:
+		return h.Arg == 2 || h.Arg == 3 // bignums
+	case cborx.MajorSimple:
+		if d[0] == cborx.False || d[0] == cborx.True {
 			return true
 		}
 		_, ok := rawNumber(d)

@@ -1,6 +1,10 @@
 package jobserver
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/coordinated/coordinated/cborrpc"
+)
 
 // pyError is an RPC-level failure (PROTOCOL §3.3). Its text imitates the
 // first line of the Python daemon's error message, `Kind('detail',)` and a
@@ -32,6 +36,6 @@ func noSuchMethod(name string) error {
 // backendError logs an unexpected backend failure and wraps it so the
 // client sees the method concerned.
 func (js *JobServer) backendError(method string, err error) error {
-	js.log.Error("backend failure", "method", method, "error", err)
+	js.log.Error("backend failure", "method", method, "error", cborrpc.LogValue(err.Error()))
 	return &pyError{kind: "Exception", detail: fmt.Sprintf("%s: %v", method, err)}
 }

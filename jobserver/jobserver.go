@@ -9,6 +9,7 @@ import (
 
 	"github.com/coordinated/coordinated/cborrpc"
 	"github.com/coordinated/coordinated/coordinate"
+	"github.com/coordinated/coordinated/internal/cborx"
 )
 
 // Config configures a JobServer.
@@ -25,6 +26,8 @@ type Config struct {
 	Clock coordinate.Clock
 	// Logger receives backend failures; nil means slog.Default().
 	Logger *slog.Logger
+	// Limits are the per-call quotas; zero fields take the defaults.
+	Limits Limits
 }
 
 // JobServer answers the legacy coordinate CBOR-RPC methods against one
@@ -37,6 +40,7 @@ type JobServer struct {
 	log       *slog.Logger
 	locks     *lockTable
 	methods   map[string]method
+	limits    Limits
 	waits     *waitList // get_work calls waiting for work (longpoll.go)
 }
 
@@ -55,6 +59,7 @@ func New(ns coordinate.Namespace, cfg Config) *JobServer {
 		retention: cfg.Retention,
 		clock:     cfg.Clock,
 		log:       cfg.Logger,
+		limits:    cfg.Limits.withDefaults(),
 	}
 	if js.config == nil {
 		js.config = coordinate.EmptyMap
@@ -133,6 +138,9 @@ func (js *JobServer) Handle(ctx context.Context, req *cborrpc.Request) (any, err
 	if err != nil {
 		return nil, err
 	}
+	if err := js.limits.checkLockKeys(m.sig, params); err != nil {
+		return nil, err
+	}
 	return m.run(ctx, params)
 }
 
@@ -177,7 +185,7 @@ func encodeName(n coordinate.Name) cbor.RawMessage {
 	if !n.Text {
 		return encodeBytes(n.Bytes)
 	}
-	return append(appendHead(make([]byte, 0, len(n.Bytes)+9), 3, uint64(len(n.Bytes))), n.Bytes...)
+	return cborx.AppendText(make([]byte, 0, len(n.Bytes)+9), n.Bytes)
 }
 
 // rawData returns stored user data for verbatim output; missing data is

@@ -8,10 +8,11 @@ import (
 
 	"github.com/coordinated/coordinated/cborrpc"
 	"github.com/coordinated/coordinated/coordinate"
+	"github.com/coordinated/coordinated/internal/cborx"
 )
 
 // tagTuple is the CBOR tag the Python clients put on tuples.
-const tagTuple = 128
+const tagTuple = cborx.TagTuple
 
 // decMode decodes request parameters: byte-string map keys are allowed (the
 // Python clients send option keys as byte strings), everything else keeps
@@ -83,17 +84,10 @@ func (s signature) has(name string) bool {
 }
 
 // isNull reports whether raw is absent, CBOR null or CBOR undefined.
-func isNull(raw cbor.RawMessage) bool {
-	return len(raw) == 0 || (len(raw) == 1 && (raw[0] == 0xf6 || raw[0] == 0xf7))
-}
+func isNull(raw cbor.RawMessage) bool { return cborx.IsNull(raw) }
 
 // majorType is the CBOR major type of raw's first item.
-func majorType(raw cbor.RawMessage) byte {
-	if len(raw) == 0 {
-		return 0xff
-	}
-	return raw[0] >> 5
-}
+func majorType(raw cbor.RawMessage) byte { return cborx.MajorOf(raw) }
 
 // decodeName decodes a byte or text string, keeping its kind.
 func decodeName(raw cbor.RawMessage, what string) (coordinate.Name, error) {

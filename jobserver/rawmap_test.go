@@ -25,7 +25,7 @@ func TestSplitJoinMapKeepsBytes(t *testing.T) {
 	}
 	// Indefinite-length map {_ b'k': 1}.
 	pairs, err = splitMap([]byte{0xbf, 0x41, 'k', 0x01, 0xff})
-	if err != nil || len(pairs) != 1 || string(pairs[0].value) != "\x01" {
+	if err != nil || len(pairs) != 1 || string(pairs[0].Value) != "\x01" {
 		t.Errorf("indefinite map: %v, %v", pairs, err)
 	}
 	for _, bad := range [][]byte{{0x80}, {0xa2, 0x01}, {}, {0xbb, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}} {

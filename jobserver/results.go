@@ -4,6 +4,7 @@ import (
 	"github.com/fxamacker/cbor/v2"
 
 	"github.com/coordinated/coordinated/coordinate"
+	"github.com/coordinated/coordinated/internal/cborx"
 )
 
 // This file encodes the results of the hot methods (get_work,
@@ -29,12 +30,12 @@ func newResultWriter(size int) *resultWriter {
 
 // tuple starts a tuple of n elements.
 func (w *resultWriter) tuple(n int) {
-	w.b = appendHead(append(w.b, 0xd8, tagTuple), 4, uint64(n))
+	w.b = cborx.AppendHead(append(w.b, 0xd8, tagTuple), cborx.MajorArray, uint64(n))
 }
 
 // list starts a list of n elements.
 func (w *resultWriter) list(n int) {
-	w.b = appendHead(w.b, 4, uint64(n))
+	w.b = cborx.AppendHead(w.b, cborx.MajorArray, uint64(n))
 }
 
 // null appends None.
@@ -48,7 +49,7 @@ func (w *resultWriter) name(n coordinate.Name) {
 	if n.Text {
 		major = 3
 	}
-	w.b = append(appendHead(w.b, major, uint64(len(n.Bytes))), n.Bytes...)
+	w.b = append(cborx.AppendHead(w.b, major, uint64(len(n.Bytes))), n.Bytes...)
 }
 
 // data appends stored user data verbatim, or None when there is none.
@@ -111,6 +112,6 @@ func (w *resultWriter) workTuple(a *coordinate.Attempt, tokens bool) {
 	w.name(a.Key)
 	w.data(a.Data)
 	if tokens {
-		w.b = appendHead(w.b, 0, uint64(a.ID))
+		w.b = cborx.AppendInt(w.b, a.ID)
 	}
 }

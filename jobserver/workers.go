@@ -7,6 +7,7 @@ import (
 	"github.com/fxamacker/cbor/v2"
 
 	"github.com/coordinated/coordinated/coordinate"
+	"github.com/coordinated/coordinated/internal/cborx"
 )
 
 // workerHeartbeat: worker_heartbeat(worker_id, mode, expire_seconds, data,
@@ -71,9 +72,9 @@ func (js *JobServer) listWorkerModes(ctx context.Context, _ []cbor.RawMessage) (
 	if err != nil {
 		return nil, js.backendError("list_worker_modes", err)
 	}
-	pairs := make([]rawPair, len(workers))
+	pairs := make([]cborx.Pair, len(workers))
 	for i, w := range workers {
-		pairs[i] = rawPair{key: encodeName(w.ID), value: cbor.RawMessage(dataOrNull(cbor.RawMessage(w.Mode)))}
+		pairs[i] = cborx.Pair{Key: encodeName(w.ID), Value: cbor.RawMessage(dataOrNull(cbor.RawMessage(w.Mode)))}
 	}
 	return pair(joinMap(pairs), nil), nil
 }
@@ -99,13 +100,13 @@ func (js *JobServer) getWorkerInfo(ctx context.Context, p []cbor.RawMessage) (an
 	}
 	kept := pairs[:0]
 	for _, pr := range pairs {
-		if k, ok := stringKey(pr.key); ok && k == "age_seconds" {
+		if k, ok := stringKey(pr.Key); ok && k == "age_seconds" {
 			continue
 		}
 		kept = append(kept, pr)
 	}
 	age := js.clock.Now().Sub(w.LastHeard).Seconds()
-	kept = append(kept, rawPair{key: encodeBytes("age_seconds"), value: encodeFloat(age)})
+	kept = append(kept, cborx.Pair{Key: encodeBytes("age_seconds"), Value: encodeFloat(age)})
 	return pair(joinMap(kept), nil), nil
 }
 
@@ -130,9 +131,9 @@ func (js *JobServer) modeCounts(ctx context.Context, _ []cbor.RawMessage) (any, 
 		}
 		counts[i]++
 	}
-	pairs := make([]rawPair, len(modes))
+	pairs := make([]cborx.Pair, len(modes))
 	for i, m := range modes {
-		pairs[i] = rawPair{key: cbor.RawMessage(m), value: appendHead(nil, 0, uint64(counts[i]))}
+		pairs[i] = cborx.Pair{Key: cbor.RawMessage(m), Value: cborx.AppendHead(nil, cborx.MajorUint, uint64(counts[i]))}
 	}
 	return pair(joinMap(pairs), nil), nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/fxamacker/cbor/v2"
 
+	"github.com/coordinated/coordinated/cborrpc"
 	"github.com/coordinated/coordinated/coordinate"
 )
 
@@ -62,7 +63,7 @@ func (js *JobServer) setWorkSpec(ctx context.Context, p []cbor.RawMessage) (any,
 	// keys the scheduler reads differently (docs/compat.md).
 	for _, u := range parsed.Unusable {
 		js.log.Warn("work spec key has a value the scheduler cannot use; stored as given",
-			"work_spec", parsed.Name.Bytes, "key", u.Key, "value", u.Got, "read_as", u.Reading)
+			"work_spec", cborrpc.LogValue(parsed.Name.Bytes), "key", u.Key, "value", cborrpc.LogValue(u.Got), "read_as", u.Reading)
 	}
 	return okPair(), nil
 }
@@ -93,18 +94,18 @@ func byteifyDefinition(def coordinate.Data) cbor.RawMessage {
 	}
 	changed := false
 	for i, pr := range pairs {
-		if majorType(pr.value) != 3 {
+		if majorType(pr.Value) != 3 {
 			continue
 		}
-		k, ok := stringKey(pr.key)
+		k, ok := stringKey(pr.Key)
 		if !ok || (k != "module" && k != "run_function") {
 			continue
 		}
 		var s string
-		if decMode.Unmarshal(pr.value, &s) != nil {
+		if decMode.Unmarshal(pr.Value, &s) != nil {
 			continue
 		}
-		pairs[i].value = encodeBytes(s)
+		pairs[i].Value = encodeBytes(s)
 		changed = true
 	}
 	if !changed {

@@ -45,6 +45,9 @@ func (js *JobServer) addWorkUnits(ctx context.Context, p []cbor.RawMessage) (any
 		if elems, keyBytes, err = decodeUnitItem(raw, i, &units[i], elems[:0], keyBytes); err != nil {
 			return nil, err
 		}
+		if err := js.limits.checkUnitData(units[i].Data, func() string { return "work unit " + strconv.Itoa(i) }); err != nil {
+			return nil, err
+		}
 		keyEnds[i] = len(keyBytes)
 	}
 	allKeys, start := string(keyBytes), 0
@@ -154,12 +157,16 @@ func (js *JobServer) getWorkUnits(ctx context.Context, p []cbor.RawMessage) (any
 		if err != nil {
 			return js.specCallError("get_work_units", name, nil, err)
 		}
-		out := make([]any, len(keys))
+		out := make([]any, 0, len(keys))
+		budget := replyBudget{left: js.limits.MaxReplyBytes}
 		for i, k := range keys {
 			if i < len(units) && units[i] != nil {
-				out[i] = cborrpc.Tuple{nameValue(units[i].Key), rawData(units[i].Data)}
+				if !budget.take(len(units[i].Data), i == 0) {
+					break
+				}
+				out = append(out, cborrpc.Tuple{nameValue(units[i].Key), rawData(units[i].Data)})
 			} else {
-				out[i] = cborrpc.Tuple{nameValue(k), nil}
+				out = append(out, cborrpc.Tuple{nameValue(k), nil})
 			}
 		}
 		return pair(out, nil), nil
@@ -195,9 +202,13 @@ func (js *JobServer) getWorkUnits(ctx context.Context, p []cbor.RawMessage) (any
 	if err != nil {
 		return js.specCallError("get_work_units", name, nil, err)
 	}
-	out := make([]any, len(units))
+	out := make([]any, 0, len(units))
+	budget := replyBudget{left: js.limits.MaxReplyBytes}
 	for i, u := range units {
-		out[i] = cborrpc.Tuple{nameValue(u.Key), rawData(u.Data)}
+		if !budget.take(len(u.Data), i == 0) {
+			break
+		}
+		out = append(out, cborrpc.Tuple{nameValue(u.Key), rawData(u.Data)})
 	}
 	return pair(out, nil), nil
 }
@@ -389,6 +400,9 @@ func (js *JobServer) updateWorkUnit(ctx context.Context, p []cbor.RawMessage) (a
 		upd.Status = coordinate.Status(s)
 	}
 	if raw, ok := opts["data"]; ok {
+		if err := js.limits.checkUnitData(raw, func() string { return "work unit " + pyReprName(key) }); err != nil {
+			return nil, err
+		}
 		upd.Data = coordinate.Data(raw)
 	}
 	if opts.present("worker_id") {

@@ -1,5 +1,7 @@
 package journal
 
+import "time"
+
 // spareLimit caps the write buffer kept for reuse, so one huge record does
 // not pin its memory forever.
 const spareLimit = 4 << 20
@@ -26,6 +28,9 @@ func (j *Journal) flushLoop() {
 				err = ferr
 			}
 			j.seg = nil
+		}
+		if err == nil {
+			j.counters.observeGroup(upTo)
 		}
 		j.publish(upTo, err, closing)
 		if closing {
@@ -93,9 +98,11 @@ func (j *Journal) writeChunks(chunks []chunk, sync bool) error {
 		}
 	}
 	if sync && j.seg != nil && j.seg.dirty {
+		start := time.Now()
 		if err := j.seg.sync(); err != nil {
 			return err
 		}
+		j.counters.observeSync(time.Since(start))
 		j.counters.syncs.Add(1)
 	}
 	if wrote {

@@ -291,7 +291,12 @@ func (ns *namespace) ListWorkUnits(ctx context.Context, specName string, q coord
 	if len(q.Statuses) > 0 {
 		order = availableFirst // priority descending, then key
 	}
-	found := selectUnits(sp.units, keep, order, q.Limit)
+	var found []*unit
+	if q.Limit > 0 && heapStatusesOnly(q.Statuses) {
+		found = selectFromHeaps(sp, q.Statuses, q.Start, q.Limit) // listtop.go
+	} else {
+		found = selectUnits(sp.units, keep, order, q.Limit)
+	}
 	out := make([]*coordinate.WorkUnit, len(found))
 	for i, u := range found {
 		out[i] = unitView(u)
@@ -553,25 +558,7 @@ func (ns *namespace) ChildWorkUnits(ctx context.Context, parent string) (_ []coo
 		if w == nil {
 			continue
 		}
-		units := make([]*unit, 0, len(w.outstanding))
-		for u := range w.outstanding {
-			units = append(units, u)
-		}
-		sortUnitsByRef(units)
-		cw := coordinate.ChildWorker{Worker: w.id, Units: make([]coordinate.ChildWorkUnit, len(units))}
-		for i, u := range units {
-			cu := coordinate.ChildWorkUnit{
-				Spec:   u.spec.name,
-				Key:    u.keyName(),
-				Data:   slices.Clone(u.data),
-				Worker: u.workerName(),
-			}
-			if u.status == coordinate.StatusPending {
-				cu.Expires = timeOf(u.expiration)
-			}
-			cw.Units[i] = cu
-		}
-		out = append(out, cw)
+		out = append(out, coordinate.ChildWorker{Worker: w.id, Units: outstandingUnits(w)})
 	}
 	return out, nil
 }

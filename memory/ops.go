@@ -318,6 +318,8 @@ type opExpire struct {
 }
 
 func (o *opExpire) apply(s *state) {
+	s.expiring = true
+	defer func() { s.expiring = false }()
 	s.endLeasesOfDeadOwners(o.Now)
 	for _, name := range sortedSpecNames(s.specs) {
 		sp := s.specs[name]

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/coordinated/coordinated/internal/histo"
 	"github.com/coordinated/coordinated/journal"
 )
 
@@ -40,8 +41,10 @@ type wal struct {
 	failedCh      chan struct{} // closed at the first journal failure
 
 	kick chan struct{} // asks the snapshot loop for a snapshot (capacity 1)
-	stop chan struct{}
-	done chan struct{}
+
+	snapshots *histo.Histogram // durations, for metrics (stats.go)
+	stop      chan struct{}
+	done      chan struct{}
 }
 
 // append encodes op o of namespace ns (nil: the namespace's creation) with
@@ -147,6 +150,7 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 		kick:          make(chan struct{}, 1),
 		stop:          make(chan struct{}),
 		done:          make(chan struct{}),
+		snapshots:     newSnapshotHistogram(),
 	}
 	if w.snapshotBytes <= 0 {
 		w.snapshotBytes = DefaultSnapshotBytes
@@ -176,6 +180,7 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 		attrs = append(attrs, "damaged_files_set_aside", rep.SetAside)
 	}
 	log.Info("memory backend recovered", attrs...)
+	b.resetStats()
 	// The journal replayed counts toward the next snapshot, so restarts
 	// after crashes do not let it grow without bound.
 	if w.sinceSnapshot.Add(rep.Bytes) > w.snapshotBytes {
@@ -298,6 +303,7 @@ func (b *Backend) Snapshot(ctx context.Context) (SnapshotStats, error) {
 	if err != nil {
 		return stats, fmt.Errorf("memory: snapshot: %w", err)
 	}
+	w.snapshots.Observe((stats.Pause + stats.Encode).Seconds())
 	w.log.Info("snapshot written", "units", stats.Units, "namespaces", len(caps), "pause", stats.Pause, "write", stats.Encode)
 	return stats, nil
 }

@@ -36,6 +36,7 @@ const (
 	recHeartbeat
 	recUnregisterWorker
 	recCancelGroup
+	recImportWorkSpec
 )
 
 // opKind returns the record kind of an op.
@@ -69,6 +70,8 @@ func opKind(o op) byte {
 		return recUnregisterWorker
 	case *opCancelGroup:
 		return recCancelGroup
+	case *opImportWorkSpec:
+		return recImportWorkSpec
 	}
 	panic(fmt.Sprintf("memory: op %T has no journal record kind", o))
 }
@@ -104,6 +107,8 @@ func newOp(kind byte) op {
 		return &opUnregisterWorker{}
 	case recCancelGroup:
 		return &opCancelGroup{}
+	case recImportWorkSpec:
+		return &opImportWorkSpec{}
 	}
 	return nil
 }

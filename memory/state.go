@@ -33,6 +33,7 @@ type unit struct {
 	keyText    bool
 	hasWorker  bool
 	workerText bool
+	since      uint32 // Unix second it last became runnable AVAILABLE (stats.go)
 }
 
 // unitExt holds the rarely used parts of a unit.
@@ -84,6 +85,8 @@ type spec struct {
 	pending    unitHeap // PENDING, by lease expiry
 	counts     [coordinate.StatusFailed + 1]int
 	archived   [coordinate.StatusFailed + 1]int
+	ages       ageQueue              // when the AVAILABLE units became so (stats.go)
+	events     coordinate.SpecEvents // transitions, for metrics
 }
 
 func newSpec(name coordinate.Name) *spec {
@@ -117,6 +120,7 @@ type state struct {
 	// Scratch state of one op's apply, always reset before it returns.
 	failCause  *coordinate.UnitRef // root of a dependency-failure cascade
 	cancelling map[*unit]bool      // units opCancelGroup is failing
+	expiring   bool                // opExpire is lapsing leases
 }
 
 func newState() *state {
@@ -135,8 +139,10 @@ func newState() *state {
 func (s *state) place(u *unit, status coordinate.Status, now int64) {
 	sp := u.spec
 	old := u.status
+	sp.events.Note(old, status, s.expiring)
 	switch u.where {
 	case inAvailable:
+		sp.ages.remove(u.since)
 		sp.available.remove(u)
 	case inDelayed:
 		sp.delayed.remove(u)
@@ -156,6 +162,8 @@ func (s *state) place(u *unit, status coordinate.Status, now int64) {
 	case status == coordinate.StatusAvailable:
 		sp.available.push(u)
 		u.where = inAvailable
+		u.since = unixSecond(now)
+		sp.ages.add(u.since)
 	case status == coordinate.StatusPending:
 		sp.pending.push(u)
 		u.where = inPending
@@ -190,6 +198,7 @@ func (s *state) removeUnit(u *unit, now int64, archived bool) {
 	sp := u.spec
 	switch u.where {
 	case inAvailable:
+		sp.ages.remove(u.since)
 		sp.available.remove(u)
 	case inDelayed:
 		sp.delayed.remove(u)

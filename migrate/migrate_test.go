@@ -11,16 +11,6 @@ import (
 	"github.com/coordinated/coordinated/migrate"
 )
 
-func dial(t *testing.T, addr string) *client.Client {
-	t.Helper()
-	c, err := client.Dial(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
-}
-
 // unitState is everything observable about a unit through the legacy
 // RPCs that migrate promises to keep.
 type unitState struct {
@@ -120,9 +110,9 @@ func TestFromPythonAndBack(t *testing.T) {
 	for _, backend := range testdaemon.Backends {
 		t.Run(backend, func(t *testing.T) {
 			ctx := context.Background()
-			py := dial(t, testdaemon.Python(t))
+			py := testdaemon.Dial(t, testdaemon.Python(t))
 			testdaemon.Populate(t, py)
-			ours := dial(t, testdaemon.Ours(t, backend))
+			ours := testdaemon.Dial(t, testdaemon.Ours(t, backend))
 			var pages int
 			res, err := migrate.Copy(ctx, py, ours, migrate.Options{PageSize: 4, Progress: func(migrate.Progress) { pages++ }})
 			if err != nil {
@@ -144,7 +134,7 @@ func TestFromPythonAndBack(t *testing.T) {
 				t.Errorf("re-run copied %d units, wrote %d specs, %d unchanged; want 0, 0, 24", copied, written, unchanged)
 			}
 
-			back := dial(t, testdaemon.Python(t))
+			back := testdaemon.Dial(t, testdaemon.Python(t))
 			if _, err := migrate.Copy(ctx, ours, back, migrate.Options{}); err != nil {
 				t.Fatal(err)
 			}
@@ -158,8 +148,8 @@ func TestFromPythonAndBack(t *testing.T) {
 // spec missing altogether.
 func TestPauseSourceAndVerifyDifferences(t *testing.T) {
 	ctx := context.Background()
-	src := dial(t, testdaemon.Ours(t, "memory"))
-	dst := dial(t, testdaemon.Ours(t, "memory"))
+	src := testdaemon.Dial(t, testdaemon.Ours(t, "memory"))
+	dst := testdaemon.Dial(t, testdaemon.Ours(t, "memory"))
 	testdaemon.Populate(t, src)
 	if _, err := migrate.Copy(ctx, src, dst, migrate.Options{Specs: []string{"ws1"}, PauseSource: true}); err != nil {
 		t.Fatal(err)
@@ -206,8 +196,8 @@ func TestPauseSourceAndVerifyDifferences(t *testing.T) {
 // where they may already be finished.
 func TestFinishedUnitsDoNotChain(t *testing.T) {
 	ctx := context.Background()
-	src := dial(t, testdaemon.Ours(t, "memory"))
-	dst := dial(t, testdaemon.Ours(t, "memory"))
+	src := testdaemon.Dial(t, testdaemon.Ours(t, "memory"))
+	dst := testdaemon.Dial(t, testdaemon.Ours(t, "memory"))
 	testdaemon.Populate(t, src)
 	work, err := src.GetWork(ctx, "w", client.WorkRequest{WorkSpecNames: []string{"ws2"}, MaxJobs: 2})
 	if err != nil || len(work) != 2 {

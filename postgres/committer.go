@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/coordinated/coordinated/coordinate"
+	"github.com/coordinated/coordinated/internal/histo"
 )
 
 // The committer group-commits the hot operations: get_work claims and
@@ -87,11 +88,13 @@ type committer struct {
 	// fast and fellThrough count the updates the fast finish path applied
 	// and those it handed to the general path (read by tests).
 	fast, fellThrough atomic.Int64
+
+	batches *histo.Histogram // requests per batch, for metrics (stats.go)
 }
 
 func newCommitter(b *Backend) *committer {
 	c := &committer{b: b, queue: make(chan *commitItem, 4*maxCommitBatch), stop: make(chan struct{}),
-		freed: make(chan struct{}, 1)}
+		freed: make(chan struct{}, 1), batches: newCommitBatchHistogram()}
 	c.stopped.Add(commitWorkers)
 	for range commitWorkers {
 		go c.run()
@@ -144,6 +147,7 @@ func (c *committer) run() {
 			return
 		}
 		c.busy.Add(1)
+		c.batches.Observe(float64(len(batch)))
 		c.apply(batch)
 		c.busy.Add(-1)
 		select {

@@ -140,16 +140,26 @@ func (ns *namespace) ChildWorkUnits(ctx context.Context, parent string) ([]coord
 	if err := ns.b.expireLeases(ctx, now); err != nil {
 		return nil, err
 	}
+	out, err := ns.workerUnits(ctx, "c.parent = $2", bytesOf(parent), now)
+	if err != nil {
+		return nil, fmt.Errorf("postgres child work units of %q: %w", parent, err)
+	}
+	return out, nil
+}
+
+// workerUnits lists the live workers that match where (with $2 as arg)
+// and the units handed to them that are not yet finished or failed.
+func (ns *namespace) workerUnits(ctx context.Context, where string, arg []byte, now time.Time) ([]coordinate.ChildWorker, error) {
 	rows, err := ns.b.pool.Query(ctx, `SELECT c.name, c.name_text, s.name, s.name_text, u.key, u.key_text,
 			u.data, u.status, u.worker, u.worker_text, u.expires
 		FROM worker c
 		LEFT JOIN worker_unit wu ON wu.worker_id = c.id
 		LEFT JOIN work_unit u ON u.spec_id = wu.spec_id AND u.key = wu.key
 		LEFT JOIN work_spec s ON s.id = u.spec_id
-		WHERE c.namespace_id = $1 AND c.parent = $2 AND c.expires >= $3
-		ORDER BY c.name, s.name, u.key`, ns.id, bytesOf(parent), now.UnixNano())
+		WHERE c.namespace_id = $1 AND `+where+` AND c.expires >= $3
+		ORDER BY c.name, s.name, u.key`, ns.id, arg, now.UnixNano())
 	if err != nil {
-		return nil, fmt.Errorf("postgres child work units of %q: %w", parent, err)
+		return nil, err
 	}
 	var out []coordinate.ChildWorker
 	var (
@@ -179,8 +189,5 @@ func (ns *namespace) ChildWorkUnits(ctx context.Context, parent string) ([]coord
 		c.Units = append(c.Units, cu)
 		return nil
 	})
-	if err != nil {
-		return nil, fmt.Errorf("postgres child work units of %q: %w", parent, err)
-	}
-	return out, nil
+	return out, err
 }

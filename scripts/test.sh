@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test of the project on a fresh machine: gofmt, go vet,
 # staticcheck, `go mod tidy -diff`, the Go tests (with the race detector)
-# including the conformance suite against every backend, and the Python
+# including the conformance suite against every backend and the Go client,
+# CLI and migrate against the real Python daemon and CLI, and the Python
 # suites against a running daemon. It starts a throwaway PostgreSQL itself
 # unless COORDINATE_TEST_POSTGRES names one.
 #
@@ -28,6 +29,17 @@ if [ -z "${COORDINATE_TEST_POSTGRES:-}" ]; then
 fi
 echo "== PostgreSQL for tests: $COORDINATE_TEST_POSTGRES"
 
+# Headless Chromium for the web package's browser tests (they fail, never
+# skip, without it). Screenshots land in $COORDINATE_TEST_ARTIFACTS.
+if ! command -v chromium >/dev/null 2>&1; then
+  echo "== installing chromium"
+  sudo=""; [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  $sudo apt-get update -qq && $sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+fi
+export COORDINATE_TEST_ARTIFACTS="${COORDINATE_TEST_ARTIFACTS:-$PWD/tmp/artifacts}"
+mkdir -p "$COORDINATE_TEST_ARTIFACTS"
+echo "== test artifacts (screenshots): $COORDINATE_TEST_ARTIFACTS"
+
 echo "== gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
 if [ -n "$unformatted" ]; then echo "gofmt would change: $unformatted"; exit 1; fi
@@ -44,6 +56,9 @@ scripts/pythontest.sh --setup-only
 export COORDINATE_TEST_PY27=${COORDINATE_TEST_PY27:-$PWD/.venv-py27}
 echo "== go test -race"
 go test -race -count=1 ./...
+echo "== fuzz, a few seconds each (longer: make fuzz)"
+go test -run '^$' -fuzz '^FuzzValidate$' -fuzztime 4s -fuzzminimizetime 1s ./internal/cborx
+go test -run '^$' -fuzz '^FuzzAppendHead$' -fuzztime 2s -fuzzminimizetime 1s ./internal/cborx
 
 if [ "$what" = go ]; then exit 0; fi
 

@@ -16,16 +16,6 @@ import (
 	"github.com/coordinated/coordinated/internal/testdaemon"
 )
 
-func dial(t *testing.T, addr string) *client.Client {
-	t.Helper()
-	c, err := client.Dial(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
-}
-
 func bs(s string) cbor.ByteString { return cbor.ByteString(s) }
 
 // spec builds a work spec the way a Python 2 caller writes one.
@@ -46,7 +36,7 @@ func TestMethods(t *testing.T) {
 		"python":   func(t *testing.T) string { return testdaemon.Python(t) },
 	}
 	for name, start := range daemons {
-		t.Run(name, func(t *testing.T) { testMethods(t, dial(t, start(t)), name == "python") })
+		t.Run(name, func(t *testing.T) { testMethods(t, testdaemon.Dial(t, start(t)), name == "python") })
 	}
 }
 
@@ -332,4 +322,3 @@ func TestContextBoundsACall(t *testing.T) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
 }
-

@@ -129,7 +129,7 @@ func TestEncodesLikePython(t *testing.T) {
 	if err != nil {
 		t.Fatalf("python client: %v\n%s", err, out)
 	}
-	c := dial(t, gor.start(t))
+	c := testdaemon.Dial(t, gor.start(t))
 	if err := goCalls(context.Background(), c); err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/coordinated/coordinated/cborrpc"
+	"github.com/coordinated/coordinated/internal/cborx"
 )
 
 // The hand-encoded add_work_units items must be byte for byte what the
@@ -28,19 +29,19 @@ func TestEncodeUnitsBatches(t *testing.T) {
 	}
 	seen := map[string]bool{}
 	for i, batch := range batches {
-		items, isTuple, err := cborrpc.ListElements(batch)
-		if err != nil || isTuple {
-			t.Fatalf("batch %d is not a list: %v", i, err)
+		items, isTuple, ok := listElements(batch)
+		if !ok || isTuple {
+			t.Fatalf("batch %d is not a list", i)
 		}
 		if want := min(addBatch, 2*addBatch+5-i*addBatch); len(items) != want {
 			t.Errorf("batch %d has %d items, want %d", i, len(items), want)
 		}
 		for _, it := range items {
-			pair, _, err := cborrpc.ListElements(it)
-			if err != nil || len(pair) != 2 {
+			pair, _, ok := listElements(it)
+			if !ok || len(pair) != 2 {
 				t.Fatalf("item %x is not a pair", []byte(it))
 			}
-			key, _ := cborrpc.StringContent(pair[0])
+			key, _, _ := cborx.String(pair[0])
 			if seen[string(key)] {
 				t.Errorf("key %s sent twice", key)
 			}

@@ -8,9 +8,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/coordinated/coordinated/cborrpc"
-
 	"github.com/fxamacker/cbor/v2"
+
+	"github.com/coordinated/coordinated/cborrpc"
+	"github.com/coordinated/coordinated/internal/cborx"
 )
 
 // opts builds an options map with byte-string keys, as a Python 2 client
@@ -54,7 +55,7 @@ func (c *conn) callOK(method string, params ...any) error {
 	if err != nil {
 		return err
 	}
-	if pair, _, err := cborrpc.ListElements(res); err != nil || len(pair) != 2 || !bytes.Equal(pair[0], cborTrue) {
+	if pair, _, ok := listElements(res); !ok || len(pair) != 2 || !bytes.Equal(pair[0], cborTrue) {
 		return fmt.Errorf("%s: unexpected result %s", method, showRaw(res))
 	}
 	return nil
@@ -199,13 +200,13 @@ func (c *conn) getWork(worker cbor.RawMessage, maxJobs int, o *workOptions) ([]w
 	if err != nil {
 		return nil, err
 	}
-	pair, _, err := cborrpc.ListElements(res)
-	if err != nil || len(pair) != 2 {
+	pair, _, ok := listElements(res)
+	if !ok || len(pair) != 2 {
 		return nil, fmt.Errorf("get_work: result %s is not a pair", showRaw(res))
 	}
 	if maxJobs == 1 {
-		triple, isTuple, err := cborrpc.ListElements(pair[0])
-		if err != nil || !isTuple || len(triple) != 3 {
+		triple, isTuple, ok := listElements(pair[0])
+		if !ok || !isTuple || len(triple) != 3 {
 			return nil, fmt.Errorf("get_work: max_jobs 1 returned %s, not a triple", showRaw(pair[0]))
 		}
 		if bytes.Equal(triple[0], cborNull) || bytes.Equal(triple[1], cborNull) {
@@ -214,14 +215,14 @@ func (c *conn) getWork(worker cbor.RawMessage, maxJobs int, o *workOptions) ([]w
 		u, err := toUnit(triple)
 		return []workUnit{u}, err
 	}
-	list, isTuple, err := cborrpc.ListElements(pair[0])
-	if err != nil || isTuple {
+	list, isTuple, ok := listElements(pair[0])
+	if !ok || isTuple {
 		return nil, fmt.Errorf("get_work: max_jobs %d returned %s, not a list", maxJobs, showRaw(pair[0]))
 	}
 	units := make([]workUnit, 0, len(list))
 	for _, e := range list {
-		triple, isTuple, err := cborrpc.ListElements(e)
-		if err != nil || !isTuple || len(triple) != 3 {
+		triple, isTuple, ok := listElements(e)
+		if !ok || !isTuple || len(triple) != 3 {
 			return nil, fmt.Errorf("get_work: list element %s is not a triple", showRaw(e))
 		}
 		u, err := toUnit(triple)
@@ -233,9 +234,17 @@ func (c *conn) getWork(worker cbor.RawMessage, maxJobs int, o *workOptions) ([]w
 	return units, nil
 }
 
+// listElements returns the elements of a list or tuple result (which the
+// client has already validated) and whether it was a tuple.
+func listElements(item []byte) (elems []cbor.RawMessage, tuple, ok bool) {
+	_, tuple = cborx.Untuple(item)
+	elems, ok = cborx.List(nil, item)
+	return elems, tuple, ok
+}
+
 func toUnit(triple []cbor.RawMessage) (workUnit, error) {
-	spec, ok1 := cborrpc.StringContent(triple[0])
-	key, ok2 := cborrpc.StringContent(triple[1])
+	spec, _, ok1 := cborx.String(triple[0])
+	key, _, ok2 := cborx.String(triple[1])
 	if !ok1 || !ok2 {
 		return workUnit{}, fmt.Errorf("get_work: spec %s or key %s is not a string", showRaw(triple[0]), showRaw(triple[1]))
 	}

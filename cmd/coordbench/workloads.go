@@ -12,6 +12,7 @@ import (
 	"github.com/fxamacker/cbor/v2"
 
 	"github.com/coordinated/coordinated/cborrpc"
+	"github.com/coordinated/coordinated/internal/cborx"
 )
 
 // bench holds the settings shared by every workload.
@@ -214,7 +215,7 @@ func (b *bench) encodeUnits(n int) []cbor.RawMessage {
 	batches := make([]cbor.RawMessage, 0, (n+addBatch-1)/addBatch)
 	for start := 0; start < n; start += addBatch {
 		ids := order[start:min(n, start+addBatch)]
-		buf := appendHead(make([]byte, 0, len(ids)*80), majorArray, uint64(len(ids)))
+		buf := cborx.AppendHead(make([]byte, 0, len(ids)*80), cborx.MajorArray, uint64(len(ids)))
 		for _, i := range ids {
 			size := mix(uint64(b.seed), uint64(i)) % 49
 			buf = appendUnit(buf, i, pad[:size])

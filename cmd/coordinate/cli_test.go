@@ -14,8 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/creack/pty"
-
 	"github.com/coordinated/coordinated/internal/testdaemon"
 )
 
@@ -144,6 +142,9 @@ func TestExtras(t *testing.T) {
 	if n := strings.Count(watched.String(), "\x1b[H\x1b[2J"); n < 1 || strings.Count(watched.String(), "lspec ") != n {
 		t.Errorf("summary --watch drew %d screens:\n%q", n, watched.String())
 	}
+	if out := mustRun("", "delete_work_units", "-W", "lspec", "-s", "failed"); out != "Removed 0 work units.\n" {
+		t.Errorf("delete_work_units: %q", out)
+	}
 	mustRun("", "archive")
 	mustRun("", "archive", "-W", "lspec")
 	for _, shell := range []string{"bash", "zsh"} {
@@ -258,30 +259,15 @@ func TestProgressBarOnATerminal(t *testing.T) {
 	writeUnits(t, filepath.Join(e.dir, "u.json"), 30000)
 	cmd := exec.Command(binary(t), "-c", "client.yaml", "load", "-w", "spec.yaml", "-u", "u.json", "--batch", "1000")
 	cmd.Dir = e.dir
-	ptmx, tty, err := pty.Open()
+	stdout, s, err := testdaemon.RunOnTerminal(t, cmd)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("load: %v\n%s", err, s)
 	}
-	defer ptmx.Close()
-	var stdout bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, tty
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	tty.Close()
-	var screen bytes.Buffer
-	done := make(chan struct{})
-	go func() { screen.ReadFrom(ptmx); close(done) }()
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("load: %v\n%s", err, screen.String())
-	}
-	<-done
-	s := screen.String()
 	if !strings.Contains(s, "work spec lspec [") || !strings.Contains(s, "100% 30000/30000 units") || !strings.Contains(s, "/s ETA") {
 		t.Errorf("no progress bar on the terminal:\n%q", s)
 	}
-	if strings.Contains(stdout.String(), "\r") {
-		t.Errorf("progress bar on stdout: %q", stdout.String())
+	if strings.Contains(stdout, "\r") {
+		t.Errorf("progress bar on stdout: %q", stdout)
 	}
 	// On a pipe: no bar.
 	cmd = exec.Command(binary(t), "-c", "client.yaml", "addwork", "-W", "lspec", "-u", "u.json")

@@ -1,6 +1,9 @@
 package main
 
-import "github.com/coordinated/coordinated/flow"
+import (
+	"github.com/coordinated/coordinated/client"
+	"github.com/coordinated/coordinated/flow"
+)
 
 var statusChoices = []string{"available", "pending", "blocked", "finished", "failed"}
 
@@ -116,4 +119,15 @@ func (a *app) specName(p *parsed) (string, error) {
 		return "", &flow.Error{File: path, Field: "name", Msg: "missing"}
 	}
 	return name, nil
+}
+
+// specClient is specName and client together, for the commands that need
+// both.
+func (a *app) specClient(p *parsed) (string, *client.Client, error) {
+	name, err := a.specName(p)
+	if err != nil {
+		return "", nil, err
+	}
+	c, err := a.client()
+	return name, c, err
 }

@@ -174,6 +174,9 @@ func (e *cliEnv) readOnly(pending, finished, failed string) {
 	e.same("rpc", "get_work_units", "lspec", "{work_unit_keys: [u1, nope]}")
 	e.same("rpc", "no_such_method")
 	e.same("work_specs", "--bogus")
+	// No action: the interactive shell, fed from stdin.
+	e.sameIn("work_specs\nwork_units -W 'first' -n 1\n\nstatus -W first\n")
+	e.sameIn("work_specs\nquit\nwork_specs\n")
 }
 
 // TestReadOnlyCommandsMatchPython: the read-only commands print exactly

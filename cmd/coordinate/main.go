@@ -8,6 +8,9 @@
 //	coordinate [-c CONFIG] [-v] [-q] ACTION [ACTION-ARGS...]
 //	coordinate help [ACTION]
 //
+// With no ACTION it reads actions from stdin at a "coordinatec> " prompt,
+// as the Python CLI's shell does.
+//
 // Where the Python CLI printed a traceback, this one prints one line on
 // stderr and exits 1; a command-line mistake exits 2. Beyond Python:
 // `-o json` on the listing commands, batched sends with a progress bar for
@@ -16,6 +19,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -80,9 +84,18 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 action:
 	if i >= len(args) {
-		return a.usageFail("no action given (the Python CLI's interactive shell is not offered; see `coordinate help`)")
+		return a.shell()
 	}
-	name, rest := args[i], args[i+1:]
+	defer func() {
+		if a.cl != nil {
+			a.cl.Close()
+		}
+	}()
+	return a.dispatch(args[i], args[i+1:])
+}
+
+// dispatch runs one action with its arguments and returns the exit status.
+func (a *app) dispatch(name string, rest []string) int {
 	cmd := commands()[name]
 	if cmd == nil {
 		return a.usageFail(fmt.Sprintf("unknown action %q (see `coordinate help`)", name))
@@ -98,9 +111,6 @@ action:
 		return 2
 	}
 	err = cmd.run(a, p)
-	if a.cl != nil {
-		a.cl.Close()
-	}
 	var ue usageError
 	var ee exitError
 	switch {
@@ -115,6 +125,79 @@ action:
 	}
 	fmt.Fprintf(a.stderr, "coordinate %s: %v\n", name, err)
 	return 1
+}
+
+// shell is the Python CLI's interactive mode (no ACTION): a
+// "coordinatec> " prompt reading one action per line (split like a shell
+// line), until `quit` or end of input. The exit status is 0.
+func (a *app) shell() int {
+	defer func() {
+		if a.cl != nil {
+			a.cl.Close()
+		}
+	}()
+	in := bufio.NewReader(a.stdin)
+	for {
+		a.printf("coordinatec> ")
+		line, err := in.ReadString('\n')
+		words, serr := shellSplit(line)
+		switch {
+		case serr != nil:
+			fmt.Fprintf(a.stderr, "coordinate: %v\n", serr)
+		case len(words) == 0:
+		case words[0] == "quit" || words[0] == "EOF":
+			return 0
+		default:
+			a.dispatch(words[0], words[1:])
+		}
+		if err != nil {
+			return 0 // end of input, like quit
+		}
+	}
+}
+
+// shellSplit splits a line into words as Python's shlex.split does for
+// the usual cases: blanks separate words, quotes group, backslash escapes
+// outside single quotes.
+func shellSplit(line string) ([]string, error) {
+	var words []string
+	var w strings.Builder
+	inWord := false
+	var quote rune
+	escaped := false
+	for _, r := range line {
+		switch {
+		case escaped:
+			w.WriteRune(r)
+			escaped = false
+		case r == '\\' && quote != '\'':
+			escaped, inWord = true, true
+		case quote != 0:
+			if r == quote {
+				quote = 0
+			} else {
+				w.WriteRune(r)
+			}
+		case r == '\'' || r == '"':
+			quote, inWord = r, true
+		case r == ' ' || r == '\t' || r == '\n' || r == '\r':
+			if inWord {
+				words = append(words, w.String())
+				w.Reset()
+				inWord = false
+			}
+		default:
+			w.WriteRune(r)
+			inWord = true
+		}
+	}
+	if quote != 0 || escaped {
+		return nil, errors.New("no closing quotation")
+	}
+	if inWord {
+		words = append(words, w.String())
+	}
+	return words, nil
 }
 
 // exitError ends a command with a status and no message.

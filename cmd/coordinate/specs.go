@@ -44,11 +44,7 @@ func (a *app) printJSON(v any) error {
 }
 
 func (a *app) workSpec(p *parsed) error {
-	name, err := a.specName(p)
-	if err != nil {
-		return err
-	}
-	c, err := a.client()
+	name, c, err := a.specClient(p)
 	if err != nil {
 		return err
 	}

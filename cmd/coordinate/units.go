@@ -150,11 +150,7 @@ func jsonable(v any) any {
 }
 
 func (a *app) workUnit(p *parsed) error {
-	name, err := a.specName(p)
-	if err != nil {
-		return err
-	}
-	c, err := a.client()
+	name, c, err := a.specClient(p)
 	if err != nil {
 		return err
 	}
@@ -237,11 +233,7 @@ func pyStr(v any) string {
 }
 
 func (a *app) retry(p *parsed) error {
-	name, err := a.specName(p)
-	if err != nil {
-		return err
-	}
-	c, err := a.client()
+	name, c, err := a.specClient(p)
 	if err != nil {
 		return err
 	}
@@ -290,11 +282,7 @@ func (a *app) retry(p *parsed) error {
 }
 
 func (a *app) clear(p *parsed) error {
-	name, err := a.specName(p)
-	if err != nil {
-		return err
-	}
-	c, err := a.client()
+	name, c, err := a.specClient(p)
 	if err != nil {
 		return err
 	}

@@ -55,7 +55,8 @@ type loggingHandler struct {
 func (l loggingHandler) Handle(ctx context.Context, req *cborrpc.Request) (any, error) {
 	res, err := l.h.Handle(ctx, req)
 	if err != nil {
-		l.log.Info("request failed", "method", req.Method, "error", strings.TrimRight(err.Error(), "\n"))
+		l.log.Info("request failed", "method", cborrpc.LogValue(req.Method),
+			"error", cborrpc.LogValue(strings.TrimRight(err.Error(), "\n")))
 	}
 	return res, err
 }

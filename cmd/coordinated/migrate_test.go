@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -91,5 +93,27 @@ func TestMigrateUsage(t *testing.T) {
 	var cerr *client.ConnectionError
 	if !errors.As(err, &cerr) {
 		t.Errorf("unreachable source: %v", err)
+	}
+}
+
+// TestMigrateProgressBarOnATerminal: run as a program (this test binary,
+// see TestMain) with stderr on a pseudo-terminal, migrate draws a progress
+// bar per spec there and keeps stdout for the table.
+func TestMigrateProgressBarOnATerminal(t *testing.T) {
+	src, dst := testdaemon.Ours(t, "memory"), testdaemon.Ours(t, "memory")
+	testdaemon.Populate(t, testdaemon.Dial(t, src))
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "COORDINATED_TEST_DAEMON=1", "COORDINATED_TEST_ARGS=migrate -from "+src+" -to "+dst+" -page-size 5")
+	stdout, screen, err := testdaemon.RunOnTerminal(t, cmd)
+	if err != nil {
+		t.Fatalf("migrate: %v\n%s\n%s", err, stdout, screen)
+	}
+	for _, want := range []string{"ws1 (1/3) [", "100% 21/21 units", "ws3 (3/3) ["} {
+		if !strings.Contains(screen, want) {
+			t.Errorf("terminal lacks %q:\n%q", want, screen)
+		}
+	}
+	if strings.Contains(stdout, "\r") || !strings.Contains(stdout, "work spec") {
+		t.Errorf("stdout: %q", stdout)
 	}
 }

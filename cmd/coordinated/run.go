@@ -21,10 +21,11 @@ const shutdownGrace = 30 * time.Second
 
 // run is the whole daemon: it serves until ctx is cancelled (the signal
 // handler in main), then shuts down cleanly. If ready is non-nil it gets
-// the listening address once the port is open.
+// the listening address once the port is open. A first argument naming a
+// subcommand (subcommands.go) runs that instead.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready chan<- net.Addr) error {
-	if len(args) > 0 && args[0] == "migrate" {
-		return runMigrate(ctx, args[1:], stdout, stderr)
+	if sc, ok := subcommandOf(args); ok {
+		return sc.run(ctx, args[1:], stdout, stderr)
 	}
 	opts, err := parseOptions(args, stderr)
 	if err != nil {
@@ -34,23 +35,32 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready cha
 		fmt.Fprintln(stdout, "coordinated", version)
 		return nil
 	}
+	if opts.py.dumpConfig != "" {
+		return opts.dumpConfig(stdout)
+	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: opts.logLevel}))
 	if opts.gcPercentSet || os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(opts.gcPercent)
 	}
 
-	cfg := jobserver.Config{Clock: coordinate.SystemClock{}, Logger: log}
-	if opts.configFile != "" {
-		text, err := os.ReadFile(opts.configFile)
-		if err != nil {
-			return fmt.Errorf("-config: %w", err)
-		}
-		if cfg.ServerConfig, cfg.Retention, err = jobserver.LoadYAMLConfig(text); err != nil {
+	cfg := jobserver.Config{Clock: coordinate.SystemClock{}, Logger: log, Limits: opts.limits.jobserverLimits()}
+	if c := opts.py.config; c != nil {
+		if cfg.ServerConfig, cfg.Retention, err = jobserver.LoadYAMLConfig(c.text); err != nil {
 			return fmt.Errorf("-config %s: %w", opts.configFile, err)
 		}
+		for _, note := range c.notes() {
+			log.Warn(note, "config", opts.configFile)
+		}
+	}
+	if opts.py.pidFile != "" {
+		remove, err := writePIDFile(opts.py.pidFile)
+		if err != nil {
+			return fmt.Errorf("--pid: %w", err)
+		}
+		defer remove()
 	}
 
-	backend, err := openBackend(ctx, opts, cfg.Clock, log)
+	backend, err := openBackendTakingOver(ctx, opts, cfg.Clock, log)
 	if err != nil {
 		return err
 	}
@@ -69,12 +79,24 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready cha
 		return fmt.Errorf("-listen: %w", err)
 	}
 	js := jobserver.New(ns, cfg)
-	handler := loggingHandler{h: js, log: log}
-	srv := cborrpc.NewServer(handler, cborrpc.ServerOptions{
-		MaxRequestSize: opts.maxRequestSize,
-		Logger:         log,
-	})
+	var handler cborrpc.Handler = loggingHandler{h: js, log: log}
+	lln := &loggingListener{Listener: ln, log: log}
+	hs, err := startHTTPD(ctx, opts, backend, ns, lln.open.Load, log)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer hs.shutdown(log)
+	if hs != nil {
+		handler = hs.web.RPCHandler(handler, js.HasMethod)
+	}
+	srvOpts := opts.limits.serverLimits(opts.maxRequestSize, log)
+	srvOpts.Logger = log
+	srv := cborrpc.NewServer(handler, srvOpts)
 	log.Info("listening", "addr", ln.Addr().String(), "backend", backendLabel(opts.backend), "data_dir", opts.dataDir, "version", version)
+	if opts.py.debug != nil {
+		log.Debug("--debug: there are no per-module loggers; all debug logging is on", "loggers", []string(opts.py.debug))
+	}
 	if ready != nil {
 		ready <- ln.Addr()
 	}
@@ -84,7 +106,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready cha
 	go watchStalledGroups(watchCtx, ns, opts.stallTimeout, log)
 
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(&loggingListener{Listener: ln, log: log}) }()
+	go func() { served <- srv.Serve(lln) }()
 	var failure error
 	select {
 	case err := <-served:

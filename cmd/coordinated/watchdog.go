@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/coordinated/coordinated/cborrpc"
 	"github.com/coordinated/coordinated/coordinate"
 )
 
@@ -50,7 +51,7 @@ func warnStalled(stalled []*coordinate.GroupStatus, warned map[string]time.Time,
 			continue
 		}
 		log.Warn("work-unit group stalled: runnable units but no progress",
-			"group", gs.Group,
+			"group", cborrpc.LogValue(gs.Group),
 			"available", gs.Counts[coordinate.StatusAvailable],
 			"blocked", gs.Counts[coordinate.StatusBlocked],
 			"pending", gs.Counts[coordinate.StatusPending],

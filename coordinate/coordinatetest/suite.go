@@ -63,8 +63,10 @@ func groups() []group {
 		{"Archive", archiveTests},
 		{"Dependencies", depTests},
 		{"Groups", groupTests},
+		{"Import", importTests},
 		{"Concurrency", concurrencyTests},
 		{"Fidelity", fidelityTests},
+		{"Stats", statsTests},
 		{"OwnerDeath", ownerDeathTests},
 	}
 }

@@ -21,8 +21,10 @@ const module = "github.com/coordinated/coordinated"
 var floors = map[string]int{
 	// 0: leaves, importing nothing of ours.
 	"internal/archtest": 0,
+	"internal/cborx":    0,
 	"pyvalue":           0,
 	"internal/progress": 0,
+	"internal/histo":    0,
 	// 1: the interface and its pure rules.
 	"coordinate": 1,
 	// 2: the conformance suite, and the mechanisms the backends and the
@@ -35,11 +37,14 @@ var floors = map[string]int{
 	"memory":    3,
 	"postgres":  3,
 	"jobserver": 3,
+	"pyimport":  3, // the Python daemon's files into a Namespace; tests load into memory
 	// 3 too: the client side of the wire, and the CLI's file formats.
 	"client": 3,
 	"flow":   3,
-	// 4: what is built on the client, and the helpers that start daemons
-	// for the client side's tests.
+	// 4: the HTTP side (status page, metrics, dashboard) over the
+	// backends; what is built on the client, and the helpers that start
+	// daemons for the client side's tests.
+	"web":                 4,
 	"migrate":             4,
 	"client/clienttest":   4,
 	"internal/testdaemon": 4,

@@ -1,0 +1,8 @@
+package jobserver
+
+// HasMethod reports whether the server offers the named RPC method (for
+// bounding metric labels: unknown names come from clients).
+func (js *JobServer) HasMethod(name string) bool {
+	_, ok := js.methods[name]
+	return ok
+}

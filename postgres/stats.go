@@ -1,0 +1,149 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/coordinated/coordinated/coordinate"
+	"github.com/coordinated/coordinated/internal/histo"
+)
+
+// Monitoring: coordinate.StatsReader and GroupLister from the unit_count
+// and archived_count tables (O(work specs) rows, never a scan of units),
+// the pool's and the committer's figures.
+
+var (
+	_ coordinate.StatsReader      = (*namespace)(nil)
+	_ coordinate.GroupLister      = (*namespace)(nil)
+	_ coordinate.WorkerUnitLister = (*namespace)(nil)
+)
+
+// Stats implements coordinate.StatsReader. Unit transitions (Events) and
+// OldestAvailable are not tracked by this backend (nil and zero).
+func (ns *namespace) Stats(ctx context.Context) (*coordinate.NamespaceStats, error) {
+	if err := ns.b.expireLeases(ctx, ns.now()); err != nil {
+		return nil, err
+	}
+	rows, err := ns.b.pool.Query(ctx, `SELECT s.id, s.name, s.name_text, s.paused, s.continuous, c.status, c.n
+		FROM work_spec s LEFT JOIN (
+			SELECT spec_id, status, sum(n)::bigint AS n FROM (
+				SELECT spec_id, status, n FROM unit_count
+				UNION ALL SELECT spec_id, status, n FROM archived_count) x
+			GROUP BY spec_id, status) c ON c.spec_id = s.id
+		WHERE s.namespace_id = $1
+		ORDER BY s.name, s.id`, ns.id)
+	if err != nil {
+		return nil, fmt.Errorf("postgres stats: %w", err)
+	}
+	out := &coordinate.NamespaceStats{}
+	var (
+		id             int64
+		name           []byte
+		text           bool
+		paused, contin bool
+		status         *int16
+		n              *int64
+	)
+	if _, err := pgx.ForEachRow(rows, []any{&id, &name, &text, &paused, &contin, &status, &n}, func() error {
+		if k := len(out.Specs); k == 0 || out.Specs[k-1].Name.Bytes != string(name) {
+			out.Specs = append(out.Specs, coordinate.SpecStats{
+				Name:   coordinate.Name{Bytes: string(name), Text: text},
+				Paused: paused, Continuous: contin,
+			})
+		}
+		if status != nil && n != nil && coordinate.Status(*status).Valid() {
+			out.Specs[len(out.Specs)-1].Counts[*status] += int(*n)
+		}
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("postgres stats: %w", err)
+	}
+	return out, nil
+}
+
+// GroupUnits implements coordinate.GroupLister through the work_unit_group
+// index.
+func (ns *namespace) GroupUnits(ctx context.Context, group string, limit int) ([]*coordinate.WorkUnit, bool, error) {
+	if err := ns.b.expireLeases(ctx, ns.now()); err != nil {
+		return nil, false, err
+	}
+	rows, err := ns.b.pool.Query(ctx, `SELECT `+specCols+` FROM work_spec s
+		WHERE s.namespace_id = $1 AND s.id IN (SELECT spec_id FROM work_unit WHERE grp = $2)
+		ORDER BY s.name`, ns.id, bytesOf(group))
+	if err != nil {
+		return nil, false, fmt.Errorf("postgres group units %q: %w", group, err)
+	}
+	specs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (specRow, error) { return scanSpec(r) })
+	if err != nil {
+		return nil, false, fmt.Errorf("postgres group units %q: %w", group, err)
+	}
+	var out []*coordinate.WorkUnit
+	for _, sr := range specs {
+		sql := "SELECT " + unitCols + " FROM work_unit u WHERE u.spec_id = $1 AND u.grp = $2 ORDER BY u.key"
+		args := []any{sr.id, bytesOf(group)}
+		if limit > 0 {
+			sql += " LIMIT $3"
+			args = append(args, limit-len(out)+1)
+		}
+		rows, err := ns.b.pool.Query(ctx, sql, args...)
+		if err != nil {
+			return nil, false, fmt.Errorf("postgres group units %q: %w", group, err)
+		}
+		urs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (unitRow, error) { return scanUnit(r, sr.spec.Name) })
+		if err != nil {
+			return nil, false, fmt.Errorf("postgres group units %q: %w", group, err)
+		}
+		units := make([]*coordinate.WorkUnit, len(urs))
+		for i := range urs {
+			units[i] = &urs[i].unit
+		}
+		if err := ns.fillDependencies(ctx, sr.id, units, urs); err != nil {
+			return nil, false, err
+		}
+		out = append(out, units...)
+		if limit > 0 && len(out) > limit {
+			return out[:limit], true, nil
+		}
+	}
+	return out, false, nil
+}
+
+// WorkerUnits implements coordinate.WorkerUnitLister.
+func (ns *namespace) WorkerUnits(ctx context.Context, id string) ([]coordinate.ChildWorkUnit, error) {
+	now := ns.now()
+	if err := ns.b.expireLeases(ctx, now); err != nil {
+		return nil, err
+	}
+	ws, err := ns.workerUnits(ctx, "c.name = $2", bytesOf(id), now)
+	if err != nil {
+		return nil, fmt.Errorf("postgres units of worker %q: %w", id, err)
+	}
+	if len(ws) == 0 {
+		return nil, fmt.Errorf("%w %q", coordinate.ErrNoSuchWorker, id)
+	}
+	return ws[0].Units, nil
+}
+
+// PoolStats returns the connection pool's figures.
+func (b *Backend) PoolStats() *pgxpool.Stat { return b.pool.Stat() }
+
+// CommitBatchSizes is the distribution of requests per committer
+// transaction.
+func (b *Backend) CommitBatchSizes() *histo.Histogram { return b.commits.batches }
+
+func newCommitBatchHistogram() *histo.Histogram { return histo.Exponential(1, 2, 10) }
+
+// Ping checks that the database answers, for readiness probes.
+func (b *Backend) Ping(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := b.pool.Ping(ctx); err != nil {
+		return fmt.Errorf("postgres: %s", strings.TrimSpace(err.Error()))
+	}
+	return nil
+}

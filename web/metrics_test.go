@@ -1,0 +1,213 @@
+package web
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/coordinated/coordinated/coordinate"
+)
+
+// scrape fetches /metrics and parses it with the Prometheus text parser.
+func (f *fixture) scrape() map[string]*dto.MetricFamily {
+	f.t.Helper()
+	resp, err := http.Get(f.http.URL + "/metrics")
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		f.t.Fatalf("/metrics: %s", resp.Status)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		f.t.Fatalf("parsing /metrics: %v", err)
+	}
+	return fams
+}
+
+// value finds one sample by name and labels (name=value pairs); ok is
+// false when there is none. Histograms report their count.
+func value(fams map[string]*dto.MetricFamily, name string, labels ...string) (float64, bool) {
+	fam := fams[name]
+	if fam == nil {
+		return 0, false
+	}
+next:
+	for _, m := range fam.Metric {
+		for i := 0; i+1 < len(labels); i += 2 {
+			found := false
+			for _, lp := range m.Label {
+				if lp.GetName() == labels[i] && lp.GetValue() == labels[i+1] {
+					found = true
+				}
+			}
+			if !found {
+				continue next
+			}
+		}
+		switch {
+		case m.Gauge != nil:
+			return m.Gauge.GetValue(), true
+		case m.Counter != nil:
+			return m.Counter.GetValue(), true
+		case m.Histogram != nil:
+			return float64(m.Histogram.GetSampleCount()), true
+		}
+	}
+	return 0, false
+}
+
+func (f *fixture) want(fams map[string]*dto.MetricFamily, want float64, name string, labels ...string) {
+	f.t.Helper()
+	got, ok := value(fams, name, labels...)
+	if !ok {
+		f.t.Errorf("%s%v: missing", name, labels)
+	} else if got != want {
+		f.t.Errorf("%s%v = %g, want %g", name, labels, got, want)
+	}
+}
+
+// knownSequence runs the same operations on any backend: spec a gets 5
+// units, 2 leased (one finished, one failed then retried), spec b is paused
+// and continuous-capable, one worker heartbeats in mode "run".
+func (f *fixture) knownSequence() {
+	f.t.Helper()
+	ctx, ns := f.ctx, f.ns
+	f.spec(map[string]any{"name": "a"})
+	f.spec(map[string]any{"name": "b", "continuous": true})
+	f.add("a", "1", "2", "3", "4", "5")
+	p := 10.0
+	if err := ns.PrioritizeWorkUnits(ctx, "a", []string{"1", "2"}, &p, 0); err != nil {
+		f.t.Fatal(err)
+	}
+	as, err := ns.GetWork(ctx, coordinate.WorkRequest{Worker: coordinate.Name{Bytes: "w", Text: true}, LeaseTime: time.Minute, MaxJobs: 2, WorkSpecs: []string{"a"}})
+	if err != nil || len(as) != 2 {
+		f.t.Fatalf("GetWork: %d units, %v", len(as), err)
+	}
+	if err := ns.UpdateWorkUnit(ctx, "a", "1", coordinate.WorkUnitUpdate{Status: coordinate.StatusFinished}); err != nil {
+		f.t.Fatal(err)
+	}
+	if err := ns.UpdateWorkUnit(ctx, "a", "2", coordinate.WorkUnitUpdate{Status: coordinate.StatusFailed}); err != nil {
+		f.t.Fatal(err)
+	}
+	if err := ns.UpdateWorkUnit(ctx, "a", "2", coordinate.WorkUnitUpdate{Status: coordinate.StatusAvailable}); err != nil {
+		f.t.Fatal(err)
+	}
+	if err := ns.ControlWorkSpec(ctx, "b", coordinate.WorkSpecControl{Paused: ptr(true)}); err != nil {
+		f.t.Fatal(err)
+	}
+	if err := ns.WorkerHeartbeat(ctx, coordinate.Heartbeat{Worker: coordinate.Name{Bytes: "w", Text: true},
+		Mode: coordinate.TextData("run"), Data: coordinate.EmptyMap, Expire: time.Hour}); err != nil {
+		f.t.Fatal(err)
+	}
+	f.rpcCounts("a")
+	f.rpcCounts("a")
+	if _, err := f.rpc.Call("no_such_method"); err == nil || !strings.Contains(err.Error(), "no such method") {
+		f.t.Fatalf("unknown method answered %v, want a no-such-method error", err)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// checkKnown checks what every backend reports after knownSequence.
+func (f *fixture) checkKnown(fams map[string]*dto.MetricFamily) {
+	f.t.Helper()
+	f.want(fams, 4, "coordinated_work_units", "spec", "a", "status", "available")
+	f.want(fams, 1, "coordinated_work_units", "spec", "a", "status", "finished")
+	f.want(fams, 0, "coordinated_work_units", "spec", "a", "status", "failed")
+	f.want(fams, 0, "coordinated_work_units", "spec", "b", "status", "available")
+	f.want(fams, 1, "coordinated_work_spec_paused", "spec", "b")
+	f.want(fams, 0, "coordinated_work_spec_paused", "spec", "a")
+	f.want(fams, 2, "coordinated_work_specs")
+	f.want(fams, 1, "coordinated_workers", "mode", "run")
+	f.want(fams, 0, "coordinated_stalled_groups")
+	f.want(fams, 0, "coordinated_scrape_errors")
+	f.want(fams, 2, "coordinated_rpc_duration_seconds", "method", "count_work_units")
+	f.want(fams, 1, "coordinated_rpc_duration_seconds", "method", unknownMethod)
+	f.want(fams, 1, "coordinated_rpc_errors_total", "method", unknownMethod)
+	if n, _ := value(fams, "coordinated_rpc_errors_total", "method", "count_work_units"); n != 0 {
+		f.t.Errorf("count_work_units counted %g failures", n)
+	}
+}
+
+func TestMetricsMemory(t *testing.T) {
+	f := newFixture(t, fixtureOpts{dataDir: t.TempDir()})
+	f.knownSequence()
+	fams := f.scrape()
+	f.checkKnown(fams)
+	f.want(fams, 5, "coordinated_work_units_added_total", "spec", "a")
+	f.want(fams, 2, "coordinated_work_units_leased_total", "spec", "a")
+	f.want(fams, 1, "coordinated_work_units_finished_total", "spec", "a")
+	f.want(fams, 1, "coordinated_work_units_failed_total", "spec", "a")
+	f.want(fams, 1, "coordinated_work_units_retried_total", "spec", "a")
+	f.want(fams, 0, "coordinated_work_units_expired_total", "spec", "a")
+	if age, ok := value(fams, "coordinated_oldest_available_age_seconds", "spec", "a"); !ok || age < 0 || age > 60 {
+		t.Errorf("oldest available age of a = %g (present %v), want a few seconds", age, ok)
+	}
+	if _, ok := value(fams, "coordinated_oldest_available_age_seconds", "spec", "b"); ok {
+		t.Errorf("oldest available age reported for b, which has no units")
+	}
+	// Every change above was journaled and waited for.
+	if n, _ := value(fams, "coordinated_journal_records_total"); n < 8 {
+		t.Errorf("journal records = %g, want at least 8", n)
+	}
+	groups, _ := value(fams, "coordinated_journal_groups_total")
+	if n, _ := value(fams, "coordinated_journal_group_records"); n != groups || n == 0 {
+		t.Errorf("group-size histogram counts %g groups, the counter %g", n, groups)
+	}
+	if _, ok := value(fams, "coordinated_journal_fsync_seconds"); !ok {
+		t.Errorf("no fsync histogram")
+	}
+}
+
+func TestMetricsPostgres(t *testing.T) {
+	f := newFixture(t, fixtureOpts{postgres: true})
+	f.knownSequence()
+	fams := f.scrape()
+	f.checkKnown(fams)
+	if n, ok := value(fams, "coordinated_pg_pool_total_conns"); !ok || n < 1 {
+		t.Errorf("pool connections = %g (present %v), want at least 1", n, ok)
+	}
+	if n, _ := value(fams, "coordinated_pg_commit_batch_requests"); n < 1 {
+		t.Errorf("committer batches = %g, want at least one (the lease and the finishes)", n)
+	}
+	if _, ok := value(fams, "coordinated_work_units_added_total", "spec", "a"); ok {
+		t.Errorf("transition counters reported by a backend that does not keep them")
+	}
+}
+
+// Specs beyond the label bound are summed under _other.
+func TestMetricsSpecLabelBound(t *testing.T) {
+	f := newFixture(t, fixtureOpts{labels: 2})
+	for _, s := range []string{"a", "b", "c", "d"} {
+		f.spec(map[string]any{"name": s})
+	}
+	f.add("a", "1")
+	f.add("c", "1", "2")
+	f.add("d", "1", "2", "3")
+	fams := f.scrape()
+	f.want(fams, 1, "coordinated_work_units", "spec", "a", "status", "available")
+	f.want(fams, 5, "coordinated_work_units", "spec", otherLabel, "status", "available")
+	f.want(fams, 5, "coordinated_work_units_added_total", "spec", otherLabel)
+	if _, ok := value(fams, "coordinated_work_units", "spec", "c"); ok {
+		t.Errorf("spec c has its own label beyond the bound of 2")
+	}
+	var specLabels int
+	for _, m := range fams["coordinated_work_units"].Metric {
+		for _, l := range m.Label {
+			if l.GetName() == "spec" && l.GetValue() != "" && strings.Contains("ab"+otherLabel, l.GetValue()) {
+				specLabels++
+			}
+		}
+	}
+	if specLabels != 3*5 {
+		t.Errorf("%d spec/status series, want 15 (a, b, _other)", specLabels)
+	}
+}

@@ -1,0 +1,97 @@
+package web
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/coordinated/coordinated/internal/histo"
+	"github.com/coordinated/coordinated/journal"
+	"github.com/coordinated/coordinated/memory"
+)
+
+// failedJournal is a memory backend whose journal has failed.
+type failedJournal struct{ *memory.Backend }
+
+func (failedJournal) JournalStats() journal.Stats       { return journal.Stats{} }
+func (failedJournal) SnapshotSeconds() *histo.Histogram { return nil }
+func (failedJournal) Failed() <-chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}
+
+func TestProbes(t *testing.T) {
+	f := newFixture(t, fixtureOpts{dataDir: t.TempDir()})
+	if code, body := f.get("/healthz"); code != 200 || body != "ok\n" {
+		t.Errorf("/healthz = %d %q", code, body)
+	}
+	if code, body := f.get("/readyz"); code != 200 {
+		t.Errorf("/readyz = %d %q, want 200", code, body)
+	}
+	if code, _ := f.get("/debug/pprof/"); code != http.StatusNotFound {
+		t.Errorf("pprof served without -httpd-pprof: %d", code)
+	}
+	mb := memory.New(memory.Options{})
+	ns, _ := mb.Namespace(f.ctx, "")
+	s := New(Options{Namespace: ns, Backend: failedJournal{mb}, Logger: quietLog()})
+	if err := s.ready(f.ctx); err != errJournalFailed {
+		t.Errorf("ready with a failed journal = %v, want %v", err, errJournalFailed)
+	}
+}
+
+func TestActionGuards(t *testing.T) {
+	off := newFixture(t, fixtureOpts{})
+	off.spec(map[string]any{"name": "a"})
+	form := url.Values{"action": {"pause"}, "spec": {"a"}, "csrf": {off.web.csrf}}
+	if code, body := off.post("/ui/action", form, nil); code != http.StatusForbidden || !strings.Contains(body, "actions are disabled") {
+		t.Errorf("action with actions off: %d", code)
+	}
+
+	on := newFixture(t, fixtureOpts{actions: true, token: "s3cret"})
+	on.spec(map[string]any{"name": "a"})
+	form = url.Values{"action": {"pause"}, "spec": {"a"}, "csrf": {on.web.csrf}, "return": {"https://evil.example/x"}}
+	if code, _ := on.post("/ui/action", form, nil); code != http.StatusUnauthorized {
+		t.Errorf("action without the token: %d, want 401", code)
+	}
+	bearer := http.Header{"Authorization": {"Bearer s3cret"}}
+	bad := url.Values{"action": {"pause"}, "spec": {"a"}, "csrf": {"forged"}}
+	if code, _ := on.post("/ui/action", bad, bearer); code != http.StatusForbidden {
+		t.Errorf("action with a forged CSRF token: %d, want 403", code)
+	}
+	if ws, _ := on.ns.WorkSpec(on.ctx, "a"); ws.Meta.Paused {
+		t.Fatal("a refused action paused the spec")
+	}
+	req, _ := http.NewRequest("POST", "/", nil)
+	req.SetBasicAuth("anyone", "s3cret")
+	basic := http.Header{"Authorization": req.Header["Authorization"]}
+	code, _ := on.post("/ui/action", form, basic)
+	if ws, _ := on.ns.WorkSpec(on.ctx, "a"); code != http.StatusSeeOther || !ws.Meta.Paused {
+		t.Errorf("authorized pause: %d, paused %v", code, ws.Meta.Paused)
+	}
+	form.Set("action", "prioritize")
+	form.Set("priority", "high")
+	if code, _ := on.post("/ui/action", form, bearer); code != http.StatusBadRequest {
+		t.Errorf("prioritize with priority %q: %d, want 400", "high", code)
+	}
+}
+
+// The redirect after an action stays on this site.
+func TestActionRedirectLocal(t *testing.T) {
+	f := newFixture(t, fixtureOpts{actions: true})
+	f.spec(map[string]any{"name": "a"})
+	for _, ret := range []string{"https://evil.example/x", "//evil.example/x", ""} {
+		form := url.Values{"action": {"resume"}, "spec": {"a"}, "csrf": {f.web.csrf}, "return": {ret}}
+		req, _ := http.NewRequest("POST", f.http.URL+"/ui/action", strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		resp, err := (&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if loc := resp.Header.Get("Location"); !strings.HasPrefix(loc, "/ui/?flash=") {
+			t.Errorf("return %q redirected to %q", ret, loc)
+		}
+	}
+}
