@@ -209,7 +209,12 @@ type logRecorder struct {
 func (l *logRecorder) Enabled(context.Context, slog.Level) bool { return true }
 func (l *logRecorder) Handle(_ context.Context, r slog.Record) error {
 	l.mu.Lock()
-	l.msgs = append(l.msgs, r.Message)
+	msg := r.Message
+	r.Attrs(func(a slog.Attr) bool {
+		msg += " " + a.String()
+		return true
+	})
+	l.msgs = append(l.msgs, msg)
 	l.mu.Unlock()
 	return nil
 }

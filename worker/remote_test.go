@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -210,4 +211,50 @@ type countingPoller struct {
 func (p *countingPoller) GetWorkWait(ctx context.Context, req coordinate.WorkRequest, wait time.Duration) ([]coordinate.Attempt, error) {
 	p.polls <- struct{}{}
 	return p.Remote.GetWorkWait(ctx, req, wait)
+}
+
+// The Python daemon ignores the Go-worker options: it answers get_work at
+// once, without tokens, and hands out any spec. The worker still runs its
+// own specs (unfenced) and gives a Python spec's unit back untouched.
+func TestRemoteOnPythonDaemon(t *testing.T) {
+	addr := testdaemon.Python(t)
+	c, err := client.Dial(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	r, err := NewRemote(client.DefaultConfig(addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	e := &remoteEnv{t: t, ctx: t.Context(), c: c, r: r}
+	e.spec(map[string]any{"name": "go", "runtime": "go", "min_gb": 1})
+	e.add("go", "g1", "g2")
+	logs := &logRecorder{}
+	w, err := New(r, Config{NoSignals: true, MaxJobs: 5, IdleMin: 10 * time.Millisecond, IdleMax: 50 * time.Millisecond,
+		Logger: slog.New(logs), Tasks: map[string]Task{"go": finishAll}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(e.ctx)
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	waitFor(t, "the Go units finished", func() bool { return e.status("go", "g1") == 4 && e.status("go", "g2") == 4 })
+
+	// It notices that get_work answers at once and stops long-polling
+	// (whose calls a stop cancels, losing what they lease).
+	waitFor(t, "long-polling off", func() bool { return logs.saw("the queue answers long polls at once") })
+
+	// A Python spec is handed out too; the worker gives it back.
+	e.spec(map[string]any{"name": "py", "min_gb": 1, "module": "m", "run_function": "f"})
+	e.add("py", "p1")
+	waitFor(t, "the Python unit refused", func() bool { return logs.saw("getting work") })
+	cancel()
+	if err := recv(t, "Run to return", done); err != nil {
+		t.Fatal(err)
+	}
+	if st := e.status("py", "p1"); st != 1 {
+		t.Errorf("python unit status %d after the Go worker stopped, want 1 (given back); worker log:\n%s", st, strings.Join(logs.msgs, "\n"))
+	}
 }

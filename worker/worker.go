@@ -35,6 +35,8 @@ type Worker struct {
 	live    map[*batch]struct{}
 	specs   map[string]specTask // spec name -> its task, cached
 	hb      heartbeater
+
+	quickPolls int // long polls answered at once, empty, since one waited (fetch loop only)
 }
 
 // specTask is a cached spec -> task lookup.
@@ -42,6 +44,10 @@ type specTask struct {
 	task string
 	at   time.Time
 }
+
+// quickPollsOff is how many long polls answered at once with no work, and
+// none that waited in between, turn long-polling off for the run.
+const quickPollsOff = 3
 
 // specCacheTTL is how long a spec's task is trusted before it is read again.
 const specCacheTTL = time.Minute
@@ -130,17 +136,39 @@ func (w *Worker) fetch(ctx context.Context) {
 // fetchOne leases one batch and starts its task; started reports whether
 // a task now holds the slot, waited whether a long poll found nothing
 // after waiting at least half its time (so no idle wait is needed).
+//
+// A plain get_work is not cancelled by ctx: its lease would be lost with
+// the answer; what it brings after ctx is done is given back. A long poll
+// is cancelled (a stop must not wait 30 s); a lease lost that way ends
+// with the worker's registration (Config.KeepLeasesOnExit). Once
+// quickPollsOff long polls have come back empty at once with none that
+// waited in between (a daemon that ignores `wait`), the worker polls
+// plainly for the rest of the run.
 func (w *Worker) fetchOne(ctx context.Context, req coordinate.WorkRequest, slots chan struct{}) (started, waited bool, err error) {
 	var as []coordinate.Attempt
-	if lp, ok := w.q.(LongPoller); ok && w.cfg.LongPoll > 0 {
+	if lp, ok := w.q.(LongPoller); ok && w.cfg.LongPoll > 0 && w.quickPolls < quickPollsOff {
 		start := w.cfg.Clock.Now()
 		as, err = lp.GetWorkWait(ctx, req, w.cfg.LongPoll)
 		waited = w.cfg.Clock.Now().Sub(start) >= w.cfg.LongPoll/2
+		if waited {
+			w.quickPolls = 0
+		} else if err == nil && len(as) == 0 {
+			w.quickPolls++
+		}
+		if w.quickPolls == quickPollsOff {
+			w.log.Info("the queue answers long polls at once; polling with the idle back-off")
+		}
 	} else {
-		as, err = w.q.GetWork(ctx, req)
+		callCtx, cancel := context.WithTimeout(w.baseCtx, updateTimeout)
+		as, err = w.q.GetWork(callCtx, req)
+		cancel()
 	}
 	if err != nil || len(as) == 0 {
 		return false, waited, err
+	}
+	if ctx.Err() != nil {
+		w.newBatch(as, w.cfg.Clock.Now()).giveBack()
+		return false, false, nil
 	}
 	b := w.newBatch(as, w.cfg.Clock.Now())
 	task, err := w.taskFor(ctx, as[0].Spec.Bytes)
