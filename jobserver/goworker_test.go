@@ -134,6 +134,17 @@ func testGetWorkWait(t *testing.T, newServer serverFactory) {
 		t.Fatal("the waiting get_work was not answered after the add")
 	}
 
+	// A unit given back wakes a waiter too.
+	go func() { got <- call(t, js, "get_work", b("w2"), m{"runtime": "go", "wait": 30}) }()
+	waitUntil(t, "the get_work to wait", func() bool { return waiters(js) == 1 })
+	call(t, js, "update_work_unit", b("go"), b("a"), m{"status": 1})
+	select {
+	case res := <-got:
+		expect(t, "woken by the give-back", res, `128([128(['go', 'a', {}]), null])`)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the waiting get_work was not answered after the give-back")
+	}
+
 	go func() { got <- call(t, js, "get_work", b("w"), m{"runtime": "go", "wait": 30}) }()
 	waitUntil(t, "the get_work to wait", func() bool { return waiters(js) == 1 })
 	js.StopWaiting()

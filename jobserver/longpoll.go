@@ -13,14 +13,19 @@ import (
 // Long-poll for idle Go workers (docs/compat.md, "Go workers"): get_work
 // with option `wait` (seconds, at most MaxGetWorkWait) that finds no work
 // waits until a change made through this daemon may have made some
-// available (add_work_units, update_work_unit, set_work_spec,
-// control_work_spec, worker_unregister, worker_heartbeat's release) or
-// the wait ends, and tries again. Units that become available by time
-// alone (an expired lease, a delay) or through another daemon sharing a
-// PostgreSQL database are found at the end of the wait. Requests of one
-// connection are answered in order, so each connection has at most one
-// waiting get_work; at most maxWaiters wait at once daemon-wide (more are
-// answered at once); StopWaiting, at shutdown, answers them all.
+// available, or the wait ends, and tries again. The changes that wake
+// waiters: add_work_units, set_work_spec, control_work_spec,
+// worker_unregister (which may end a dead worker's leases), and an
+// update_work_unit that gives a unit back (status AVAILABLE) or finishes
+// one with output to chain. Units that become available otherwise (an
+// expired lease, a delay, a max_running slot freed by a finish, another
+// daemon sharing a PostgreSQL database) are found at the end of the wait.
+// A waiter woken for nothing it can take ignores wakes for wakeHoldoff, so
+// a stream of changes to specs it cannot run costs each waiter at most
+// one get_work per holdoff. Requests of one connection are answered in
+// order, so each connection has at most one waiting get_work; at most
+// maxWaiters wait at once daemon-wide (more are answered at once);
+// StopWaiting, at shutdown, answers them all.
 
 // MaxGetWorkWait is the longest get_work `wait` honoured.
 const MaxGetWorkWait = 30 * time.Second
@@ -29,9 +34,12 @@ const MaxGetWorkWait = 30 * time.Second
 const maxWaiters = 16384
 
 // wakeMethods are the methods after whose success waiting get_work calls
-// try again.
-var wakeMethods = []string{"add_work_units", "update_work_unit", "set_work_spec",
-	"control_work_spec", "worker_unregister", "worker_heartbeat", "prioritize_work_units"}
+// try again (update_work_unit wakes them itself, for some updates only:
+// wakeAfterUpdate).
+var wakeMethods = []string{"add_work_units", "set_work_spec", "control_work_spec", "worker_unregister"}
+
+// wakeHoldoff is how long a waiter woken for nothing ignores wakes.
+const wakeHoldoff = 50 * time.Millisecond
 
 // waitList is a broadcast: waiters take the current channel, a change
 // closes it and starts a new one.
@@ -68,6 +76,13 @@ func (w *waitList) leave() {
 	w.mu.Lock()
 	w.n--
 	w.mu.Unlock()
+}
+
+// waiting reports whether any get_work is waiting.
+func (w *waitList) waiting() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.n > 0
 }
 
 // wake wakes every waiter.
@@ -111,6 +126,19 @@ func (js *JobServer) wakeWaitersAfter(m map[string]method) {
 	}
 }
 
+// wakeAfterUpdate wakes the waiters after an update_work_unit that may
+// have made work available: a unit given back, or finished with output
+// that chains units.
+func (js *JobServer) wakeAfterUpdate(upd coordinate.WorkUnitUpdate) {
+	if !js.waits.waiting() {
+		return
+	}
+	if upd.Status == coordinate.StatusAvailable ||
+		upd.Status == coordinate.StatusFinished && upd.Data != nil && len(coordinate.ChainedUnits(upd.Data, 0)) > 0 {
+		js.waits.wake()
+	}
+}
+
 // getWorkWaiting is GetWork for a request with a `wait`: it tries, and
 // while it finds nothing waits for a change or the end of the wait.
 func (js *JobServer) getWorkWaiting(ctx context.Context, req coordinate.WorkRequest, wait time.Duration) ([]coordinate.Attempt, error) {
@@ -121,7 +149,7 @@ func (js *JobServer) getWorkWaiting(ctx context.Context, req coordinate.WorkRequ
 	defer js.waits.leave()
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
-	for {
+	for first := true; ; first = false {
 		// The channel is taken before trying, so a change made while
 		// GetWork runs is not missed.
 		as, err := js.ns.GetWork(ctx, req)
@@ -137,6 +165,20 @@ func (js *JobServer) getWorkWaiting(ctx context.Context, req coordinate.WorkRequ
 		}
 		if ch, ok = js.waits.again(); !ok {
 			return js.ns.GetWork(ctx, req)
+		}
+		if !first {
+			// The last wake found nothing: hold off before trying
+			// again (a wake meanwhile is kept in ch).
+			hold := time.NewTimer(wakeHoldoff)
+			select {
+			case <-hold.C:
+			case <-timer.C:
+				hold.Stop()
+				return js.ns.GetWork(ctx, req)
+			case <-ctx.Done():
+				hold.Stop()
+				return as, nil
+			}
 		}
 	}
 }

@@ -423,6 +423,7 @@ func (js *JobServer) updateWorkUnit(ctx context.Context, p []cbor.RawMessage) (a
 	}
 	switch {
 	case err == nil:
+		js.wakeAfterUpdate(upd)
 		return okPair(), nil
 	case isLostLease(err):
 		return pair(false, message(err.Error())), nil
