@@ -74,9 +74,11 @@ func BenchmarkLongPollWakeup(b *testing.B) {
 // (memory backend) spends while 1,000 idle workers wait on it, each with
 // one connection: long-polling (get_work `wait` 30 s, as the Go worker
 // does) against polling every second (as an idle Python worker with
-// poll_interval 1 does). It reports the daemon's CPU seconds per wall
-// second over a 10 s window (cpu-s/s). Set COORDINATED_BIN to a built
-// daemon, else it is built.
+// poll_interval 1 does); and long-polling while units are added to a spec
+// none of them runs, 100 adds a second (every add wakes every waiter:
+// the hold-off bounds what that costs). It reports the daemon's CPU
+// seconds per wall second over a 10 s window (cpu-s/s). Set
+// COORDINATED_BIN to a built daemon, else it is built.
 func BenchmarkIdleLongPollers(b *testing.B) {
 	bin := os.Getenv("COORDINATED_BIN")
 	if bin == "" {
@@ -88,7 +90,7 @@ func BenchmarkIdleLongPollers(b *testing.B) {
 	}
 	const workers = 1000
 	const window = 10 * time.Second
-	for _, mode := range []string{"longpoll", "poll1s"} {
+	for _, mode := range []string{"longpoll", "poll1s", "longpoll+adds"} {
 		b.Run(mode, func(b *testing.B) {
 			addr, pid := startDaemonProcess(b, bin)
 			conns := make([]*cborrpc.Client, workers)
@@ -108,7 +110,7 @@ func BenchmarkIdleLongPollers(b *testing.B) {
 					defer wg.Done()
 					worker := []byte(fmt.Sprintf("w%d", i))
 					for ctx.Err() == nil {
-						if mode == "longpoll" {
+						if mode != "poll1s" {
 							c.Call("get_work", worker, map[string]any{"runtime": "go", "wait": 30})
 							continue
 						}
@@ -117,6 +119,24 @@ func BenchmarkIdleLongPollers(b *testing.B) {
 						case <-ctx.Done():
 						case <-time.After(time.Second):
 						}
+					}
+				}()
+			}
+			if mode == "longpoll+adds" {
+				adder, err := client.Dial(addr)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer adder.Close()
+				if err := adder.SetWorkSpec(ctx, map[any]any{cbor.ByteString("name"): []byte("other")}); err != nil {
+					b.Fatal(err)
+				}
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := 0; ctx.Err() == nil; i++ {
+						adder.AddWorkUnits(ctx, "other", []client.NewUnit{{Key: []byte(strconv.Itoa(i)), Data: map[any]any{}}})
+						time.Sleep(10 * time.Millisecond)
 					}
 				}()
 			}
