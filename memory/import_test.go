@@ -47,11 +47,14 @@ func TestImportRecordGolden(t *testing.T) {
 	if got := hex.EncodeToString(rec); got != hex.EncodeToString(want) {
 		t.Errorf("import record changed:\n got %s\nwant %x", got, want)
 	}
-	d, err := decodeRecord(want)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d.namespace != "ns" || !reflect.DeepEqual(d.op, goldenImport) {
-		t.Errorf("golden record decodes to %q %+v", d.namespace, d.op)
+	// The import record's layout is the same in record formats 1 and 2.
+	for _, format := range []uint32{0, recordFormat} {
+		d, err := decodeRecord(want, format)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.namespace != "ns" || !reflect.DeepEqual(d.op, goldenImport) {
+			t.Errorf("golden record decodes to %q %+v in format %d", d.namespace, d.op, format)
+		}
 	}
 }

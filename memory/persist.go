@@ -138,7 +138,7 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 		log = slog.Default()
 	}
 	start := time.Now()
-	j, err := journal.Open(journal.Options{Dir: opts.DataDir, Sync: opts.Sync, Logger: log, Recover: opts.Recover})
+	j, err := journal.Open(journal.Options{Dir: opts.DataDir, Sync: opts.Sync, Logger: log, Recover: opts.Recover, ContentVersion: recordFormat})
 	if err != nil {
 		return nil, fmt.Errorf("memory backend: data directory %s: %w", opts.DataDir, err)
 	}
@@ -179,6 +179,9 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 	if len(rep.SetAside) > 0 {
 		attrs = append(attrs, "damaged_files_set_aside", rep.SetAside)
 	}
+	if len(rep.Missing) > 0 {
+		attrs = append(attrs, "missing_segments", rep.Missing)
+	}
 	log.Info("memory backend recovered", attrs...)
 	b.resetStats()
 	// The journal replayed counts toward the next snapshot, so restarts
@@ -193,8 +196,8 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 // applyRecord replays one journal record. A record that decodes but does
 // not fit the state (which only a bug can produce: records are
 // checksummed) stops recovery with an error instead of crashing.
-func (b *Backend) applyRecord(rec []byte) (err error) {
-	d, err := decodeRecord(rec)
+func (b *Backend) applyRecord(rec []byte, format uint32) (err error) {
+	d, err := decodeRecord(rec, format)
 	if err != nil {
 		return fmt.Errorf("memory: bad journal record: %w", err)
 	}
@@ -309,12 +312,15 @@ func (b *Backend) Snapshot(ctx context.Context) (SnapshotStats, error) {
 }
 
 // loadSnapshot restores the state a snapshot holds (recovery only).
-func (b *Backend) loadSnapshot(r io.Reader) error {
-	nss, err := readSnapshot(r)
+func (b *Backend) loadSnapshot(r io.Reader, info journal.SnapshotInfo) error {
+	nss, err := readSnapshot(r, info.MaxBytes)
 	if err != nil {
 		return fmt.Errorf("memory: reading snapshot: %w", err)
 	}
 	for _, c := range nss {
+		if _, dup := b.namespaces[c.name]; dup {
+			return fmt.Errorf("memory: snapshot holds namespace %q twice", c.name)
+		}
 		st, err := c.restore()
 		if err != nil {
 			return fmt.Errorf("memory: snapshot namespace %q: %w", c.name, err)
