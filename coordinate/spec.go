@@ -162,6 +162,7 @@ func CheckWorkSpec(def Data) (ParsedWorkSpec, error) {
 	}
 	m.Then = p.str("then", "no successor (chains nothing)")
 	m.Runtime = p.str("runtime", `"" (the Python runtime, like a spec without one)`)
+	m.Task = SpecTask(out.Name.Bytes, m.Runtime, def)
 	return out, nil
 }
 
@@ -331,4 +332,22 @@ func (m *WorkSpecMeta) Apply(c WorkSpecControl) error {
 		m.Weight = *c.Weight
 	}
 	return nil
+}
+
+// SpecTask derives WorkSpecMeta.Task from a stored definition, for
+// backends that keep the control settings apart from the definition and
+// do not store the task: `task` when it is a string, else the spec's name;
+// "" when the spec has no runtime.
+func SpecTask(name string, runtime string, def Data) string {
+	if runtime == "" {
+		return ""
+	}
+	if pairs, isMap, err := rawMap(def); err == nil && isMap {
+		if v, ok := stringKeyed(pairs)["task"]; ok {
+			if s, ok := rawString(v); ok && s.Bytes != "" {
+				return s.Bytes
+			}
+		}
+	}
+	return name
 }

@@ -40,6 +40,7 @@ type JobServer struct {
 	log       *slog.Logger
 	methods   map[string]method
 	limits    Limits
+	waits     *waitList // get_work calls waiting for work (longpoll.go)
 }
 
 // method is one RPC: its parameter signature and implementation, which
@@ -68,7 +69,9 @@ func New(ns coordinate.Namespace, cfg Config) *JobServer {
 	if js.log == nil {
 		js.log = slog.Default()
 	}
+	js.waits = newWaitList()
 	js.methods = js.methodTable()
+	js.wakeWaitersAfter(js.methods)
 	return js
 }
 

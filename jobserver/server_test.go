@@ -50,6 +50,9 @@ var methodTests = []struct {
 	{"LockConflictsWithPrefixAndExtension", testLockConflictsWithPrefixAndExtension},
 	{"LockRenewUnlockAndExpiry", testLockRenewUnlockAndExpiry},
 	{"DeleteNamespaceAndNow", testDeleteNamespaceAndNow},
+	{"GoWorkerGetWork", testGoWorkerGetWork},
+	{"LeaseTokenFencing", testLeaseTokenFencing},
+	{"GetWorkWait", testGetWorkWait},
 }
 
 func TestMethodsMemory(t *testing.T) {

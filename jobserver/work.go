@@ -52,14 +52,23 @@ func (js *JobServer) getWork(ctx context.Context, p []cbor.RawMessage) (any, err
 			return nil, err
 		}
 	}
-	attempts, err := js.ns.GetWork(ctx, req)
+	tokens, wait, err := goWorkerRequest(opts, &req)
+	if err != nil {
+		return nil, err
+	}
+	var attempts []coordinate.Attempt
+	if wait > 0 {
+		attempts, err = js.getWorkWaiting(ctx, req, wait)
+	} else {
+		attempts, err = js.ns.GetWork(ctx, req)
+	}
 	if err != nil {
 		return nil, js.backendError("get_work", err)
 	}
 	if len(attempts) > 0 {
 		cborrpc.OnUndelivered(ctx, func() { js.releaseUndelivered(ctx, attempts) })
 	}
-	return workResult(attempts, single), nil
+	return workResult(attempts, single, tokens), nil
 }
 
 // releaseTimeout bounds taking back the leases of an undelivered reply.

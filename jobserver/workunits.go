@@ -415,7 +415,19 @@ func (js *JobServer) updateWorkUnit(ctx context.Context, p []cbor.RawMessage) (a
 		}
 		upd.Worker = &w
 	}
-	return js.updateResult(name, key, js.ns.UpdateWorkUnit(ctx, name.Bytes, key.Bytes, upd))
+	token, err := leaseToken(opts)
+	if err != nil {
+		return nil, err
+	}
+	if token != 0 {
+		err = js.ns.UpdateAttempt(ctx, coordinate.AttemptRef{Spec: name.Bytes, Key: key.Bytes, ID: token}, upd)
+	} else {
+		err = js.ns.UpdateWorkUnit(ctx, name.Bytes, key.Bytes, upd)
+	}
+	if err == nil {
+		js.wakeAfterUpdate(upd)
+	}
+	return js.updateResult(name, key, err)
 }
 
 // updateResult is update_work_unit's answer to the update's error.
@@ -423,6 +435,8 @@ func (js *JobServer) updateResult(name, key coordinate.Name, err error) (any, er
 	switch {
 	case err == nil:
 		return okPair(), nil
+	case isLostLease(err):
+		return pair(false, message(err.Error())), nil
 	case errors.Is(err, coordinate.ErrNoSuchWorkSpec):
 		return pair(false, noSuchWorkSpec(name)), nil
 	case errors.Is(err, coordinate.ErrNoSuchWorkUnit):

@@ -501,12 +501,22 @@ func (ns *namespace) WorkerHeartbeat(ctx context.Context, hb coordinate.Heartbea
 }
 
 func (ns *namespace) UnregisterWorker(ctx context.Context, id string) (err error) {
-	if _, err := ns.begin(ctx); err != nil {
+	now, err := ns.begin(ctx)
+	if err != nil {
 		return err
 	}
 	defer ns.end(ctx, &err)
-	if ns.st.workers.byID[id] == nil {
+	w, release := ns.st.releasesOnExit(id)
+	if w == nil {
 		return fmt.Errorf("%w %q", coordinate.ErrNoSuchWorker, id)
+	}
+	if release {
+		// Its registration lapses now, which ends its leases too
+		// (ownerdeath.go).
+		ns.commit(&opHeartbeat{Now: now, Heartbeat: coordinate.Heartbeat{
+			Worker: w.id, Mode: w.mode, Data: w.data, Parent: w.parent, Expire: -1}})
+		ns.commit(&opExpire{Now: now})
+		return nil
 	}
 	ns.commit(&opUnregisterWorker{Worker: id})
 	return nil

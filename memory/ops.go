@@ -295,7 +295,8 @@ func (s *state) chain(u *unit, now int64) {
 
 // opExpire applies the passage of time: due delayed units become
 // available, expired leases end (AVAILABLE, or FAILED past max_retries)
-// and expired worker records go.
+// and expired worker records go, ending the leases of those that asked
+// for it (ownerdeath.go).
 type opExpire struct {
 	_ struct{} `cbor:",toarray"`
 
@@ -305,6 +306,7 @@ type opExpire struct {
 func (o *opExpire) apply(s *state) {
 	s.expiring = true
 	defer func() { s.expiring = false }()
+	s.endLeasesOfDeadOwners(o.Now)
 	for _, name := range sortedSpecNames(s.specs) {
 		sp := s.specs[name]
 		for u := sp.delayed.top(); u != nil && u.notBefore <= o.Now; u = sp.delayed.top() {

@@ -61,6 +61,7 @@ func scanSpecWith(r pgx.Row, extra ...any) (specRow, error) {
 		NextContinuous: timeOf(nextContinuous), MaxRunning: int(mr), MaxGetwork: int(mg),
 		MaxRetries: int(maxRetries), MinGB: minGB, Then: string(then), ThenPreempts: tp,
 		Runtime: string(runtime),
+		Task:    coordinate.SpecTask(string(name), string(runtime), def),
 	}
 	return sr, nil
 }

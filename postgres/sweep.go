@@ -52,6 +52,14 @@ func (s *sweeper) due(now time.Time, every time.Duration) bool {
 	return true
 }
 
+// invalidate makes the next sweep due whatever the time (leases were
+// shortened: ownerdeath.go).
+func (s *sweeper) invalidate() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.last = time.Time{}
+}
+
 func (s *sweeper) done(now time.Time, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -78,6 +86,9 @@ func (b *Backend) expireLeases(ctx context.Context, now time.Time) error {
 }
 
 func (b *Backend) sweepAll(ctx context.Context, now time.Time) error {
+	if err := b.sweepDeadOwners(ctx, now); err != nil {
+		return err
+	}
 	for {
 		var n int64
 		if err := b.pool.QueryRow(ctx, sweepSQL, now.UnixNano(), sweepBatch).Scan(&n); err != nil {

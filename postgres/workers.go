@@ -48,6 +48,9 @@ func scanWorker(r pgx.Row) (int64, *coordinate.WorkerInfo, error) {
 
 // expireWorkers deletes the records of workers whose expiry has passed.
 func (ns *namespace) expireWorkers(ctx context.Context, tx pgx.Tx, now time.Time) error {
+	if _, err := ns.b.endLeasesOfDeadOwners(ctx, tx, now, false, "w.namespace_id = $1 AND w.expires < $2", ns.id, now.UnixNano()); err != nil {
+		return err
+	}
 	_, err := tx.Exec(ctx, workerExpireSQL, ns.id, now.UnixNano())
 	if err != nil {
 		return fmt.Errorf("postgres worker expiry: %w", err)
@@ -83,6 +86,9 @@ func (ns *namespace) UnregisterWorker(ctx context.Context, id string) error {
 	now := ns.now()
 	return ns.b.inTx(ctx, func(tx pgx.Tx) error {
 		if err := ns.expireWorkers(ctx, tx, now); err != nil {
+			return err
+		}
+		if _, err := ns.b.endLeasesOfDeadOwners(ctx, tx, now, false, "w.namespace_id = $1 AND w.name = $2", ns.id, bytesOf(id)); err != nil {
 			return err
 		}
 		tag, err := tx.Exec(ctx, workerUnregisterSQL, ns.id, bytesOf(id))

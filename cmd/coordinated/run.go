@@ -118,6 +118,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready cha
 	}
 
 	log.Info("shutting down")
+	js.StopWaiting() // long-polling get_work calls answer now
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err != nil {

@@ -68,6 +68,7 @@ func groups() []group {
 		{"Locks", lockTests},
 		{"Fidelity", fidelityTests},
 		{"Stats", statsTests},
+		{"OwnerDeath", ownerDeathTests},
 	}
 }
 
