@@ -18,19 +18,23 @@ import (
 // past max_retries). The flag lives in the heartbeat data, so no column is
 // needed; only expired (or unregistering) workers' data is read.
 
-// endLeasesSQL shortens the leases a worker still holds to $3.
-const endLeasesSQL = `UPDATE work_unit u SET expires = $3
-	FROM worker_unit wu
-	WHERE wu.worker_id = $1 AND u.spec_id = wu.spec_id AND u.key = wu.key
-		AND u.status = 3 AND u.worker = $2 AND u.expires > $3`
+// The statements, from sql/ownerdeath.sql; the owners_* select the
+// workers to look at.
+var (
+	endLeasesSQL        = namedSQL("owner_end_leases")
+	ownersExpiredAllSQL = namedSQL("owners_expired_all")
+	ownersExpiredSQL    = namedSQL("owners_expired")
+	ownerNamedSQL       = namedSQL("owner_named")
+	ownerDeleteSQL      = namedSQL("owner_delete")
+)
 
 // endLeasesOfDeadOwners ends the leases of the workers selected by
-// where/args (columns of worker w) that asked for it, and deletes those
+// owners (one of the owners_* statements) with args that asked for it, and deletes those
 // workers' records when deleteDead is set. When it ended any, the next
 // lease sweep runs even at the same time as the last one. It reports how
 // many workers it found asking.
-func (b *Backend) endLeasesOfDeadOwners(ctx context.Context, tx pgx.Tx, now time.Time, deleteDead bool, where string, args ...any) (int, error) {
-	rows, err := tx.Query(ctx, "SELECT w.id, w.name, w.data FROM worker w WHERE "+where+" ORDER BY w.id FOR UPDATE", args...)
+func (b *Backend) endLeasesOfDeadOwners(ctx context.Context, tx pgx.Tx, now time.Time, deleteDead bool, owners string, args ...any) (int, error) {
+	rows, err := tx.Query(ctx, owners, args...)
 	if err != nil {
 		return 0, fmt.Errorf("postgres dead workers: %w", err)
 	}
@@ -58,7 +62,7 @@ func (b *Backend) endLeasesOfDeadOwners(ctx context.Context, tx pgx.Tx, now time
 			return 0, fmt.Errorf("postgres ending the leases of worker %q: %w", d.name, err)
 		}
 		if deleteDead {
-			if _, err := tx.Exec(ctx, "DELETE FROM worker WHERE id = $1", d.id); err != nil {
+			if _, err := tx.Exec(ctx, ownerDeleteSQL, d.id); err != nil {
 				return 0, fmt.Errorf("postgres removing worker %q: %w", d.name, err)
 			}
 		}
@@ -73,7 +77,7 @@ func (b *Backend) endLeasesOfDeadOwners(ctx context.Context, tx pgx.Tx, now time
 // namespace that asked for the release lose their leases and records.
 func (b *Backend) sweepDeadOwners(ctx context.Context, now time.Time) error {
 	return b.inTx(ctx, func(tx pgx.Tx) error {
-		_, err := b.endLeasesOfDeadOwners(ctx, tx, now, true, "w.expires < $1", now.UnixNano())
+		_, err := b.endLeasesOfDeadOwners(ctx, tx, now, true, ownersExpiredAllSQL, now.UnixNano())
 		return err
 	})
 }

@@ -48,7 +48,7 @@ func scanWorker(r pgx.Row) (int64, *coordinate.WorkerInfo, error) {
 
 // expireWorkers deletes the records of workers whose expiry has passed.
 func (ns *namespace) expireWorkers(ctx context.Context, tx pgx.Tx, now time.Time) error {
-	if _, err := ns.b.endLeasesOfDeadOwners(ctx, tx, now, false, "w.namespace_id = $1 AND w.expires < $2", ns.id, now.UnixNano()); err != nil {
+	if _, err := ns.b.endLeasesOfDeadOwners(ctx, tx, now, false, ownersExpiredSQL, ns.id, now.UnixNano()); err != nil {
 		return err
 	}
 	_, err := tx.Exec(ctx, workerExpireSQL, ns.id, now.UnixNano())
@@ -88,7 +88,7 @@ func (ns *namespace) UnregisterWorker(ctx context.Context, id string) error {
 		if err := ns.expireWorkers(ctx, tx, now); err != nil {
 			return err
 		}
-		if _, err := ns.b.endLeasesOfDeadOwners(ctx, tx, now, false, "w.namespace_id = $1 AND w.name = $2", ns.id, bytesOf(id)); err != nil {
+		if _, err := ns.b.endLeasesOfDeadOwners(ctx, tx, now, false, ownerNamedSQL, ns.id, bytesOf(id)); err != nil {
 			return err
 		}
 		tag, err := tx.Exec(ctx, workerUnregisterSQL, ns.id, bytesOf(id))
