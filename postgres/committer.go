@@ -51,6 +51,16 @@ const busyMinBatch = 32
 // parameter, say, only finds its partial index in a custom plan).
 const genericPlans = "SET LOCAL plan_cache_mode = force_generic_plan"
 
+// claimsOnly lets a transaction that only leases units commit without
+// waiting for its WAL flush. docs/spec/PERSISTENCE.md section 3: every
+// acknowledged change survives a crash except get_work's leases, which may
+// be lost and then behave as expired ones (the memory backend writes them
+// without waiting for its fsync). A lease lost so comes back AVAILABLE;
+// the finish of its unit is refused as for an expired lease. Anything
+// committed later waits for its own flush, which covers every earlier
+// record, so a finish can never be durable while the lease it ends is not.
+const claimsOnly = "SET LOCAL synchronous_commit = off"
+
 // dbtx is what both a transaction and a connection inside one offer.
 type dbtx interface {
 	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
@@ -247,6 +257,39 @@ func (c *committer) drain() {
 // finish path did not match are applied by the general path in a
 // transaction of their own after this one.
 func (c *committer) apply(batch []*commitItem) {
+	claims, updates := splitLanes(batch)
+	if len(claims) == 0 || len(updates) == 0 {
+		c.applyLane(batch)
+		return
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		c.applyLane(claims)
+	}()
+	c.applyLane(updates)
+	wg.Wait()
+}
+
+// splitLanes separates a batch's claims from its updates. The two run as
+// transactions of their own, side by side on two connections: a claim
+// only leases units, which PostgreSQL need not flush before it is
+// answered (claimsOnly), while updates wait for their WAL flush.
+func splitLanes(batch []*commitItem) (claims, updates []*commitItem) {
+	for _, it := range batch {
+		if it.claim != nil {
+			claims = append(claims, it)
+		} else {
+			updates = append(updates, it)
+		}
+	}
+	return claims, updates
+}
+
+// applyLane commits one lane's batch (only claims, only updates, or a
+// single request) and answers every request.
+func (c *committer) applyLane(batch []*commitItem) {
 	ctx, cancel := context.WithTimeout(context.Background(), batchTimeout)
 	defer cancel()
 	ctx, end := c.b.live.watch(ctx) // liveness.go
@@ -264,7 +307,7 @@ func (c *committer) apply(batch []*commitItem) {
 	err = end(err)
 	if err != nil && len(batch) > 1 && !errors.Is(err, coordinate.ErrUnavailable) {
 		for _, it := range batch {
-			c.apply([]*commitItem{it})
+			c.applyLane([]*commitItem{it})
 		}
 		return
 	}
@@ -292,7 +335,7 @@ func (c *committer) apply(batch []*commitItem) {
 		}
 	}
 	if len(rest) > 0 {
-		c.apply(rest)
+		c.applyLane(rest)
 	}
 }
 

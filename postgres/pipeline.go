@@ -15,7 +15,10 @@ import (
 //     finish statement may apply (finish.go's fastFinishable) and the
 //     rest, which the general path computes in Go.
 //  2. Fast statements, round trip 1 (queueFirstTrip, readFirstTrip):
-//     BEGIN; the max_running locks of capped specs (maxrunning.go); every
+//     BEGIN; for a batch of claims alone, synchronous_commit off (a
+//     lease need not be flushed before it is answered; the committer
+//     runs a mixed batch's claims and updates as two transactions side
+//     by side, committer.apply); the max_running locks of capped specs (maxrunning.go); every
 //     claim (claim.sql, claim_many.sql); finish.sql for the fast finishes
 //     and the resolution of edges to what it finished; and either COMMIT
 //     (nothing for the general path: the request is done here) or the
@@ -78,6 +81,9 @@ func (p *batchPlan) queueFirstTrip(b *Backend) *pgx.Batch {
 	first := &pgx.Batch{}
 	first.Queue("BEGIN")
 	first.Queue(genericPlans)
+	if len(p.updates) == 0 {
+		first.Queue(claimsOnly)
+	}
 	p.locks = queueMaxRunningLocks(first, p.claims)
 	for _, grp := range p.claimGroups {
 		queueClaims(first, grp)
@@ -98,7 +104,11 @@ func (p *batchPlan) queueFirstTrip(b *Backend) *pgx.Batch {
 // returns the general path's locked units (nil when there is none and
 // the transaction is committed).
 func (p *batchPlan) readFirstTrip(b *Backend, br pgx.BatchResults, out *batchOutcome) (*lockedUnits, error) {
-	for range 2 + p.locks { // BEGIN, genericPlans, max_running locks
+	settings := 2 // BEGIN, genericPlans
+	if len(p.updates) == 0 {
+		settings++ // claimsOnly
+	}
+	for range settings + p.locks { // and the max_running locks
 		if _, err := br.Exec(); err != nil {
 			return nil, err
 		}
