@@ -24,7 +24,7 @@ func (j *Journal) flushLoop() {
 		chunks, upTo, closing := j.takePending()
 		err := j.writeChunks(chunks, j.opts.Sync == SyncGroup || closing)
 		if closing && j.seg != nil {
-			if ferr := j.seg.finish(); err == nil {
+			if ferr := j.seg.finishClose(); err == nil {
 				err = ferr
 			}
 			j.seg = nil
@@ -37,10 +37,25 @@ func (j *Journal) flushLoop() {
 			return
 		}
 		failed = failed || err != nil
+		if !failed {
+			failed = !j.markAcknowledged()
+		}
 		if !failed && j.seg.needsZeros() {
 			j.preallocate()
 		}
 	}
+}
+
+// markAcknowledged records in the segment's header how far its records
+// are acknowledged (mark.go), after the waiters were released: the mark is
+// written to the operating system now and synced with the next group (or
+// preallocation step, or finish), so it never claims more than is durable.
+func (j *Journal) markAcknowledged() bool {
+	if err := j.seg.markAcknowledged(); err != nil {
+		j.publish(0, err, false)
+		return false
+	}
+	return true
 }
 
 // preallocate extends the zeros ahead of the current segment. Failing to
@@ -119,20 +134,37 @@ func (j *Journal) writeChunks(chunks []chunk, sync bool) error {
 // switchSegment finishes the current segment (synced and truncated to its
 // used length whatever the policy, so that only the last segment can ever
 // have a torn or zero-filled end) and starts seg.
+//
+// The order makes a missing newest segment detectable without false
+// alarms: the old segment is finished (synced, truncated), then the new one
+// is created (and its directory entry fsynced), and only then is the old
+// one sealed ("seq+1 exists"). A crash between the last two steps leaves
+// an unsealed segment followed by an empty one, which Replay accepts.
 func (j *Journal) switchSegment(seq uint64) error {
-	if j.seg != nil {
-		err := j.seg.finish()
-		j.seg = nil // closed, even if finishing failed
-		if err != nil {
+	old := j.seg
+	j.seg = nil // closed below, even if a step fails
+	if old != nil {
+		if err := old.finish(); err != nil {
+			old.close()
 			return err
 		}
 		j.counters.syncs.Add(1)
 	}
-	s, err := createSegment(j.dir, seq, j.preallocMax())
+	s, err := createSegment(j.dir, seq, j.opts.ContentVersion, j.preallocMax())
 	if err != nil {
+		if old != nil {
+			old.close()
+		}
 		return err
 	}
 	j.seg = s
+	if old != nil {
+		err := old.seal()
+		if cerr := old.close(); err == nil {
+			err = cerr
+		}
+		return err
+	}
 	return nil
 }
 

@@ -16,6 +16,7 @@ type frameReader struct {
 	r    *bufio.Reader
 	off  int64 // offset of the next frame
 	size int64 // file size when opened
+	hdr  fileHeader
 	buf  []byte
 }
 
@@ -27,6 +28,9 @@ type damage struct {
 	// pastEOF: the frame header or its claimed payload runs past the end
 	// of the file (what a crash in the middle of a write leaves).
 	pastEOF bool
+	// acked: the damage lies before the segment's mark, in records that
+	// were acknowledged; it can never be a torn write.
+	acked bool
 }
 
 func (d *damage) Error() string { return fmt.Sprintf("offset %d: %s", d.off, d.reason) }
@@ -37,8 +41,9 @@ func (d *damage) corrupt(path string) *CorruptError {
 }
 
 // openFrames opens path, checks its header and returns a reader positioned
-// on the first frame. A header that cannot be read is reported as *damage
-// at offset 0 (with pastEOF set when the file is shorter than a header).
+// on the first frame (fr.hdr holds the decoded header). A header that
+// cannot be read is reported as *damage at offset 0 (with pastEOF set when
+// the file is shorter than a header).
 func openFrames(path, magic string, seq uint64) (*os.File, *frameReader, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -51,18 +56,30 @@ func openFrames(path, magic string, seq uint64) (*os.File, *frameReader, error) 
 	}
 	fr := &frameReader{path: path, r: bufio.NewReaderSize(f, 1<<20), size: st.Size()}
 	h := make([]byte, headerSize)
-	if _, err := io.ReadFull(fr.r, h); err != nil {
+	fail := func(err error) (*os.File, *frameReader, error) {
 		f.Close()
 		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 			return nil, nil, &damage{off: 0, reason: "file shorter than its header", pastEOF: true}
 		}
 		return nil, nil, fmt.Errorf("journal: reading %s: %w", path, err)
 	}
-	if reason := checkHeader(h, magic, seq); reason != "" {
+	if _, err := io.ReadFull(fr.r, h[:8]); err != nil {
+		return fail(err)
+	}
+	version, size, reason := headerVersion(h, magic)
+	if reason != "" {
 		f.Close()
 		return nil, nil, &damage{off: 0, reason: reason}
 	}
-	fr.off = headerSize
+	if _, err := io.ReadFull(fr.r, h[8:size]); err != nil {
+		return fail(err)
+	}
+	fr.hdr, reason = checkHeader(h[:size], magic, seq, version)
+	if reason != "" {
+		f.Close()
+		return nil, nil, &damage{off: 0, reason: reason}
+	}
+	fr.off = size
 	return f, fr, nil
 }
 
@@ -139,7 +156,7 @@ func zeroFrom(path string, off int64) (bool, error) {
 // extended the file with zeros past the last complete record looks the
 // same and is equally harmless: no record is lost.
 func isPreallocatedEnd(path string, d *damage) (bool, error) {
-	if d.off < headerSize {
+	if d.off < headerSizeV1 {
 		return false, nil
 	}
 	return zeroFrom(path, d.off)

@@ -52,11 +52,11 @@ func openReplay(t testing.TB, opts Options) (*Journal, replayed, error) {
 		return nil, replayed{}, err
 	}
 	var got replayed
-	err = j.Replay(func(r io.Reader) error {
+	err = j.Replay(func(r io.Reader, _ SnapshotInfo) error {
 		b, err := io.ReadAll(r)
 		got.snapshot = b
 		return err
-	}, func(rec []byte) error {
+	}, func(rec []byte, _ uint32) error {
 		got.records = append(got.records, bytes.Clone(rec))
 		return nil
 	})
@@ -123,7 +123,7 @@ func copyDir(t testing.TB, src string) string {
 		t.Fatal(err)
 	}
 	for _, e := range entries {
-		if !e.Type().IsRegular() || e.Name() == lockFileName {
+		if !e.Type().IsRegular() {
 			continue
 		}
 		b, err := os.ReadFile(filepath.Join(src, e.Name()))
@@ -138,7 +138,7 @@ func copyDir(t testing.TB, src string) string {
 }
 
 // frameOffsets returns the offset of every frame of a segment, scanning it
-// with the journal's own reader.
+// with the journal's own reader (up to a preallocated zero tail).
 func frameOffsets(t testing.TB, path string, seq uint64) []int64 {
 	t.Helper()
 	f, fr, err := openFrames(path, segmentMagic, seq)
@@ -150,6 +150,8 @@ func frameOffsets(t testing.TB, path string, seq uint64) []int64 {
 	for {
 		off := fr.off
 		if _, err := fr.next(); err == io.EOF {
+			return offs
+		} else if zero, _ := zeroFrom(path, off); zero {
 			return offs
 		} else if err != nil {
 			t.Fatalf("reading %s: %v", path, err)
@@ -166,4 +168,30 @@ func listNames(t testing.TB, dir string) listing {
 		t.Fatal(err)
 	}
 	return l
+}
+
+// setMark overwrites both mark slots of segment seq with m.
+func setMark(t testing.TB, path string, seq uint64, m mark) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for slot := range 2 {
+		if err := writeSlot(f, seq, slot, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// readMark returns the mark of segment seq.
+func readMark(t testing.TB, path string, seq uint64) mark {
+	t.Helper()
+	f, fr, err := openFrames(path, segmentMagic, seq)
+	if err != nil {
+		t.Fatalf("reading %s: %v", path, err)
+	}
+	f.Close()
+	return fr.hdr.mark
 }

@@ -14,7 +14,7 @@ type Journal struct {
 	dir  string
 	opts Options
 	log  *slog.Logger
-	lock *os.File // DIR/LOCK, held while open
+	lock *os.File // the directory, flocked while open
 
 	plan replayPlan // decided by Open, carried out by Replay
 
@@ -62,6 +62,7 @@ type Report struct {
 	TornTail      string   // "file@offset" of a truncated torn tail, "" if none
 	TruncatedSize int64    // bytes removed by that truncation
 	SetAside      []string // damaged or unreplayable files renamed under Recover
+	Missing       []string // segments found missing under Recover (their records are lost)
 	Removed       []string // leftovers removed (unfinished snapshots, superseded files)
 }
 
@@ -115,6 +116,7 @@ func (j *Journal) Report() Report {
 	r := j.report
 	r.SetAside = append([]string(nil), r.SetAside...)
 	r.Removed = append([]string(nil), r.Removed...)
+	r.Missing = append([]string(nil), r.Missing...)
 	return r
 }
 
@@ -152,7 +154,7 @@ func (j *Journal) Close() error {
 		err = j.failed
 		j.mu.Unlock()
 	} else if j.seg != nil {
-		err = j.seg.finish()
+		err = j.seg.finishClose()
 	}
 	if uerr := unlockDir(j.lock); err == nil && uerr != nil {
 		err = fmt.Errorf("journal: releasing lock: %w", uerr)

@@ -115,8 +115,8 @@ func TestReplayApplyErrorNamesTheRecord(t *testing.T) {
 	}
 	defer j.Close()
 	boom := errors.New("boom")
-	noSnapshot := func(io.Reader) error { return errors.New("loadSnapshot called without a snapshot") }
-	err = j.Replay(noSnapshot, func(rec []byte) error {
+	noSnapshot := func(io.Reader, SnapshotInfo) error { return errors.New("loadSnapshot called without a snapshot") }
+	err = j.Replay(noSnapshot, func(rec []byte, _ uint32) error {
 		if string(rec) == "r1" {
 			return boom
 		}

@@ -66,7 +66,7 @@ func TestKilledProcess(t *testing.T) {
 func runKillChild(dir string) {
 	j, err := Open(Options{Dir: dir, Logger: slog.New(slog.DiscardHandler)})
 	if err == nil {
-		err = j.Replay(func(io.Reader) error { return nil }, func([]byte) error { return nil })
+		err = j.Replay(func(io.Reader, SnapshotInfo) error { return nil }, func([]byte, uint32) error { return nil })
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -7,12 +7,13 @@ import (
 	"os"
 )
 
-// lockDir opens DIR/LOCK; on this platform the lock is not enforced, so
-// running two journals on one directory is the operator's responsibility.
+// lockDir opens the data directory; on this platform the lock is not
+// enforced, so running two journals on one directory is the operator's
+// responsibility.
 func lockDir(dir string) (*os.File, error) {
-	f, err := os.OpenFile(join(dir, lockFileName), os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := os.Open(dir)
 	if err != nil {
-		return nil, fmt.Errorf("journal: opening lock file: %w", err)
+		return nil, fmt.Errorf("journal: opening %s: %w", dir, err)
 	}
 	return f, nil
 }

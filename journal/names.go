@@ -19,7 +19,6 @@ const (
 	snapshotSuffix = ".snap"
 	tempSuffix     = ".tmp"
 	damagedSuffix  = ".damaged"
-	lockFileName   = "LOCK"
 )
 
 func segmentName(seq uint64) string {

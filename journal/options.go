@@ -68,4 +68,10 @@ type Options struct {
 	// small and double up to this. 0 means DefaultPreallocate; a negative
 	// value disables preallocation (every write then grows the file).
 	Preallocate int64
+	// ContentVersion is the version of the caller's own record and
+	// snapshot encoding. It is stored in the header of every segment and
+	// snapshot written and handed back by Replay with what that file holds,
+	// so the caller can read files written by an older version of itself.
+	// Files of journal format 1, which had no such field, report 0.
+	ContentVersion uint32
 }

@@ -75,7 +75,7 @@ func TestPreallocatedSegmentRecordsThenZeros(t *testing.T) {
 func TestCrashAfterPreallocation(t *testing.T) {
 	recs := numbered("r", 0, 3)
 	dir, _ := writeSegment1(t, recs)
-	s, err := createSegment(dir, 2, DefaultPreallocate)
+	s, err := createSegment(dir, 2, 0, DefaultPreallocate)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -82,6 +82,19 @@ func (j *Journal) planReplay() error {
 		}
 		break
 	}
+	if p.snapshot != 0 && len(p.segments) == 0 {
+		// WriteSnapshot installs snapshot N only once segment N exists, so
+		// its absence means records appended after the snapshot are gone.
+		missing := &CorruptError{
+			File:   join(j.dir, segmentName(p.base)),
+			Reason: fmt.Sprintf("segment missing: %s continues in it (acknowledged records may be lost)", snapshotName(p.snapshot)),
+		}
+		if !j.opts.Recover {
+			return missing
+		}
+		j.log.Error("journal recovery goes on without a missing segment", "damage", missing)
+		j.note(func(r *Report) { r.Missing = append(r.Missing, missing.File) })
+	}
 	j.plan = p
 	return nil
 }
@@ -97,17 +110,28 @@ func (j *Journal) setAside(path, why string, cause error) error {
 	return nil
 }
 
+// SnapshotInfo describes the snapshot Replay hands to loadSnapshot.
+type SnapshotInfo struct {
+	// Content is the Options.ContentVersion the snapshot was written with
+	// (0 for a file of journal format 1).
+	Content uint32
+	// MaxBytes bounds the bytes the reader will deliver (the file's size
+	// less its header): a count that could not fit in it is damage.
+	MaxBytes int64
+}
+
 // Replay feeds the journal to the caller: loadSnapshot (only if there is a
 // snapshot) receives the snapshot's bytes exactly as WriteSnapshot's writer
 // produced them, then apply receives every record after it, in append
-// order. The slice passed to apply is only valid during the call. An error
-// from either callback stops Replay and is returned wrapped.
+// order, with the Options.ContentVersion of the segment holding it (0 for
+// journal format 1). The slice passed to apply is only valid during the
+// call. An error from either callback stops Replay and is returned wrapped.
 //
 // A torn last record of the last segment is truncated (with a warning);
 // other damage fails Replay with a *CorruptError naming file and offset,
 // unless Options.Recover is set (see Options). On success the journal opens
 // a new segment and is ready for Append. Replay may be called only once.
-func (j *Journal) Replay(loadSnapshot func(r io.Reader) error, apply func(rec []byte) error) error {
+func (j *Journal) Replay(loadSnapshot func(r io.Reader, info SnapshotInfo) error, apply func(rec []byte, content uint32) error) error {
 	j.mu.Lock()
 	switch {
 	case j.closed:
@@ -133,10 +157,11 @@ func (j *Journal) Replay(loadSnapshot func(r io.Reader) error, apply func(rec []
 		j.note(func(r *Report) { r.Snapshot = path })
 	}
 
-	next, err := j.replaySegments(apply)
+	tail, err := j.replaySegments(apply)
 	if err != nil {
 		return err
 	}
+	next := tail.next
 	for _, path := range p.obsolete {
 		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
 			j.log.Warn("could not remove a file superseded by the snapshot", "file", path, "err", err)
@@ -145,14 +170,22 @@ func (j *Journal) Replay(loadSnapshot func(r io.Reader) error, apply func(rec []
 		j.note(func(r *Report) { r.Removed = append(r.Removed, path) })
 	}
 
-	seg, err := createSegment(j.dir, next, j.preallocMax())
+	seg, err := createSegment(j.dir, next, j.opts.ContentVersion, j.preallocMax())
 	if err != nil {
 		return err
+	}
+	// Now that segment next exists, the one before it is sealed: from here
+	// on, losing the new segment is detected (see switchSegment).
+	if tail.seal != "" {
+		if err := sealFile(tail.seal, next-1, tail.sealMark, tail.sealSlot); err != nil {
+			seg.finishClose()
+			return err
+		}
 	}
 	j.mu.Lock()
 	if j.closed { // Close ran meanwhile
 		j.mu.Unlock()
-		seg.finish()
+		seg.finishClose()
 		return ErrClosed
 	}
 	j.seg = seg
@@ -169,32 +202,82 @@ func (j *Journal) Replay(loadSnapshot func(r io.Reader) error, apply func(rec []
 	return nil
 }
 
+// replayTail is where replaySegments left the journal.
+type replayTail struct {
+	next     uint64 // number of the segment to create for new appends
+	seal     string // path of the segment to seal once next exists ("": none)
+	sealMark mark   // the seal to write
+	sealSlot int    // the mark slot the seal goes to
+}
+
 // replaySegments applies the planned segments in order, repairing a torn
-// tail or (under Recover) cutting at damage. It returns the number of the
-// segment to create for new appends.
-func (j *Journal) replaySegments(apply func([]byte) error) (uint64, error) {
+// tail or (under Recover) cutting at damage.
+//
+// Format 2 segments carry a mark (format.go): records up to mark.end were
+// acknowledged, so a segment whose readable records stop before it lost
+// acknowledged records, whatever the damage looks like (a torn write can
+// only affect what was never acknowledged). A sealed segment promises its
+// successor; an unsealed one that is not the last may only be followed by
+// an empty segment (a crash between creating the successor and sealing).
+func (j *Journal) replaySegments(apply func([]byte, uint32) error) (replayTail, error) {
 	p := j.plan
-	next := p.base // number of the segment Replay creates for new appends
+	tail := replayTail{next: p.base}
+	// complete: the segment was created before its predecessor was sealed
+	// (or before the snapshot naming it was installed), so even its header
+	// cannot be torn.
+	complete := p.snapshot != 0
+	unsealed := "" // a format 2 segment before this one that was not sealed
 	for i, seq := range p.segments {
 		last := i == len(p.segments)-1
 		path := join(j.dir, segmentName(seq))
-		n, end, d, err := replaySegment(path, seq, apply)
+		if unsealed != "" {
+			if err := j.checkUnsealed(unsealed, path, seq); err != nil {
+				return replayTail{}, err
+			}
+		}
+		n, end, hdr, d, err := replaySegment(path, seq, apply)
 		j.note(func(r *Report) { r.Records += n; r.Segments++; r.Bytes += end })
 		if err != nil {
-			return 0, err
+			return replayTail{}, err
 		}
-		next = seq + 1
+		tail = replayTail{next: seq + 1}
+		if hdr.hasMark {
+			tail.seal, tail.sealSlot = path, 1-hdr.slot
+			tail.sealMark = mark{end: end, sealed: true, gen: hdr.mark.gen}
+			if stop := end; stop < hdr.mark.end {
+				d = lostAcknowledged(hdr.mark.end, stop, d)
+			}
+		}
 		if d == nil {
+			unsealed = ""
+			if hdr.hasMark && !hdr.mark.sealed {
+				unsealed = path
+			}
+			complete = hdr.hasMark && hdr.mark.sealed
+			if complete {
+				tail.seal = "" // already sealed as it is
+			}
+			if last && complete {
+				if err := j.missingSuccessor(path, seq); err != nil {
+					return replayTail{}, err
+				}
+			}
 			continue
 		}
+		// Cutting the segment at the damage: the seal records the new end,
+		// in a new generation if it is shorter than a mark already said.
+		tail.sealMark.end = d.off
+		if d.off < hdr.mark.end {
+			tail.sealMark.gen++
+		}
 		clean, torn := false, false
-		if last {
+		if last && !d.acked && !(complete && d.off < headerSizeV1) {
 			if clean, err = isPreallocatedEnd(path, d); err != nil {
-				return 0, err
+				return replayTail{}, err
 			}
 			if !clean {
 				if torn, err = isTornTail(path, d); err != nil {
-					return 0, err
+					return replayTail{}, err
 				}
 			}
 		}
@@ -202,29 +285,107 @@ func (j *Journal) replaySegments(apply func([]byte) error) (uint64, error) {
 		case clean:
 			// The zeros written ahead of the last record: cut them
 			// off silently, the segment is never appended to again.
-			return seq + 1, truncateFile(path, d.off)
+			return tail, truncateFile(path, d.off)
 		case torn:
-			return j.truncateTornTail(path, seq, d)
+			if d.off < headerSizeV1 {
+				// Not even the header was written: the segment holds
+				// nothing and goes; the one before it (if any) ends the
+				// journal.
+				tail = j.tailBefore(i)
+			}
+			return tail, j.truncateTornTail(path, d)
 		case j.opts.Recover:
-			return j.keepPrefix(path, seq, d, p.segments[i+1:])
+			if d.off < headerSizeV1 {
+				tail = j.tailBefore(i)
+			}
+			return tail, j.keepPrefix(path, d, p.segments[i+1:])
 		default:
-			return 0, d.corrupt(path)
+			return replayTail{}, d.corrupt(path)
 		}
 	}
-	return next, nil
+	return tail, nil
+}
+
+// tailBefore is the tail when segment i of the plan is dropped entirely:
+// the segment before it continues in the new one (seq i's number).
+func (j *Journal) tailBefore(i int) replayTail {
+	p := j.plan
+	if i == 0 {
+		return replayTail{next: p.base}
+	}
+	seq := p.segments[i]
+	prev := join(j.dir, segmentName(seq-1))
+	t := replayTail{next: seq}
+	f, fr, err := openFrames(prev, segmentMagic, seq-1)
+	if err != nil {
+		return t
+	}
+	f.Close()
+	if fr.hdr.hasMark && !fr.hdr.mark.sealed {
+		t.seal, t.sealSlot = prev, 1-fr.hdr.slot
+		t.sealMark = mark{end: fr.size, sealed: true, gen: fr.hdr.mark.gen}
+	}
+	return t
+}
+
+// lostAcknowledged is the damage of a segment whose readable records stop
+// at stop although its mark says records up to acked were acknowledged.
+func lostAcknowledged(acked, stop int64, d *damage) *damage {
+	why := "the file ends there"
+	if d != nil {
+		why = d.reason
+	}
+	return &damage{off: stop, acked: true, reason: fmt.Sprintf(
+		"records up to byte offset %d were acknowledged, but they stop here (%s)", acked, why)}
+}
+
+// missingSuccessor reports a sealed last segment: the segment it promises
+// is gone, and with it acknowledged records.
+func (j *Journal) missingSuccessor(path string, seq uint64) error {
+	missing := &CorruptError{
+		File:   join(j.dir, segmentName(seq+1)),
+		Reason: fmt.Sprintf("segment missing: %s is sealed and continues in it (acknowledged records may be lost)", path),
+	}
+	if !j.opts.Recover {
+		return missing
+	}
+	j.log.Error("journal recovery goes on without a missing segment", "damage", missing)
+	j.note(func(r *Report) { r.Missing = append(r.Missing, missing.File) })
+	return nil
+}
+
+// checkUnsealed accepts an unsealed segment followed by seq only if seq
+// holds no record (the crash window of switchSegment).
+func (j *Journal) checkUnsealed(unsealed, path string, seq uint64) error {
+	f, fr, err := openFrames(path, segmentMagic, seq)
+	if err != nil {
+		return nil // a damaged header is judged by the replay itself
+	}
+	defer f.Close()
+	if _, err := fr.next(); err != nil {
+		return nil // no record (or damage, judged by the replay)
+	}
+	bad := &CorruptError{File: unsealed, Offset: slotOffset,
+		Reason: fmt.Sprintf("segment was not sealed although %s continues it with records (its header was rolled back or damaged)", path)}
+	if !j.opts.Recover {
+		return bad
+	}
+	j.log.Error("journal recovery goes on past an unsealed segment", "damage", bad)
+	return nil
 }
 
 // replaySegment applies every readable record of one segment. It returns
 // the number applied, the offset where reading stopped (the end of the
-// last good frame) and, if it stopped at damage, where.
-func replaySegment(path string, seq uint64, apply func([]byte) error) (int, int64, *damage, error) {
+// last good frame), the segment's header and, if it stopped at damage,
+// where.
+func replaySegment(path string, seq uint64, apply func([]byte, uint32) error) (int, int64, fileHeader, *damage, error) {
 	f, fr, err := openFrames(path, segmentMagic, seq)
 	var d *damage
 	if errors.As(err, &d) {
-		return 0, 0, d, nil
+		return 0, 0, fileHeader{}, d, nil
 	}
 	if err != nil {
-		return 0, 0, nil, err
+		return 0, 0, fileHeader{}, nil, err
 	}
 	defer f.Close()
 	n := 0
@@ -232,73 +393,70 @@ func replaySegment(path string, seq uint64, apply func([]byte) error) (int, int6
 		off := fr.off
 		rec, err := fr.next()
 		if errors.Is(err, io.EOF) {
-			return n, off, nil, nil
+			return n, off, fr.hdr, nil, nil
 		}
 		if errors.As(err, &d) {
-			return n, off, d, nil
+			return n, off, fr.hdr, d, nil
 		}
 		if err != nil {
-			return n, off, nil, err
+			return n, off, fr.hdr, nil, err
 		}
-		if err := apply(rec); err != nil {
-			return n, off, nil, fmt.Errorf("journal: applying the record at %s offset %d: %w", path, off, err)
+		if err := apply(rec, fr.hdr.content); err != nil {
+			return n, off, fr.hdr, nil, fmt.Errorf("journal: applying the record at %s offset %d: %w", path, off, err)
 		}
 		n++
 	}
 }
 
-// truncateTornTail cuts the torn end off the last segment and returns the
-// number of the segment to create next.
-func (j *Journal) truncateTornTail(path string, seq uint64, d *damage) (uint64, error) {
+// truncateTornTail cuts the torn end off the last segment (or removes a
+// segment whose header was never completely written).
+func (j *Journal) truncateTornTail(path string, d *damage) error {
 	st, err := os.Stat(path)
 	if err != nil {
-		return 0, fmt.Errorf("journal: stat %s: %w", path, err)
+		return fmt.Errorf("journal: stat %s: %w", path, err)
 	}
 	j.note(func(r *Report) {
 		r.TornTail = fmt.Sprintf("%s@%d", path, d.off)
 		r.TruncatedSize = st.Size() - d.off
 	})
-	j.log.Warn("truncating the torn end of the journal (a write interrupted by a crash)",
+	j.log.Warn("truncating the torn end of the journal (a write interrupted by a crash, never acknowledged)",
 		"file", path, "offset", d.off, "bytes", st.Size()-d.off, "reason", d.reason)
-	if d.off < headerSize {
-		// Not even the header was written: the segment holds nothing.
+	if d.off < headerSizeV1 {
 		if err := os.Remove(path); err != nil {
-			return 0, fmt.Errorf("journal: removing %s: %w", path, err)
+			return fmt.Errorf("journal: removing %s: %w", path, err)
 		}
-		return seq, syncDir(j.dir)
+		return syncDir(j.dir)
 	}
-	return seq + 1, truncateFile(path, d.off)
+	return truncateFile(path, d.off)
 }
 
 // keepPrefix handles damage inside a segment under Options.Recover: the
 // damaged segment is copied aside, cut at the damage, and the segments after
-// it are set aside. It returns the number of the segment to create next.
-func (j *Journal) keepPrefix(path string, seq uint64, d *damage, later []uint64) (uint64, error) {
+// it are set aside. Everything dropped is logged by name.
+func (j *Journal) keepPrefix(path string, d *damage, later []uint64) error {
 	cause := d.corrupt(path)
-	next := seq + 1
-	if d.off < headerSize {
+	if d.off < headerSizeV1 {
 		if err := j.setAside(path, "segment header is damaged", cause); err != nil {
-			return 0, err
+			return err
 		}
-		next = seq
 	} else {
 		dst, err := copyAside(path)
 		if err != nil {
-			return 0, err
+			return err
 		}
 		j.log.Error("journal recovery dropped the records after the damage", "file", path,
 			"offset", d.off, "original_kept_as", dst, "damage", cause)
 		j.note(func(r *Report) { r.SetAside = append(r.SetAside, dst) })
 		if err := truncateFile(path, d.off); err != nil {
-			return 0, err
+			return err
 		}
 	}
 	for _, s := range later {
 		if err := j.setAside(join(j.dir, segmentName(s)), "segment follows a damaged one", cause); err != nil {
-			return 0, err
+			return err
 		}
 	}
-	return next, nil
+	return nil
 }
 
 // truncateFile cuts path to size bytes, durably.

@@ -33,6 +33,8 @@ const (
 type segmentFile struct {
 	f     *os.File
 	seq   uint64
+	mark  mark  // last mark written to the header
+	slot  int   // slot the next mark goes to
 	off   int64 // end of the frames written: where the next one goes
 	alloc int64 // size of the file; off..alloc holds zeros written ahead
 	step  int64 // size of the next preallocation step
@@ -43,15 +45,15 @@ type segmentFile struct {
 // createSegment creates segment seq with its header and first
 // preallocation, fsynced together with the directory entry. maxStep <= 0
 // disables preallocation.
-func createSegment(dir string, seq uint64, maxStep int64) (*segmentFile, error) {
+func createSegment(dir string, seq uint64, content uint32, maxStep int64) (*segmentFile, error) {
 	path := join(dir, segmentName(seq))
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("journal: creating segment: %w", err)
 	}
-	s := &segmentFile{f: f, seq: seq, max: max(maxStep, 0)}
+	s := &segmentFile{f: f, seq: seq, max: max(maxStep, 0), mark: mark{end: headerSize}}
 	s.step = min(firstPreallocStep, s.max)
-	if _, err := f.WriteAt(encodeHeader(segmentMagic, seq), 0); err != nil {
+	if _, err := f.WriteAt(encodeHeader(segmentMagic, seq, content), 0); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("journal: writing header of %s: %w", path, err)
 	}
@@ -126,20 +128,101 @@ func (s *segmentFile) zeroFill(size int64) error {
 	return nil
 }
 
-// finish ends the segment: its data is synced, the unused zeros are cut
-// off and the new size is fsynced (whatever the policy, so that only the
-// last segment can ever be torn or carry a zero tail), then it is closed.
+// writeMark records in the header that the records up to end are
+// acknowledged (and, with markSealed, that segment seq+1 exists). It is
+// not synced here: the next sync of the file carries it.
+func (s *segmentFile) writeMark(m mark) error {
+	if err := writeSlot(s.f, s.seq, s.slot, m); err != nil {
+		return err
+	}
+	s.slot ^= 1
+	s.mark = m
+	s.dirty = true
+	return nil
+}
+
+// markAcknowledged writes the mark for everything written so far, if it
+// moved.
+func (s *segmentFile) markAcknowledged() error {
+	if s.off == s.mark.end {
+		return nil
+	}
+	return s.writeMark(mark{end: s.off, gen: s.mark.gen})
+}
+
+// writeSlot writes mark m into slot (0 or 1) of segment seq's header.
+func writeSlot(f *os.File, seq uint64, slot int, m mark) error {
+	b := encodeSlot(seq, m)
+	if _, err := f.WriteAt(b[:], int64(slotOffset+slot*slotSize)); err != nil {
+		return fmt.Errorf("journal: writing the mark of %s: %w", f.Name(), err)
+	}
+	return nil
+}
+
+// finish ends the segment: the final mark (every record written) goes to
+// the header, the data is synced, the unused zeros are cut off and the new
+// size is fsynced (whatever the policy, so that only the last segment can
+// ever be torn or carry a zero tail). The file stays open for seal; close
+// closes it.
 func (s *segmentFile) finish() error {
-	err := s.sync()
+	err := s.markAcknowledged()
+	if err == nil {
+		err = s.sync()
+	}
 	if err == nil && s.alloc != s.off {
 		if err = s.f.Truncate(s.off); err != nil {
 			err = fmt.Errorf("journal: truncating %s to its %d used bytes: %w", s.name(), s.off, err)
 		} else if err = s.f.Sync(); err != nil {
 			err = fmt.Errorf("journal: fsync of %s: %w", s.name(), err)
 		}
-	}
-	if cerr := s.f.Close(); err == nil && cerr != nil {
-		err = fmt.Errorf("journal: closing %s: %w", s.name(), cerr)
+		s.alloc = s.off
 	}
 	return err
+}
+
+// seal records, durably, that segment seq+1 now exists and continues the
+// journal (segment.go's switch creates it first), so that a replay finding
+// no seq+1 knows acknowledged records are missing.
+func (s *segmentFile) seal() error {
+	if err := s.writeMark(mark{end: s.off, sealed: true, gen: s.mark.gen}); err != nil {
+		return err
+	}
+	if err := s.f.Sync(); err != nil {
+		return fmt.Errorf("journal: fsync of %s: %w", s.name(), err)
+	}
+	return nil
+}
+
+// close closes the file.
+func (s *segmentFile) close() error {
+	if err := s.f.Close(); err != nil {
+		return fmt.Errorf("journal: closing %s: %w", s.name(), err)
+	}
+	return nil
+}
+
+// finishClose is finish then close, for the last segment (Close).
+func (s *segmentFile) finishClose() error {
+	err := s.finish()
+	if cerr := s.close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// sealFile seals a segment left by an earlier run (Replay, once it has
+// created the segment that continues it) with mark m.
+func sealFile(path string, seq uint64, m mark, slot int) error {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return fmt.Errorf("journal: opening %s to seal it: %w", path, err)
+	}
+	defer f.Close()
+	if err := writeSlot(f, seq, slot, m); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("journal: fsync of %s: %w", path, err)
+	}
+	return nil
 }

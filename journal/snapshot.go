@@ -68,7 +68,7 @@ func (j *Journal) WriteSnapshot(ctx context.Context, b Boundary, write func(w io
 	}
 	final := join(j.dir, snapshotName(b.Seq))
 	temp := final + tempSuffix
-	if err := writeSnapshotFile(temp, b.Seq, write); err != nil {
+	if err := writeSnapshotFile(temp, b.Seq, j.opts.ContentVersion, write); err != nil {
 		os.Remove(temp)
 		return err
 	}
@@ -136,7 +136,7 @@ func (j *Journal) removeSuperseded(seq uint64) {
 
 // writeSnapshotFile writes header, framed chunks and the end marker (an
 // empty frame) to path and fsyncs it.
-func writeSnapshotFile(path string, seq uint64, write func(w io.Writer) error) error {
+func writeSnapshotFile(path string, seq uint64, content uint32, write func(w io.Writer) error) error {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return fmt.Errorf("journal: creating snapshot: %w", err)
@@ -144,7 +144,7 @@ func writeSnapshotFile(path string, seq uint64, write func(w io.Writer) error) e
 	bw := bufio.NewWriterSize(f, snapshotChunk+frameHeaderSize)
 	cw := &chunkWriter{w: bw, buf: make([]byte, 0, snapshotChunk)}
 	err = func() error {
-		if _, err := bw.Write(encodeHeader(snapshotMagic, seq)); err != nil {
+		if _, err := bw.Write(encodeHeader(snapshotMagic, seq, content)); err != nil {
 			return err
 		}
 		if err := write(cw); err != nil {
@@ -279,13 +279,14 @@ func verifySnapshot(path string, seq uint64) error {
 
 // loadSnapshotFile streams a snapshot into load, then checks the rest of
 // the file even if load stopped reading early.
-func loadSnapshotFile(path string, seq uint64, load func(io.Reader) error) error {
+func loadSnapshotFile(path string, seq uint64, load func(io.Reader, SnapshotInfo) error) error {
 	f, sr, err := openSnapshot(path, seq)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	if err := load(sr); err != nil {
+	info := SnapshotInfo{Content: sr.fr.hdr.content, MaxBytes: sr.fr.size - sr.fr.hdr.size}
+	if err := load(sr, info); err != nil {
 		return fmt.Errorf("journal: loading snapshot %s: %w", path, err)
 	}
 	if _, err := io.Copy(io.Discard, sr); err != nil {

@@ -134,7 +134,7 @@ func TestCrashMidSnapshotIsIgnored(t *testing.T) {
 	dir, _ := writeSegment1(t, recs)
 	// What a crash while writing snapshot 2 leaves: a partial temp file.
 	temp := join(dir, snapshotName(2)+tempSuffix)
-	if err := os.WriteFile(temp, append(encodeHeader(snapshotMagic, 2), 1, 2, 3), 0o600); err != nil {
+	if err := os.WriteFile(temp, append(encodeHeader(snapshotMagic, 2, 0), 1, 2, 3), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	j, got := mustOpen(t, testOptions(dir, nil))

@@ -20,13 +20,25 @@ func writeSegment1(t *testing.T, recs [][]byte) (string, string) {
 	return dir, join(dir, segmentName(1))
 }
 
+// writeSegment1Torn is writeSegment1 with the last record unacknowledged:
+// the segment's mark is set back to the start of that record, as if the
+// process died while writing it. Only then can damage to it be a torn
+// write.
+func writeSegment1Torn(t *testing.T, recs [][]byte) (string, string) {
+	t.Helper()
+	dir, seg := writeSegment1(t, recs)
+	offs := frameOffsets(t, seg, 1)
+	setMark(t, seg, 1, mark{end: offs[len(offs)-1]})
+	return dir, seg
+}
+
 // TestTornTailTruncatedAtEveryOffset cuts the last record of the last
 // segment at every byte offset: each time the earlier records replay, the
 // cut is logged with file and offset, the file is truncated, and the
 // journal keeps working.
 func TestTornTailTruncatedAtEveryOffset(t *testing.T) {
 	recs := numbered("record-with-some-length-", 0, 5)
-	_, seg := writeSegment1(t, recs)
+	_, seg := writeSegment1Torn(t, recs)
 	offs := frameOffsets(t, seg, 1)
 	lastStart := offs[len(offs)-1]
 	full, err := os.ReadFile(seg)
@@ -76,7 +88,7 @@ func TestTornTailBadChecksumAtEndOrZeroFill(t *testing.T) {
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
-			dir, seg := writeSegment1(t, recs)
+			dir, seg := writeSegment1Torn(t, recs)
 			b, _ := os.ReadFile(seg)
 			if err := os.WriteFile(seg, damage(b), 0o600); err != nil {
 				t.Fatal(err)
@@ -96,7 +108,7 @@ func TestTornHeaderOfLastSegment(t *testing.T) {
 	recs := numbered("r", 0, 3)
 	dir, _ := writeSegment1(t, recs)
 	seg2 := join(dir, segmentName(2))
-	if err := os.WriteFile(seg2, encodeHeader(segmentMagic, 2)[:7], 0o600); err != nil {
+	if err := os.WriteFile(seg2, encodeHeader(segmentMagic, 2, 0)[:7], 0o600); err != nil {
 		t.Fatal(err)
 	}
 	j, got := mustOpen(t, testOptions(dir, nil))

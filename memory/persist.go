@@ -138,7 +138,7 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 		log = slog.Default()
 	}
 	start := time.Now()
-	j, err := journal.Open(journal.Options{Dir: opts.DataDir, Sync: opts.Sync, Logger: log, Recover: opts.Recover})
+	j, err := journal.Open(journal.Options{Dir: opts.DataDir, Sync: opts.Sync, Logger: log, Recover: opts.Recover, ContentVersion: recordFormat})
 	if err != nil {
 		return nil, fmt.Errorf("memory backend: data directory %s: %w", opts.DataDir, err)
 	}
@@ -193,8 +193,8 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 // applyRecord replays one journal record. A record that decodes but does
 // not fit the state (which only a bug can produce: records are
 // checksummed) stops recovery with an error instead of crashing.
-func (b *Backend) applyRecord(rec []byte) (err error) {
-	d, err := decodeRecord(rec)
+func (b *Backend) applyRecord(rec []byte, format uint32) (err error) {
+	d, err := decodeRecord(rec, format)
 	if err != nil {
 		return fmt.Errorf("memory: bad journal record: %w", err)
 	}
@@ -309,7 +309,7 @@ func (b *Backend) Snapshot(ctx context.Context) (SnapshotStats, error) {
 }
 
 // loadSnapshot restores the state a snapshot holds (recovery only).
-func (b *Backend) loadSnapshot(r io.Reader) error {
+func (b *Backend) loadSnapshot(r io.Reader, _ journal.SnapshotInfo) error {
 	nss, err := readSnapshot(r)
 	if err != nil {
 		return fmt.Errorf("memory: reading snapshot: %w", err)

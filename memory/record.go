@@ -12,12 +12,20 @@ import (
 // Journal records (docs/persistence.md). One record is one committed op of
 // one namespace, or the creation of a namespace:
 //
-//	kind byte | uvarint len(namespace) | namespace | CBOR(op)
+//	kind byte | uvarint len(namespace) | namespace | CBOR(body)
 //
-// The op is encoded as a CBOR array of its exported fields (the op structs
-// carry the "toarray" option), so a record holds no field names. Records
-// are written under the namespace lock, in apply order, and replayed by
-// applying the decoded op to the namespace's state.
+// The body is the op converted to its record type (record_v2.go): a CBOR
+// array of fields, arrays all the way down, so a record holds no field
+// names and no API type. The record format is the journal's content
+// version (journal.Options.ContentVersion): format 2 is written, format 1
+// (record_v1.go) is still read. Records are written under the namespace
+// lock, in apply order, and replayed by applying the decoded op to the
+// namespace's state. A body with a field too many or too few, an unknown
+// kind or bytes after the body fails the replay.
+
+// recordFormat is the record format written, stored by the journal in the
+// header of every segment as its content version. Format 1 files report 0.
+const recordFormat = 2
 
 // Record kinds. The numbers are on disk: never reuse or renumber one.
 const (
@@ -73,41 +81,6 @@ func opKind(o op) byte {
 	panic(fmt.Sprintf("memory: op %T has no journal record kind", o))
 }
 
-// newOp returns an empty op of a record kind, nil for an unknown kind.
-func newOp(kind byte) op {
-	switch kind {
-	case recSetWorkSpec:
-		return &opSetWorkSpec{}
-	case recControlWorkSpec:
-		return &opControlWorkSpec{}
-	case recDeleteWorkSpec:
-		return &opDeleteWorkSpec{}
-	case recClear:
-		return &opClear{}
-	case recAddWorkUnits:
-		return &opAddWorkUnits{}
-	case recPrioritizeWorkUnits:
-		return &opPrioritizeWorkUnits{}
-	case recDeleteWorkUnits:
-		return &opDeleteWorkUnits{}
-	case recUpdateWorkUnit:
-		return &opUpdateWorkUnit{}
-	case recExpire:
-		return &opExpire{}
-	case recGetWork:
-		return &opGetWork{}
-	case recArchive:
-		return &opArchive{}
-	case recHeartbeat:
-		return &opHeartbeat{}
-	case recUnregisterWorker:
-		return &opUnregisterWorker{}
-	case recCancelGroup:
-		return &opCancelGroup{}
-	}
-	return nil
-}
-
 // recordEncMode encodes ops. Go strings (keys, spec and worker names) may
 // hold any bytes, so they are written as CBOR byte strings: a text string
 // must be valid UTF-8 and a binary key would make the record unreadable.
@@ -123,12 +96,18 @@ var recordEncMode = func() cbor.EncMode {
 	return em
 }()
 
-// recordDecMode decodes ops, reading byte strings into Go strings.
+// recordDecMode decodes record bodies, reading byte strings into Go
+// strings. A format 2 body is arrays only (an array of the wrong length is
+// an error); the maps of format 1 bodies must hold exactly the frozen
+// field names (case-sensitive, no unknown or duplicate key).
 var recordDecMode = func() cbor.DecMode {
 	dm, err := cbor.DecOptions{
 		ByteStringToString: cbor.ByteStringToStringAllowed,
 		MaxArrayElements:   1 << 27,
 		MaxMapPairs:        1 << 27,
+		DupMapKey:          cbor.DupMapKeyEnforcedAPF,
+		ExtraReturnErrors:  cbor.ExtraDecErrorUnknownField,
+		FieldNameMatching:  cbor.FieldNameMatchingCaseSensitive,
 	}.DecMode()
 	if err != nil {
 		panic(err)
@@ -160,7 +139,7 @@ func (e *recordEncoder) encode(ns string, o op) ([]byte, error) {
 		if e.enc == nil {
 			e.enc = recordEncMode.NewEncoder(&e.buf)
 		}
-		if err := e.enc.Encode(o); err != nil {
+		if err := e.enc.Encode(recordBody(o)); err != nil {
 			return nil, fmt.Errorf("memory: encoding journal record %T: %w", o, err)
 		}
 	}
@@ -183,8 +162,9 @@ type decodedRecord struct {
 
 var errShortRecord = errors.New("record ends inside its header")
 
-// decodeRecord parses a record written by recordEncoder.encode.
-func decodeRecord(rec []byte) (decodedRecord, error) {
+// decodeRecord parses a record written by recordEncoder.encode in record
+// format (the journal's content version) format.
+func decodeRecord(rec []byte, format uint32) (decodedRecord, error) {
 	if len(rec) < 2 {
 		return decodedRecord{}, errShortRecord
 	}
@@ -202,12 +182,35 @@ func decodeRecord(rec []byte) (decodedRecord, error) {
 		}
 		return d, nil
 	}
-	d.op = newOp(kind)
-	if d.op == nil {
+	v := newRecordBody(kind)
+	if v == nil {
 		return d, fmt.Errorf("unknown record kind %d", kind)
 	}
-	if err := recordDecMode.Unmarshal(body, d.op); err != nil {
-		return d, fmt.Errorf("decoding %T: %w", d.op, err)
+	switch format {
+	case recordFormat:
+	case 0: // format 1
+		if old := newV1Body(kind); old != nil {
+			if err := recordDecMode.Unmarshal(body, old); err != nil {
+				return d, fmt.Errorf("decoding a format 1 record of kind %d: %w", kind, err)
+			}
+			var err error
+			if v, err = v1ToV2(old); err != nil {
+				return d, err
+			}
+			body = nil
+		}
+	default:
+		return d, fmt.Errorf("record format %d is not one this build reads (1 and %d)", format, recordFormat)
 	}
+	if body != nil {
+		if err := recordDecMode.Unmarshal(body, v); err != nil {
+			return d, fmt.Errorf("decoding a record of kind %d: %w", kind, err)
+		}
+	}
+	o, err := bodyOp(v)
+	if err != nil {
+		return d, err
+	}
+	d.op = o
 	return d, nil
 }
