@@ -128,13 +128,16 @@ func (s *state) addUnits(sp *spec, units []coordinate.WorkUnitInput, now int64) 
 		}
 		u, exists := sp.units[in.Key.Bytes]
 		if !exists {
-			u = &unit{spec: sp, key: in.Key.Bytes, keyText: in.Key.Text, heapIdx: -1}
+			u = &unit{spec: sp, key: in.Key.Bytes, keyText: in.Key.Text, heapIdx: -1, snapMark: s.snapParity}
 			if in.Priority != nil {
 				u.priority = *in.Priority
 			}
 			sp.units[u.key] = u
-		} else if in.Priority != nil {
-			u.priority = *in.Priority
+		} else {
+			s.touch(u)
+			if in.Priority != nil {
+				u.priority = *in.Priority
+			}
 		}
 		u.data = data
 		u.notBefore = notBefore
@@ -186,6 +189,7 @@ func (o *opPrioritizeWorkUnits) apply(s *state) {
 		if u == nil {
 			continue
 		}
+		s.touch(u)
 		if o.Priority != nil {
 			u.priority = *o.Priority
 		} else {
@@ -271,6 +275,7 @@ func (o *opUpdateWorkUnit) apply(s *state) {
 		return // validated before the op was built
 	}
 	wasPending := u.status == coordinate.StatusPending
+	s.touch(u)
 	u.data = next.Data
 	u.expiration = nanos(next.Expiration)
 	u.setWorker(next.Worker)
@@ -325,6 +330,7 @@ func (o *opExpire) apply(s *state) {
 			s.place(u, coordinate.StatusAvailable, o.Now)
 		}
 		for u := sp.pending.top(); u != nil && u.expiration < o.Now; u = sp.pending.top() {
+			s.touch(u)
 			if limit := sp.meta.MaxRetries; limit > 0 && int(u.attempts) > limit {
 				u.data = coordinate.WithTraceback(u.data, coordinate.TracebackTooManyRetries)
 				u.expiration = o.Now
@@ -403,6 +409,7 @@ func (o *opGetWork) apply(s *state) {
 }
 
 func (s *state) lease(u *unit, o *opGetWork) {
+	s.touch(u)
 	u.attempts++
 	u.expiration = o.Now + int64(o.Lease)
 	u.setWorker(&o.Worker)
@@ -519,6 +526,7 @@ func (o *opCancelGroup) apply(s *state) {
 		}
 	}
 	for _, u := range victims {
+		s.touch(u)
 		u.data = coordinate.WithTraceback(u.data, coordinate.TracebackCancelled)
 		u.expiration = o.Now
 		s.place(u, coordinate.StatusFailed, o.Now)

@@ -34,6 +34,10 @@ type wal struct {
 	j             *journal.Journal
 	log           *slog.Logger
 	snapshotBytes int64
+	captureChunk  int // units copied per lock hold by a snapshot (cow.go)
+	// betweenChunks, if set (tests), runs between two lock holds of a
+	// snapshot's copying, with the namespace unlocked.
+	betweenChunks func()
 
 	sinceSnapshot atomic.Int64 // record bytes appended since the last rotation
 	failed        atomic.Pointer[error]
@@ -146,6 +150,7 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 		j:             j,
 		log:           log,
 		snapshotBytes: opts.SnapshotBytes,
+		captureChunk:  captureChunk,
 		failedCh:      make(chan struct{}),
 		kick:          make(chan struct{}, 1),
 		stop:          make(chan struct{}),
@@ -250,17 +255,23 @@ func (b *Backend) snapshotLoop() {
 
 // SnapshotStats describe one snapshot.
 type SnapshotStats struct {
-	Units   int           // units in the snapshot
-	Pause   time.Duration // how long every namespace was locked to capture it
-	Encode  time.Duration // encoding and writing, outside the locks
-	Skipped bool          // volatile backend or closed journal: nothing written
+	Units int // units in the snapshot
+	// Pause is how long every namespace was locked at the boundary (to
+	// rotate the journal and copy specs, workers and groups); LongestHold
+	// the longest single lock hold while the units were copied after it.
+	Pause, LongestHold time.Duration
+	Encode             time.Duration // copying, encoding and writing, outside the pause
+	// Saved counts the units changed while they were being copied, whose
+	// value at the boundary was saved on write (cow.go).
+	Saved   int
+	Skipped bool // volatile backend or closed journal: nothing written
 }
 
 // Snapshot compacts the journal: it locks every namespace (and namespace
-// creation) just long enough to rotate the journal and copy the state,
-// then encodes and writes the copy while service goes on, and finally lets
-// the journal delete what the snapshot supersedes. A volatile backend
-// returns Skipped.
+// creation) just long enough to rotate the journal and start a capture
+// (cow.go), copies the units in short lock holds while service goes on,
+// then encodes and writes the copy, and finally lets the journal delete
+// what the snapshot supersedes. A volatile backend returns Skipped.
 func (b *Backend) Snapshot(ctx context.Context) (SnapshotStats, error) {
 	w := b.wal
 	if w == nil {
@@ -281,9 +292,11 @@ func (b *Backend) Snapshot(ctx context.Context) (SnapshotStats, error) {
 	}
 	boundary := w.j.Rotate()
 	w.sinceSnapshot.Store(0)
-	caps := make([]*capturedNamespace, len(names))
-	for i, n := range names {
-		caps[i] = captureNamespace(b.namespaces[n])
+	var caps []*capture
+	if boundary.Seq != 0 {
+		for _, n := range names {
+			caps = append(caps, beginCapture(b.namespaces[n], w.captureChunk))
+		}
 	}
 	stats := SnapshotStats{Pause: time.Since(start)}
 	for _, n := range names {
@@ -293,18 +306,34 @@ func (b *Backend) Snapshot(ctx context.Context) (SnapshotStats, error) {
 	if boundary.Seq == 0 {
 		return SnapshotStats{Skipped: true}, nil
 	}
-	for _, c := range caps {
-		stats.Units += len(c.units)
-	}
 
 	start = time.Now()
-	err := w.j.WriteSnapshot(ctx, boundary, func(out io.Writer) error { return writeSnapshot(out, caps) })
+	nss := make([]*capturedNamespace, len(caps))
+	var errs []error
+	for i, c := range caps {
+		if ctx.Err() == nil {
+			stats.LongestHold = max(stats.LongestHold, c.copyUnits(w.betweenChunks))
+		}
+		var err error
+		nss[i], err = c.finish() // always: it ends copy-on-write
+		stats.Saved += c.saved
+		errs = append(errs, err)
+	}
+	errs = append(errs, ctx.Err())
+	if err := errors.Join(errs...); err != nil {
+		return stats, fmt.Errorf("memory: snapshot: %w", err)
+	}
+	for _, c := range nss {
+		stats.Units += len(c.units)
+	}
+	err := w.j.WriteSnapshot(ctx, boundary, func(out io.Writer) error { return writeSnapshot(out, nss) })
 	stats.Encode = time.Since(start)
 	if err != nil {
 		return stats, fmt.Errorf("memory: snapshot: %w", err)
 	}
 	w.snapshots.Observe((stats.Pause + stats.Encode).Seconds())
-	w.log.Info("snapshot written", "units", stats.Units, "namespaces", len(caps), "pause", stats.Pause, "write", stats.Encode)
+	w.log.Info("snapshot written", "units", stats.Units, "namespaces", len(nss), "pause", stats.Pause,
+		"longest_hold", stats.LongestHold, "saved_on_write", stats.Saved, "write", stats.Encode)
 	return stats, nil
 }
 
