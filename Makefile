@@ -18,13 +18,18 @@ bench:
 	go test -run '^$$' -bench . -benchmem ./...
 
 # Longer fuzzing than the test command's few seconds: FUZZTIME per target.
-# Minimising a new input is capped so that it cannot stall a run.
+# Minimising a new input is capped so that it cannot stall a run. A failure
+# leaves its input under the package's testdata/fuzz/ (commit it as a
+# regression). FuzzReplay writes files: one worker.
 FUZZTIME ?= 2m
 FUZZ = go test -run '^$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10s -fuzz
 fuzz:
 	$(FUZZ) '^FuzzValidate$$' ./internal/cborx
 	$(FUZZ) '^FuzzAppendHead$$' ./internal/cborx
 	$(FUZZ) '^FuzzReadRequest$$' ./cborrpc
+	$(FUZZ) '^FuzzReplay$$' -parallel 1 ./journal
+	$(FUZZ) '^FuzzSnapshotLoad$$' ./memory
+	$(FUZZ) '^FuzzRecordApply$$' ./memory
 
 # Load a 1,000,000-line units file with the Go coordinate CLI: units/s and
 # the CLI's peak RSS, against an in-process memory daemon.

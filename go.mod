@@ -11,6 +11,7 @@ require (
 	github.com/prometheus/client_model v0.6.3
 	github.com/prometheus/common v0.73.1
 	github.com/ugorji/go/codec v1.3.2
+	github.com/ulikunitz/xz v0.5.15
 	gopkg.in/yaml.v3 v3.0.1
 )
 

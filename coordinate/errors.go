@@ -7,6 +7,8 @@ import "errors"
 var (
 	// ErrNoSuchWorkSpec: the named work spec does not exist.
 	ErrNoSuchWorkSpec = errors.New("no such work spec")
+	// ErrWorkSpecExists: ImportWorkSpec found a spec of that name.
+	ErrWorkSpecExists = errors.New("work spec already exists")
 	// ErrNoSuchWorkUnit: the named work unit does not exist in its spec.
 	ErrNoSuchWorkUnit = errors.New("no such work unit")
 	// ErrNoSuchWorker: the worker is not registered or has expired.

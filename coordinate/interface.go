@@ -42,6 +42,12 @@ type Namespace interface {
 	DeleteWorkSpec(ctx context.Context, name string) error
 	// Clear removes every spec and unit and returns how many specs there were.
 	Clear(ctx context.Context) (int, error)
+	// ImportWorkSpec creates a spec and its units exactly as given (see
+	// ImportedWorkSpec), all or nothing. It fails with ErrWorkSpecExists
+	// if a spec of that name exists, and with the errors of ResolveImport
+	// on invalid input. Units of other specs that depend on the imported
+	// keys are not resolved or failed by the import.
+	ImportWorkSpec(ctx context.Context, spec *ImportedWorkSpec) error
 
 	// AddWorkUnits adds units to a spec (SEMANTICS §5.5 for existing
 	// keys). A later item with the same key wins. Adding a dependency edge

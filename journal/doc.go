@@ -6,18 +6,22 @@
 //
 // # Files
 //
-// The data directory (Options.Dir, created 0700, locked by DIR/LOCK while a
-// Journal is open) holds:
+// The data directory (Options.Dir, created 0700, locked with flock on the
+// directory itself while a Journal is open) holds:
 //
 //	journal-<seq>.log        segments, numbered 1, 2, 3, ... (20 digits)
 //	snapshot-<seq>.snap      the state as of the start of segment <seq>
 //	snapshot-<seq>.snap.tmp  a snapshot being written (removed by Open)
 //	*.damaged-<time>         files set aside by recovery (never read)
 //
-// Every segment and snapshot starts with a 20-byte header: magic ("CDJL"
-// for segments, "CDJS" for snapshots), format version (uint32, 1), the
-// file's sequence number (uint64) and the CRC-32C of those 16 bytes. Then
-// frames follow, each
+// Every segment and snapshot starts with a header (format.go; format 2: 64
+// bytes): magic ("CDJL" for segments, "CDJS" for snapshots), format
+// version, the file's sequence number, the caller's content version
+// (Options.ContentVersion, handed back by Replay) and a CRC-32C; a
+// segment's header also holds two mark slots (how far its records are
+// acknowledged; whether it is sealed, i.e. continued by the next
+// segment). Format 1 files (20-byte header, no marks) are still read.
+// Then frames follow, each
 //
 //	length uint32 | crc uint32 | payload[length]
 //
@@ -36,29 +40,31 @@
 // loss). A record whose Wait has not returned may or may not survive.
 //
 // Recovery (Open then Replay) loads the newest complete snapshot and
-// replays every segment from its number on, in order. Zeros from a frame
-// boundary to the end of the last segment are its clean end (the
-// preallocated space, or a crash that extended the file with zeros): they
-// are cut off without a warning. A torn last record
-// of the last segment (a write cut short by a crash: a short header, a
+// replays every segment from its number on, in order. A crash can tear
+// only what was never acknowledged, and the marks say what was: after
+// each acknowledged group the flusher writes the acknowledged end into
+// the segment's header (synced with the next group), and a segment is
+// sealed once the segment continuing it exists (created first, so a crash
+// in between leaves an unsealed segment followed by an empty one, which is
+// accepted). Zeros from a frame boundary to the end of the last segment,
+// at or past its mark, are its clean end (the preallocated space): cut off
+// without a warning. A torn last record past the mark (a short header, a
 // short payload, or a bad checksum with nothing but zeros or the end of
-// file after it) is truncated with a warning naming file and offset. Any
-// other damage (a bad frame followed by more data, a bad header, a missing
-// segment, a corrupt snapshot) makes Open or Replay fail with a
-// *CorruptError naming file and byte offset, unless Options.Recover is
-// set: then everything readable before the damage is kept, the rest is
-// renamed aside (".damaged-<time>") and logged, and the journal goes on
-// from there. Only the last segment can be torn or end in zeros, because
-// the journal syncs a segment and truncates it to its used length before
-// it starts the next one; zeros after the records of an earlier segment
-// are damage.
-// A corrupt newest snapshot makes Recover fall back to an older one left
-// over by an interrupted cleanup, if any; segments that cannot follow the
-// snapshot used are set aside. One limit: in the last segment, a length
-// field damaged so that the frame seems to run past the end of the file
-// cannot be told from a torn write, and is truncated as one (with the
-// warning). Every Replay starts a new segment; old segments are never
-// appended to again.
+// file after it) is truncated with a warning naming file and offset.
+// Records that stop before the mark, a sealed last segment, a snapshot
+// without its segment, a gap in the numbering, a bad header or a corrupt
+// snapshot make Open or Replay fail with a *CorruptError naming file and
+// byte offset, unless Options.Recover is set: then everything readable
+// before the damage is kept, the rest is renamed aside
+// (".damaged-<time>") and logged, a missing segment is logged by name,
+// and the journal goes on from there (the segment cut short is sealed at
+// its new end, in a new mark generation). Only the last segment can be
+// torn or end in zeros, because the journal syncs a segment and truncates
+// it to its used length before it starts the next one. A corrupt newest
+// snapshot makes Recover fall back to an older one left over by an
+// interrupted cleanup, if any; segments that cannot follow the snapshot
+// used are set aside. Every Replay starts a new segment; old segments are
+// never appended to again (only sealed).
 //
 // If a write or fsync fails, the journal stops acknowledging: every Wait
 // from then on returns that error (after a failed fsync the kernel may

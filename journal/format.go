@@ -105,7 +105,19 @@ func encodeSlot(seq uint64, m mark) [slotSize]byte {
 func slotCRC(seq uint64, b []byte) uint32 {
 	var sb [8]byte
 	binary.LittleEndian.PutUint64(sb[:], seq)
-	return crc32.Update(crc32.Checksum(sb[:], castagnoli), castagnoli, b)
+	return crcSmall(crcSmall(0, sb[:]), b)
+}
+
+// crcSmall is crc32.Update with the Castagnoli table for a few bytes. A
+// slice passed to crc32.Update escapes (it is called through a function
+// value), so small stack buffers would cost an allocation per frame and
+// per mark; this loop keeps them on the stack.
+func crcSmall(crc uint32, p []byte) uint32 {
+	crc = ^crc
+	for _, b := range p {
+		crc = castagnoli[byte(crc)^b] ^ (crc >> 8)
+	}
+	return ^crc
 }
 
 // decodeSlot returns the mark in a slot, false if the slot is invalid.
@@ -190,8 +202,7 @@ func checkHeader(h []byte, magic string, seq uint64, version uint32) (fileHeader
 
 // frameCRC is the checksum stored in a frame header.
 func frameCRC(length [4]byte, payload []byte) uint32 {
-	c := crc32.Update(0, castagnoli, length[:])
-	return crc32.Update(c, castagnoli, payload)
+	return crc32.Update(crcSmall(0, length[:]), castagnoli, payload)
 }
 
 // frameHeader encodes the 8-byte header of a frame carrying payload.

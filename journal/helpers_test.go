@@ -195,3 +195,10 @@ func readMark(t testing.TB, path string, seq uint64) mark {
 	f.Close()
 	return fr.hdr.mark
 }
+
+// appendFrame appends the frame of payload to dst.
+func appendFrame(dst, payload []byte) []byte {
+	h := frameHeader(payload)
+	dst = append(dst, h[:]...)
+	return append(dst, payload...)
+}

@@ -222,10 +222,10 @@ type replayTail struct {
 func (j *Journal) replaySegments(apply func([]byte, uint32) error) (replayTail, error) {
 	p := j.plan
 	tail := replayTail{next: p.base}
-	// complete: the segment was created before its predecessor was sealed
-	// (or before the snapshot naming it was installed), so even its header
-	// cannot be torn.
-	complete := p.snapshot != 0
+	// promised: the segment was completely created before its predecessor
+	// was sealed (or before the snapshot naming it was installed), so not
+	// even its header can be torn.
+	promised := p.snapshot != 0
 	unsealed := "" // a format 2 segment before this one that was not sealed
 	for i, seq := range p.segments {
 		last := i == len(p.segments)-1
@@ -253,11 +253,11 @@ func (j *Journal) replaySegments(apply func([]byte, uint32) error) (replayTail, 
 			if hdr.hasMark && !hdr.mark.sealed {
 				unsealed = path
 			}
-			complete = hdr.hasMark && hdr.mark.sealed
-			if complete {
+			promised = hdr.hasMark && hdr.mark.sealed
+			if promised {
 				tail.seal = "" // already sealed as it is
 			}
-			if last && complete {
+			if last && promised {
 				if err := j.missingSuccessor(path, seq); err != nil {
 					return replayTail{}, err
 				}
@@ -271,7 +271,7 @@ func (j *Journal) replaySegments(apply func([]byte, uint32) error) (replayTail, 
 			tail.sealMark.gen++
 		}
 		clean, torn := false, false
-		if last && !d.acked && !(complete && d.off < headerSizeV1) {
+		if last && !d.acked && !(promised && d.off < headerSizeV1) {
 			if clean, err = isPreallocatedEnd(path, d); err != nil {
 				return replayTail{}, err
 			}

@@ -12,7 +12,7 @@ import (
 	"github.com/coordinated/coordinated/journal"
 )
 
-// copyDataDir copies the files of a data directory (not its lock): the
+// copyDataDir copies the files of a data directory: the
 // disk as a crash at this instant would leave it, if nothing written later
 // reached the disk.
 func copyDataDir(t *testing.T, src string) string {
@@ -23,7 +23,7 @@ func copyDataDir(t *testing.T, src string) string {
 		t.Fatal(err)
 	}
 	for _, e := range entries {
-		if !e.Type().IsRegular() || e.Name() == "LOCK" {
+		if !e.Type().IsRegular() {
 			continue
 		}
 		b, err := os.ReadFile(filepath.Join(src, e.Name()))

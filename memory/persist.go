@@ -184,6 +184,9 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 	if len(rep.SetAside) > 0 {
 		attrs = append(attrs, "damaged_files_set_aside", rep.SetAside)
 	}
+	if len(rep.Missing) > 0 {
+		attrs = append(attrs, "missing_segments", rep.Missing)
+	}
 	log.Info("memory backend recovered", attrs...)
 	b.resetStats()
 	// The journal replayed counts toward the next snapshot, so restarts
@@ -338,12 +341,15 @@ func (b *Backend) Snapshot(ctx context.Context) (SnapshotStats, error) {
 }
 
 // loadSnapshot restores the state a snapshot holds (recovery only).
-func (b *Backend) loadSnapshot(r io.Reader, _ journal.SnapshotInfo) error {
-	nss, err := readSnapshot(r)
+func (b *Backend) loadSnapshot(r io.Reader, info journal.SnapshotInfo) error {
+	nss, err := readSnapshot(r, info.MaxBytes)
 	if err != nil {
 		return fmt.Errorf("memory: reading snapshot: %w", err)
 	}
 	for _, c := range nss {
+		if _, dup := b.namespaces[c.name]; dup {
+			return fmt.Errorf("memory: snapshot holds namespace %q twice", c.name)
+		}
 		st, err := c.restore()
 		if err != nil {
 			return fmt.Errorf("memory: snapshot namespace %q: %w", c.name, err)

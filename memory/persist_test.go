@@ -3,6 +3,7 @@ package memory
 import (
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -159,7 +160,9 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	if _, err := f.Seek(0, 0); err != nil {
 		t.Fatal(err)
 	}
-	got, err := readSnapshot(f)
+	size, _ := f.Seek(0, io.SeekEnd)
+	f.Seek(0, io.SeekStart)
+	got, err := readSnapshot(f, size)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +183,7 @@ func TestSnapshotRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Seek(0, 0)
-	if _, err := readSnapshot(f); err == nil {
+	if _, err := readSnapshot(f, info.Size()-3); err == nil {
 		t.Fatal("truncated snapshot read without error")
 	}
 }

@@ -44,6 +44,7 @@ const (
 	recHeartbeat
 	recUnregisterWorker
 	recCancelGroup
+	recImportWorkSpec
 )
 
 // opKind returns the record kind of an op.
@@ -77,6 +78,8 @@ func opKind(o op) byte {
 		return recUnregisterWorker
 	case *opCancelGroup:
 		return recCancelGroup
+	case *opImportWorkSpec:
+		return recImportWorkSpec
 	}
 	panic(fmt.Sprintf("memory: op %T has no journal record kind", o))
 }
@@ -118,8 +121,9 @@ var recordDecMode = func() cbor.DecMode {
 // recordEncoder builds records into a reusable buffer. Each namespace owns
 // one, used under its lock.
 type recordEncoder struct {
-	buf bytes.Buffer
-	enc *cbor.Encoder
+	buf     bytes.Buffer
+	enc     *cbor.Encoder
+	scratch bodyScratch
 }
 
 // encode returns the record of op o in namespace ns (o == nil: the
@@ -139,7 +143,9 @@ func (e *recordEncoder) encode(ns string, o op) ([]byte, error) {
 		if e.enc == nil {
 			e.enc = recordEncMode.NewEncoder(&e.buf)
 		}
-		if err := e.enc.Encode(recordBody(o)); err != nil {
+		err := e.enc.Encode(recordBody(o, &e.scratch))
+		e.scratch.reset()
+		if err != nil {
 			return nil, fmt.Errorf("memory: encoding journal record %T: %w", o, err)
 		}
 	}

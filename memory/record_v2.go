@@ -172,8 +172,56 @@ type bodyCancelGroup struct {
 	Now   int64
 }
 
-// recordBody converts an op into its format 2 body.
-func recordBody(o op) any {
+type bodyImportWorkSpec struct {
+	_          struct{} `cbor:",toarray"`
+	Definition []byte
+	Paused     bool
+	Continuous bool
+	Interval   int64
+	NextCont   int64
+	MaxRunning int64
+	Weight     int64
+	Finished   int64
+	Failed     int64
+	Units      []recImportedUnit
+}
+
+type recImportedUnit struct {
+	_          struct{} `cbor:",toarray"`
+	Key        string
+	KeyText    bool
+	Data       []byte
+	Status     int64
+	Priority   float64
+	Expiration int64
+	HasWorker  bool
+	Worker     string
+	WorkerText bool
+}
+
+// bodyScratch holds the bodies of the hot records (lease, update, add) for
+// reuse, so encoding them allocates nothing (recordEncoder owns one).
+type bodyScratch struct {
+	getWork bodyGetWork
+	update  bodyUpdateWorkUnit
+	add     bodyAddWorkUnits
+	lease   int64
+	worker  recName
+}
+
+// reset drops every reference to the last op, keeping the unit slice.
+func (sc *bodyScratch) reset() {
+	units := sc.add.Units
+	clear(units)
+	if cap(units) > 1<<12 {
+		units = nil // an unusually large add: do not keep it
+	}
+	*sc = bodyScratch{add: bodyAddWorkUnits{Units: units[:0]}}
+}
+
+// recordBody converts an op into its format 2 body, using sc for the hot
+// kinds: the body is valid until sc.reset.
+func recordBody(o op, sc *bodyScratch) any {
 	switch o := o.(type) {
 	case *opSetWorkSpec:
 		return &bodySetWorkSpec{Definition: o.Definition}
@@ -188,11 +236,12 @@ func recordBody(o op) any {
 	case *opClear:
 		return &bodyClear{}
 	case *opAddWorkUnits:
-		r := &bodyAddWorkUnits{Spec: o.Spec, Now: o.Now, Units: make([]recUnitInput, len(o.Units))}
+		r := &sc.add
+		r.Spec, r.Now = o.Spec, o.Now
 		for i := range o.Units {
 			in := &o.Units[i]
-			r.Units[i] = recUnitInput{Key: recNameOf(in.Key), Data: in.Data, Priority: in.Priority,
-				Delay: int64(in.Delay), DependsOn: recRefsOf(in.DependsOn), Group: in.Group}
+			r.Units = append(r.Units, recUnitInput{Key: recNameOf(in.Key), Data: in.Data, Priority: in.Priority,
+				Delay: int64(in.Delay), DependsOn: recRefsOf(in.DependsOn), Group: in.Group})
 		}
 		return r
 	case *opPrioritizeWorkUnits:
@@ -208,18 +257,24 @@ func recordBody(o op) any {
 		return &bodyDeleteWorkUnits{Spec: o.Spec, Query: q, Now: o.Now}
 	case *opUpdateWorkUnit:
 		u := o.Update
-		r := &bodyUpdateWorkUnit{Spec: o.Spec, Key: o.Key, Now: o.Now, LeaseID: o.LeaseID,
-			Update: recUpdate{Status: int64(u.Status), LeaseTime: durPtr(u.LeaseTime), Data: u.Data}}
+		r := &sc.update
+		*r = bodyUpdateWorkUnit{Spec: o.Spec, Key: o.Key, Now: o.Now, LeaseID: o.LeaseID,
+			Update: recUpdate{Status: int64(u.Status), Data: u.Data}}
+		if u.LeaseTime != nil {
+			sc.lease = int64(*u.LeaseTime)
+			r.Update.LeaseTime = &sc.lease
+		}
 		if u.Worker != nil {
-			w := recNameOf(*u.Worker)
-			r.Update.Worker = &w
+			sc.worker = recNameOf(*u.Worker)
+			r.Update.Worker = &sc.worker
 		}
 		return r
 	case *opExpire:
 		return &bodyExpire{Now: o.Now}
 	case *opGetWork:
-		return &bodyGetWork{Now: o.Now, Worker: recNameOf(o.Worker), Lease: int64(o.Lease), Spec: o.Spec,
+		sc.getWork = bodyGetWork{Now: o.Now, Worker: recNameOf(o.Worker), Lease: int64(o.Lease), Spec: o.Spec,
 			Count: int64(o.Count), Continuous: o.Continuous, Keys: o.Keys, FirstLeaseID: o.FirstLeaseID}
+		return &sc.getWork
 	case *opArchive:
 		return &bodyArchive{Now: o.Now, Specs: o.Specs,
 			Policy: recRetention{MaxCount: int64(o.Policy.MaxCount), MaxAge: int64(o.Policy.MaxAge)}}
@@ -236,6 +291,18 @@ func recordBody(o op) any {
 		return &bodyUnregisterWorker{Worker: o.Worker}
 	case *opCancelGroup:
 		return &bodyCancelGroup{Group: o.Group, Now: o.Now}
+	case *opImportWorkSpec:
+		r := &bodyImportWorkSpec{Definition: o.Definition, Paused: o.Paused, Continuous: o.Continuous,
+			Interval: o.Interval, NextCont: o.NextCont, MaxRunning: o.MaxRunning, Weight: o.Weight,
+			Finished: o.Finished, Failed: o.Failed}
+		if o.Units != nil {
+			r.Units = make([]recImportedUnit, len(o.Units))
+			for i, u := range o.Units {
+				r.Units[i] = recImportedUnit{Key: u.Key, KeyText: u.KeyText, Data: u.Data, Status: u.Status,
+					Priority: u.Priority, Expiration: u.Expiration, HasWorker: u.HasWorker, Worker: u.Worker, WorkerText: u.WorkerText}
+			}
+		}
+		return r
 	}
 	panic(fmt.Sprintf("memory: op %T has no journal record body", o))
 }
@@ -272,6 +339,8 @@ func newRecordBody(kind byte) any {
 		return &bodyUnregisterWorker{}
 	case recCancelGroup:
 		return &bodyCancelGroup{}
+	case recImportWorkSpec:
+		return &bodyImportWorkSpec{}
 	}
 	return nil
 }
@@ -348,6 +417,18 @@ func bodyOp(body any) (op, error) {
 		return &opUnregisterWorker{Worker: r.Worker}, nil
 	case *bodyCancelGroup:
 		return &opCancelGroup{Group: r.Group, Now: r.Now}, nil
+	case *bodyImportWorkSpec:
+		o := &opImportWorkSpec{Definition: r.Definition, Paused: r.Paused, Continuous: r.Continuous,
+			Interval: r.Interval, NextCont: r.NextCont, MaxRunning: r.MaxRunning, Weight: r.Weight,
+			Finished: r.Finished, Failed: r.Failed}
+		if r.Units != nil {
+			o.Units = make([]importedUnit, len(r.Units))
+			for i, u := range r.Units {
+				o.Units[i] = importedUnit{Key: u.Key, KeyText: u.KeyText, Data: u.Data, Status: u.Status,
+					Priority: u.Priority, Expiration: u.Expiration, HasWorker: u.HasWorker, Worker: u.Worker, WorkerText: u.WorkerText}
+			}
+		}
+		return o, nil
 	}
 	return nil, fmt.Errorf("no op for record body %T", body)
 }
@@ -377,14 +458,6 @@ func unitRefsOf(rs []recRef) []coordinate.UnitRef {
 	return out
 }
 
-func durPtr(d *time.Duration) *int64 {
-	if d == nil {
-		return nil
-	}
-	v := int64(*d)
-	return &v
-}
-
 func durOf(v *int64) *time.Duration {
 	if v == nil {
 		return nil
@@ -407,4 +480,12 @@ func intOf(v *int64) *int {
 	}
 	n := int(*v)
 	return &n
+}
+
+func durPtr(d *time.Duration) *int64 {
+	if d == nil {
+		return nil
+	}
+	v := int64(*d)
+	return &v
 }

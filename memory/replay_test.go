@@ -30,6 +30,7 @@ var opTypes = map[string]func() op{
 	"Heartbeat":           func() op { return &opHeartbeat{} },
 	"UnregisterWorker":    func() op { return &opUnregisterWorker{} },
 	"CancelGroup":         func() op { return &opCancelGroup{} },
+	"ImportWorkSpec":      func() op { return &opImportWorkSpec{} },
 }
 
 func opTypeName(o op) string { return reflect.TypeOf(o).Elem().Name()[2:] }
@@ -206,8 +207,28 @@ func randomWorkload(t *testing.T, ns *namespace, clock *coordinate.FakeClock, r 
 			_, err = ns.SetWorkSpec(ctx, defs[s])
 		case x < 97:
 			s := pick()
-			if err = ns.DeleteWorkSpec(ctx, s); err == nil {
+			if err = ns.DeleteWorkSpec(ctx, s); err == nil && r.IntN(2) == 0 {
 				_, err = ns.SetWorkSpec(ctx, defs[s])
+			} else if err == nil {
+				// Back as another daemon saved it.
+				in := &coordinate.ImportedWorkSpec{Definition: defs[s], NextContinuous: clock.Now(),
+					Archived: map[coordinate.Status]int{coordinate.StatusFinished: r.IntN(3)}}
+				seen := map[string]bool{}
+				for range r.IntN(6) {
+					k := key()
+					if seen[k] {
+						continue
+					}
+					seen[k] = true
+					u := coordinate.ImportedWorkUnit{Key: coordinate.Name{Bytes: k, Text: true}, Data: enc(map[string]any{"i": i}),
+						Status: []coordinate.Status{1, 3, 4, 5}[r.IntN(4)], Priority: float64(r.IntN(3))}
+					if u.Status != coordinate.StatusAvailable {
+						u.Expiration = clock.Now().Add(time.Duration(r.IntN(40)-10) * time.Second)
+						u.Worker = &coordinate.Name{Bytes: workers[r.IntN(len(workers))], Text: true}
+					}
+					in.Units = append(in.Units, u)
+				}
+				err = ns.ImportWorkSpec(ctx, in)
 			}
 		case x < 98 && r.IntN(4) == 0:
 			if _, err = ns.Clear(ctx); err == nil {

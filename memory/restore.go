@@ -2,6 +2,8 @@ package memory
 
 import (
 	"fmt"
+
+	"github.com/coordinated/coordinated/coordinate"
 )
 
 // restore builds a live state from a decoded snapshot: units go back to
@@ -17,12 +19,22 @@ func (c *capturedNamespace) restore() (*state, error) {
 		sp.definition = cs.definition
 		sp.meta = cs.meta
 		sp.archived = cs.archived
+		if _, dup := s.specs[cs.name.Bytes]; dup {
+			return nil, fmt.Errorf("spec %q listed twice", cs.name.Bytes)
+		}
 		s.specs[cs.name.Bytes] = sp
+		if cs.units < 0 || cs.units > len(units) {
+			return nil, fmt.Errorf("spec %q claims %d units, %d left", cs.name.Bytes, cs.units, len(units))
+		}
 		mine := units[:cs.units]
 		units = units[cs.units:]
 		var sizes [inPending + 1]int
 		for j := range mine {
-			sizes[mine[j].where]++
+			u := &mine[j]
+			if !u.status.Valid() || u.where != heapOf(u.status, u.where) {
+				return nil, fmt.Errorf("spec %q unit %q: status %d does not fit heap %d", cs.name.Bytes, u.key, u.status, u.where)
+			}
+			sizes[u.where]++
 		}
 		sp.available.reset(sizes[inAvailable])
 		sp.delayed.reset(sizes[inDelayed])
@@ -31,8 +43,8 @@ func (c *capturedNamespace) restore() (*state, error) {
 		for j := range mine {
 			u := &mine[j]
 			u.spec = sp
-			if !u.status.Valid() {
-				return nil, fmt.Errorf("spec %q unit %q: invalid status %d", cs.name.Bytes, u.key, u.status)
+			if _, dup := sp.units[u.key]; dup {
+				return nil, fmt.Errorf("spec %q unit %q listed twice", cs.name.Bytes, u.key)
 			}
 			sp.units[u.key] = u
 			sp.counts[u.status]++
@@ -88,6 +100,9 @@ func (c *capturedNamespace) restore() (*state, error) {
 			lastHeard: cw.lastHeard, expires: cw.expires, heapIdx: i,
 			outstanding: make(map[*unit]struct{}, len(cw.outstanding)),
 		}
+		if _, dup := reg.byID[w.id.Bytes]; dup {
+			return nil, fmt.Errorf("worker %q listed twice", w.id.Bytes)
+		}
 		reg.byID[w.id.Bytes] = w
 		reg.byExpiry = append(reg.byExpiry, w)
 		if w.parent != nil {
@@ -113,4 +128,19 @@ func (c *capturedNamespace) restore() (*state, error) {
 		}
 	}
 	return s, nil
+}
+
+// heapOf returns the heap a unit of status st belongs in, given the heap
+// it claims (an AVAILABLE unit is in the available or the delayed heap).
+func heapOf(st coordinate.Status, claimed uint8) uint8 {
+	switch st {
+	case coordinate.StatusAvailable:
+		if claimed == inDelayed {
+			return inDelayed
+		}
+		return inAvailable
+	case coordinate.StatusPending:
+		return inPending
+	}
+	return inNoHeap
 }

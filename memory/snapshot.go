@@ -260,10 +260,27 @@ func (e *snapWriter) refs(rs []coordinate.UnitRef) {
 	}
 }
 
-// readSnapshot decodes what writeSnapshot wrote. Units come back in
-// capturedNamespace.units with spec unset; restore links them.
-func readSnapshot(in io.Reader) ([]*capturedNamespace, error) {
-	d := &snapReader{r: bufio.NewReaderSize(in, 256<<10)}
+// Smallest encodings, in bytes, of the items a snapshot counts: a count
+// larger than the bytes left divided by these is damage, rejected before
+// anything is allocated for it.
+const (
+	minNamespaceBytes = 5  // name, nextLease, three counts
+	minSpecBytes      = 25 // name, definition, meta, archived, unit count
+	minUnitBytes      = 20 // key, flags, data, float priority, 8 varints
+	minWorkerBytes    = 8
+	minGroupBytes     = 2
+	minRefBytes       = 2
+)
+
+// readSnapshot decodes what writeSnapshot wrote; maxBytes bounds the bytes
+// in (journal.SnapshotInfo.MaxBytes). Every count and length is checked
+// against the bytes left before anything is allocated for it, so damaged
+// contents with valid checksums give an error, not an out-of-memory
+// crash. Units come back in capturedNamespace.units with spec unset;
+// restore links them and checks the rest (statuses, heap positions,
+// references).
+func readSnapshot(in io.Reader, maxBytes int64) ([]*capturedNamespace, error) {
+	d := &snapReader{r: bufio.NewReaderSize(in, 256<<10), left: maxBytes}
 	magic := make([]byte, len(snapshotMagic))
 	if _, err := io.ReadFull(d.r, magic); err != nil || string(magic) != snapshotMagic {
 		return nil, fmt.Errorf("not a memory-backend snapshot (magic %q)", magic)
@@ -271,19 +288,20 @@ func readSnapshot(in io.Reader) ([]*capturedNamespace, error) {
 	if v := d.uint(); d.err == nil && v != snapshotVersion {
 		return nil, fmt.Errorf("snapshot format version %d, this build reads %d", v, snapshotVersion)
 	}
-	nss := make([]*capturedNamespace, d.count())
+	d.left -= int64(len(snapshotMagic))
+	nss := make([]*capturedNamespace, d.count(minNamespaceBytes))
 	for i := range nss {
 		c := &capturedNamespace{name: d.str(), nextLease: d.int()}
-		c.specs = make([]capturedSpec, d.count())
+		c.specs = make([]capturedSpec, d.count(minSpecBytes))
 		for k := range c.specs {
 			sp := &c.specs[k]
 			sp.name = d.name()
 			sp.definition = d.bytes()
 			d.meta(&sp.meta)
 			for st := range sp.archived {
-				sp.archived[st] = int(d.uint())
+				sp.archived[st] = d.number(1 << 62)
 			}
-			sp.units = d.count()
+			sp.units = d.count(minUnitBytes)
 			if d.err == nil {
 				c.units = slices.Grow(c.units, min(sp.units, 1<<24))
 			}
@@ -291,7 +309,7 @@ func readSnapshot(in io.Reader) ([]*capturedNamespace, error) {
 				c.units = append(c.units, d.unit())
 			}
 		}
-		c.workers = make([]capturedWorker, d.count())
+		c.workers = make([]capturedWorker, d.count(minWorkerBytes))
 		for k := range c.workers {
 			w := &c.workers[k]
 			w.id = d.name()
@@ -305,7 +323,7 @@ func readSnapshot(in io.Reader) ([]*capturedNamespace, error) {
 			w.expires = d.int()
 			w.outstanding = d.refs()
 		}
-		c.groups = make([]capturedGroup, d.count())
+		c.groups = make([]capturedGroup, d.count(minGroupBytes))
 		for k := range c.groups {
 			c.groups[k] = capturedGroup{name: d.str(), lastProgress: d.int()}
 		}
@@ -368,10 +386,21 @@ func (d *snapReader) meta(m *coordinate.WorkSpecMeta) {
 }
 
 // snapReader reads the primitive snapshot items, remembering the first
-// error; after an error every read returns a zero value.
+// error; after an error every read returns a zero value. left is an upper
+// bound of the bytes still to come.
 type snapReader struct {
-	r   *bufio.Reader
-	err error
+	r    *bufio.Reader
+	left int64
+	err  error
+}
+
+// ReadByte lets binary.ReadUvarint read through d, counting bytes.
+func (d *snapReader) ReadByte() (byte, error) {
+	b, err := d.r.ReadByte()
+	if err == nil {
+		d.left--
+	}
+	return b, err
 }
 
 func (d *snapReader) fail(err error) {
@@ -387,7 +416,7 @@ func (d *snapReader) uint() uint64 {
 	if d.err != nil {
 		return 0
 	}
-	v, err := binary.ReadUvarint(d.r)
+	v, err := binary.ReadUvarint(d)
 	if err != nil {
 		d.fail(err)
 	}
@@ -398,19 +427,33 @@ func (d *snapReader) int() int64 {
 	if d.err != nil {
 		return 0
 	}
-	v, err := binary.ReadVarint(d.r)
+	v, err := binary.ReadVarint(d)
 	if err != nil {
 		d.fail(err)
 	}
 	return v
 }
 
-// count reads a length and rejects absurd ones before anything is
-// allocated for them.
-func (d *snapReader) count() int {
+// count reads the number of items whose encodings take at least minBytes
+// each, and rejects a number that could not fit in the bytes left.
+func (d *snapReader) count(minBytes int64) int {
 	n := d.uint()
-	if n > 1<<40 {
-		d.fail(fmt.Errorf("implausible count %d", n))
+	if d.err != nil {
+		return 0
+	}
+	if n > uint64(max(d.left, 0))/uint64(minBytes) {
+		d.fail(fmt.Errorf("count %d of items of at least %d bytes cannot fit in the %d bytes left", n, minBytes, max(d.left, 0)))
+		return 0
+	}
+	return int(n)
+}
+
+// number reads a non-negative number that is not a count of items that
+// follow (archived unit counts), rejecting one above limit.
+func (d *snapReader) number(limit uint64) int {
+	n := d.uint()
+	if n > limit {
+		d.fail(fmt.Errorf("implausible number %d", n))
 		return 0
 	}
 	return int(n)
@@ -425,13 +468,14 @@ func (d *snapReader) float() float64 {
 		d.fail(err)
 		return 0
 	}
+	d.left -= 8
 	return math.Float64frombits(binary.LittleEndian.Uint64(b[:]))
 }
 
 func (d *snapReader) bool() bool { return d.uint() != 0 }
 
 func (d *snapReader) bytes() []byte {
-	n := d.count()
+	n := d.count(1)
 	if d.err != nil {
 		return nil
 	}
@@ -440,6 +484,7 @@ func (d *snapReader) bytes() []byte {
 		d.fail(err)
 		return nil
 	}
+	d.left -= int64(n)
 	return b
 }
 
@@ -450,7 +495,7 @@ func (d *snapReader) name() coordinate.Name {
 }
 
 func (d *snapReader) refs() []coordinate.UnitRef {
-	n := d.count()
+	n := d.count(minRefBytes)
 	if n == 0 || d.err != nil {
 		return nil
 	}

@@ -75,7 +75,11 @@ class Daemon(object):
     """
 
     def __init__(self, config_path=None, extra_args=(), binary=None,
-                 backend_arg=None):
+                 backend_arg=None, argv=None):
+        # argv, when given, replaces all the default flags (for starting
+        # the daemon with the Python daemon's own command line); "{port}"
+        # in it stands for the port chosen at start.
+        self.argv = argv
         self.backend_arg = backend_arg or backend()
         self.workdir = tempfile.mkdtemp(prefix='coordinated-pytest-')
         self.binary = binary or daemon_binary(self.workdir)
@@ -94,11 +98,15 @@ class Daemon(object):
     def start(self):
         """Start the daemon and wait until it accepts connections."""
         self.port = free_port()
-        args = [self.binary, '-listen', self.address,
-                '-backend', self.backend_arg, '-data-dir', '']
-        if self.config_path:
-            args += ['-config', self.config_path]
-        args += self.extra_args
+        if self.argv is not None:
+            args = [self.binary] + [a.replace('{port}', str(self.port))
+                                    for a in self.argv]
+        else:
+            args = [self.binary, '-listen', self.address,
+                    '-backend', self.backend_arg, '-data-dir', '']
+            if self.config_path:
+                args += ['-config', self.config_path]
+            args += self.extra_args
         self._log = open(self.log_path, 'wb')
         self.proc = subprocess.Popen(args, stdout=self._log,
                                      stderr=subprocess.STDOUT)

@@ -10,6 +10,8 @@
 #   compare the real Python daemon (coordinate 0.1.5) and ours driven with
 #           the same calls, typed replies compared; allowed differences
 #           are the table in docs/compat.md (pythontest/compare)
+#   dropin  our daemon taking over the real Python daemon's snapshot
+#           directory with its command line, Python 2.7 (pythontest/dropin)
 #
 # each against the memory backend and, when COORDINATE_TEST_POSTGRES is set,
 # again against PostgreSQL (a fresh database per suite when psql is there).
@@ -216,6 +218,11 @@ run_all() {
   run_suite "compare with the Python daemon" "$url" \
     .venv-py27/bin/python -m pytest -p no:cacheprovider -q \
     --timeout="$TEST_TIMEOUT" --rootdir="$repo" pythontest/compare
+
+  url=$backend; [ "$backend" = memory ] || use_fresh_postgres dropin
+  run_suite dropin "$url" \
+    .venv-py27/bin/python -m pytest -p no:cacheprovider -q \
+    --timeout="$TEST_TIMEOUT" --rootdir="$repo" pythontest/dropin
 }
 
 run_all memory memory

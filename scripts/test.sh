@@ -59,6 +59,10 @@ go test -race -count=1 ./...
 echo "== fuzz, a few seconds each (longer: make fuzz)"
 go test -run '^$' -fuzz '^FuzzValidate$' -fuzztime 4s -fuzzminimizetime 1s ./internal/cborx
 go test -run '^$' -fuzz '^FuzzAppendHead$' -fuzztime 2s -fuzzminimizetime 1s ./internal/cborx
+# journal replay, snapshot loading, record application (FuzzReplay writes files: one worker)
+go test -run '^$' -fuzz '^FuzzReplay$' -fuzztime 3s -fuzzminimizetime 1s -parallel 1 ./journal
+go test -run '^$' -fuzz '^FuzzSnapshotLoad$' -fuzztime 3s -fuzzminimizetime 1s ./memory
+go test -run '^$' -fuzz '^FuzzRecordApply$' -fuzztime 3s -fuzzminimizetime 1s ./memory
 
 if [ "$what" = go ]; then exit 0; fi
 

@@ -8,8 +8,17 @@
 //	            [-config FILE] [-max-request-size BYTES] [-log-level LEVEL]
 //	            [-enforce-min-gb] [-data-dir DIR] [-sync group|none]
 //	            [-recover] [-snapshot-bytes BYTES] [-version]
+//	            [the Python daemon's options: -c FILE --host ADDR --port N
+//	             --pid FILE --snapshot-dir DIR --httpd [IP]:PORT -v -q
+//	             --debug LOGGER --dump-config [WHAT]]
+//	coordinated import-python [-backend ...] [-data-dir DIR] [-replace] SNAPSHOT [LOG...]
 //	coordinated migrate -from HOST:PORT [-to HOST:PORT] [-spec NAME]...
 //	            [-pause-source] [-verify]
+//
+// The Python daemon's command line and config file work as they did
+// (docs/compat.md); with --snapshot-dir its queue is taken over once into
+// a new data directory (docs/migration.md). Subcommands are listed in
+// subcommands.go.
 //
 // The memory backend keeps a write-ahead journal and snapshots in -data-dir
 // (default $XDG_STATE_HOME/coordinated, else ~/.local/state/coordinated)

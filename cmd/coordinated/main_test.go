@@ -63,13 +63,18 @@ func (s *syncBuffer) String() string {
 // fresh directory unless args say otherwise.
 func startDaemon(t *testing.T, args ...string) (string, *syncBuffer, func() error) {
 	t.Helper()
-	args = append([]string{"-data-dir", t.TempDir()}, args...)
+	return startExact(t, append([]string{"-listen", "127.0.0.1:0", "-data-dir", t.TempDir()}, args...)...)
+}
+
+// startExact is startDaemon with exactly these arguments.
+func startExact(t *testing.T, args ...string) (string, *syncBuffer, func() error) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan net.Addr, 1)
 	done := make(chan error, 1)
 	logs := &syncBuffer{}
 	go func() {
-		done <- run(ctx, append([]string{"-listen", "127.0.0.1:0"}, args...), io.Discard, logs, ready)
+		done <- run(ctx, args, io.Discard, logs, ready)
 	}()
 	select {
 	case addr := <-ready:

@@ -15,17 +15,21 @@ import (
 	"github.com/coordinated/coordinated/memory"
 )
 
-// errUsage marks a command-line error (already reported by the flag set).
+// errUsage marks a command-line error (already reported to stderr).
 var errUsage = errors.New("usage error")
 
 // defaultMaxRequestSize is the largest request accepted (DECISIONS 7): a
 // whole `coordinate load` file arrives in one request.
 const defaultMaxRequestSize = 256 << 20
 
-// options are the daemon's command-line settings.
+// defaultListen is where the daemon serves unless told otherwise.
+const defaultListen = "127.0.0.1:5932"
+
+// options are the daemon's settings from the command line and, for the
+// Python daemon's keys, its config file (pyflags.go, pyconfig.go).
 type options struct {
 	listen         string
-	backend        string
+	listenSet      bool // -listen was given
 	configFile     string
 	maxRequestSize int64
 	logLevel       slog.Level
@@ -35,60 +39,112 @@ type options struct {
 	gcPercentSet   bool // given explicitly (else GOGC from the environment wins)
 	version        bool
 
-	// The HTTP listener (--httpd, docs/operations.md); serving is in httpd.go.
+	// The HTTP listener (--httpd, else coordinate.server.httpd;
+	// docs/operations.md); serving is in httpd.go.
 	httpd        string
 	httpdActions bool
 	httpdPprof   bool
 	httpdToken   string
 
-	// Persistence of the memory backend (docs/persistence.md).
+	storage // -backend and the memory backend's persistence
+
+	limits limitOptions // connection and request limits (limits.go)
+
+	py pyOptions // the Python daemon's options (pyflags.go)
+}
+
+// storage is the backend and, for the memory backend, where and how it
+// keeps its data (docs/persistence.md). The daemon and import-python share
+// these flags.
+type storage struct {
+	backend       string
 	volatile      bool   // -backend memory: (or -data-dir ""): keep nothing
 	dataDir       string // "" when volatile
 	dataDirSet    bool   // -data-dir was given explicitly
+	dataDirErr    error  // why there is no default data directory, if none
 	sync          journal.SyncPolicy
+	syncName      string
 	recover       bool
 	snapshotBytes int64
-
-	limits limitOptions // limits.go
 }
 
-// parseOptions reads the command line.
-func parseOptions(args []string, stderr io.Writer) (*options, error) {
-	o := &options{}
-	fs := flag.NewFlagSet("coordinated", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.StringVar(&o.listen, "listen", "127.0.0.1:5932", "`address` to serve CBOR-RPC on; \":5932\" opens it to the network")
-	fs.StringVar(&o.backend, "backend", "memory", "storage: \"memory\" (kept in -data-dir), \"memory:\" (volatile), or a postgres:// or postgresql:// `URL`")
-	fs.StringVar(&o.configFile, "config", "", "YAML `file` returned by get_config; coordinate.job_queue.limit_completed_count/_age set the archive policy")
-	fs.Int64Var(&o.maxRequestSize, "max-request-size", defaultMaxRequestSize, "largest request in `bytes`; a connection sending more is closed")
-	level := fs.String("log-level", "info", "log `level`: debug, info, warn or error")
-	fs.BoolVar(&o.enforceMinGB, "enforce-min-gb", false, "skip work specs whose min_gb exceeds the worker's available_gb")
+// register adds the storage flags to fs.
+func (s *storage) register(fs *flag.FlagSet) {
+	fs.StringVar(&s.backend, "backend", "memory", "storage: \"memory\" (kept in -data-dir), \"memory:\" (volatile), or a postgres:// or postgresql:// `URL`")
 	defaultDir, dirErr := defaultDataDir()
-	fs.StringVar(&o.dataDir, "data-dir", defaultDir, "`directory` where the memory backend keeps its journal and snapshots; \"\" keeps nothing (volatile)")
-	syncName := fs.String("sync", journal.SyncGroup.String(), "journal `policy`: \"group\" fsyncs every group of changes before answering; \"none\" only writes them (survives a crash of the daemon, not of the machine)")
-	fs.BoolVar(&o.recover, "recover", false, "start even if the journal is damaged before its end, keeping what can be read (damaged files are renamed aside)")
-	fs.Int64Var(&o.snapshotBytes, "snapshot-bytes", memory.DefaultSnapshotBytes, "take a snapshot once the journal has grown by this many `bytes`")
+	s.dataDirErr = dirErr
+	fs.StringVar(&s.dataDir, "data-dir", defaultDir, "`directory` where the memory backend keeps its journal and snapshots; \"\" keeps nothing (volatile)")
+	fs.StringVar(&s.syncName, "sync", journal.SyncGroup.String(), "journal `policy`: \"group\" fsyncs every group of changes before answering; \"none\" only writes them (survives a crash of the daemon, not of the machine)")
+	fs.BoolVar(&s.recover, "recover", false, "start even if the journal is damaged before its end, keeping what can be read (damaged files are renamed aside)")
+	fs.Int64Var(&s.snapshotBytes, "snapshot-bytes", memory.DefaultSnapshotBytes, "take a snapshot once the journal has grown by this many `bytes`")
+}
+
+// check validates the storage flags after parsing; explicit names the
+// flags given on the command line.
+func (s *storage) check(explicit map[string]bool, stderr io.Writer) error {
+	if s.backend != "memory" && s.backend != "memory:" && !isPostgresURL(s.backend) {
+		fmt.Fprintf(stderr, "coordinated: -backend must be \"memory\", \"memory:\" (volatile) or a postgres:// URL, not %q\n", s.backend)
+		return errUsage
+	}
+	s.dataDirSet = explicit["data-dir"]
+	var err error
+	if s.sync, err = journal.ParseSyncPolicy(s.syncName); err != nil {
+		fmt.Fprintf(stderr, "coordinated: -sync: %v\n", err)
+		return errUsage
+	}
+	if s.snapshotBytes <= 0 {
+		fmt.Fprintln(stderr, "coordinated: -snapshot-bytes must be positive")
+		return errUsage
+	}
+	if s.backend == "memory:" || (s.dataDirSet && s.dataDir == "") {
+		s.volatile, s.dataDir = true, ""
+	}
+	return nil
+}
+
+// checkDataDir fails when a persistent memory backend has no directory.
+func (s *storage) checkDataDir(stderr io.Writer) error {
+	if s.backend != "memory:" && !isPostgresURL(s.backend) && !s.volatile && s.dataDir == "" {
+		fmt.Fprintf(stderr, "coordinated: no default data directory (%v); pass -data-dir DIR, or -data-dir \"\" for a volatile daemon\n", s.dataDirErr)
+		return errUsage
+	}
+	return nil
+}
+
+// register adds the daemon's own flags to fs. Another flag is one line
+// here; the Python daemon's flags are in pyflags.go.
+func (o *options) register(fs *flag.FlagSet) {
+	fs.StringVar(&o.listen, "listen", defaultListen, "`address` to serve CBOR-RPC on; \":5932\" opens it to the network (the same as --host and --port)")
+	fs.StringVar(&o.configFile, "config", "", "the Python daemon's YAML config `file` (also -c): returned by get_config; coordinate.server and coordinate.job_queue are read (docs/compat.md)")
+	fs.Int64Var(&o.maxRequestSize, "max-request-size", defaultMaxRequestSize, "largest request in `bytes`; a connection sending more is closed")
+	fs.TextVar(&o.logLevel, "log-level", slog.LevelInfo, "log `level`: debug, info, warn or error (-v, -q and --debug adjust it)")
+	fs.BoolVar(&o.enforceMinGB, "enforce-min-gb", false, "skip work specs whose min_gb exceeds the worker's available_gb")
 	fs.DurationVar(&o.stallTimeout, "stall-timeout", 10*time.Minute, "report a work-unit group as stalled after this long with runnable units and no progress")
 	fs.IntVar(&o.gcPercent, "gc-percent", defaultGCPercent, "Go garbage-collector target `percent` (as GOGC; the GOGC environment variable wins unless this flag is given)")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
-	fs.StringVar(&o.httpd, "httpd", "", "serve the status page, /metrics, /healthz, /readyz and the /ui/ dashboard on `[ip]:port` (\":5933\" means 127.0.0.1:5933; give 0.0.0.0 to open it to the network)")
+	fs.StringVar(&o.httpd, "httpd", "", "serve the status page, /metrics, /healthz, /readyz and the /ui/ dashboard on `[ip]:port` (\":5933\" means 127.0.0.1:5933; give 0.0.0.0 to open it to the network); else coordinate.server.httpd")
 	fs.BoolVar(&o.httpdActions, "httpd-actions", false, "allow the dashboard's actions: pause/resume, retry, reprioritize, cancel group")
 	fs.BoolVar(&o.httpdPprof, "httpd-pprof", false, "serve net/http/pprof under /debug/pprof/ on the -httpd listener")
 	fs.StringVar(&o.httpdToken, "httpd-token", "", "require this `token` (bearer, or basic-auth password) for dashboard actions")
 	o.limits.register(fs)
-	err := fs.Parse(args)
+	o.storage.register(fs)
+}
+
+// parseOptions reads the command line and, with -config/-c, the Python
+// daemon's settings in the config file (flags win over the file).
+func parseOptions(args []string, stderr io.Writer) (*options, error) {
+	o := &options{}
+	fs := flag.NewFlagSet("coordinated", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { usage(fs, stderr) }
+	o.register(fs)
+	o.py.register(fs, &o.configFile)
+	explicit, err := parseFlags(fs, expandCountFlags(args), &o.py, stderr)
 	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil, err
-		}
-		return nil, errUsage
+		return nil, err
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "coordinated: unexpected argument %q\n", fs.Arg(0))
-		return nil, errUsage
-	}
-	if err := o.logLevel.UnmarshalText([]byte(*level)); err != nil {
-		fmt.Fprintf(stderr, "coordinated: -log-level: %v\n", err)
+		fmt.Fprintf(stderr, "coordinated: unexpected argument %q (subcommands: %s)\n", fs.Arg(0), subcommandNames())
 		return nil, errUsage
 	}
 	if o.maxRequestSize <= 0 {
@@ -98,38 +154,54 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	if err := o.limits.check(stderr); err != nil {
 		return nil, err
 	}
-	if o.backend != "memory" && o.backend != "memory:" && !isPostgresURL(o.backend) {
-		fmt.Fprintf(stderr, "coordinated: -backend must be \"memory\", \"memory:\" (volatile) or a postgres:// URL, not %q\n", o.backend)
-		return nil, errUsage
-	}
-	fs.Visit(func(f *flag.Flag) {
-		switch f.Name {
-		case "data-dir":
-			o.dataDirSet = true
-		case "gc-percent":
-			o.gcPercentSet = true
-		}
-	})
-	if o.sync, err = journal.ParseSyncPolicy(*syncName); err != nil {
-		fmt.Fprintf(stderr, "coordinated: -sync: %v\n", err)
-		return nil, errUsage
-	}
 	if o.stallTimeout <= 0 {
 		fmt.Fprintln(stderr, "coordinated: -stall-timeout must be positive")
 		return nil, errUsage
 	}
-	if o.snapshotBytes <= 0 {
-		fmt.Fprintln(stderr, "coordinated: -snapshot-bytes must be positive")
-		return nil, errUsage
+	if err := o.storage.check(explicit, stderr); err != nil {
+		return nil, err
 	}
-	if o.backend == "memory:" || (o.dataDirSet && o.dataDir == "") {
-		o.volatile, o.dataDir = true, ""
+	o.listenSet = explicit["listen"]
+	o.gcPercentSet = explicit["gc-percent"]
+	if err := o.applyPython(explicit, stderr); err != nil {
+		return nil, err
 	}
-	if o.backend != "memory:" && !isPostgresURL(o.backend) && !o.volatile && o.dataDir == "" {
-		fmt.Fprintf(stderr, "coordinated: no default data directory (%v); pass -data-dir DIR, or -data-dir \"\" for a volatile daemon\n", dirErr)
-		return nil, errUsage
+	if err := o.storage.checkDataDir(stderr); err != nil {
+		return nil, err
 	}
 	return o, nil
+}
+
+// parseFlags parses args into fs and returns the names of the flags given.
+// --dump-config takes an optional value, which may also follow it as the
+// next argument (as argparse allows); flags after it are parsed too.
+func parseFlags(fs *flag.FlagSet, args []string, py *pyOptions, stderr io.Writer) (map[string]bool, error) {
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, errUsage
+		}
+		if py.dumpConfig == "" || py.dumpConfigValued || fs.NArg() == 0 || !isDumpWhat(fs.Arg(0)) {
+			break
+		}
+		py.dumpConfig, py.dumpConfigValued = fs.Arg(0), true
+		args = fs.Args()[1:]
+	}
+	explicit := make(map[string]bool)
+	fs.Visit(func(f *flag.Flag) { explicit[f.Name] = true })
+	return explicit, nil
+}
+
+// usage prints the flags, ours and the Python daemon's.
+func usage(fs *flag.FlagSet, w io.Writer) {
+	fmt.Fprintf(w, "Usage: coordinated [flags]\n       coordinated SUBCOMMAND [flags] (-h after it for its flags)\n\nSubcommands:\n")
+	for _, name := range strings.Split(subcommandNames(), ", ") {
+		fmt.Fprintf(w, "  %-14s %s\n", name, subcommands[name].summary)
+	}
+	fmt.Fprintf(w, "\nFlags (- and -- are alike):\n")
+	fs.PrintDefaults()
 }
 
 // defaultGCPercent is the garbage collector's target unless GOGC or

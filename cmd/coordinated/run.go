@@ -21,10 +21,11 @@ const shutdownGrace = 30 * time.Second
 
 // run is the whole daemon: it serves until ctx is cancelled (the signal
 // handler in main), then shuts down cleanly. If ready is non-nil it gets
-// the listening address once the port is open.
+// the listening address once the port is open. A first argument naming a
+// subcommand (subcommands.go) runs that instead.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready chan<- net.Addr) error {
-	if len(args) > 0 && args[0] == "migrate" {
-		return runMigrate(ctx, args[1:], stdout, stderr)
+	if sc, ok := subcommandOf(args); ok {
+		return sc.run(ctx, args[1:], stdout, stderr)
 	}
 	opts, err := parseOptions(args, stderr)
 	if err != nil {
@@ -34,23 +35,32 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready cha
 		fmt.Fprintln(stdout, "coordinated", version)
 		return nil
 	}
+	if opts.py.dumpConfig != "" {
+		return opts.dumpConfig(stdout)
+	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: opts.logLevel}))
 	if opts.gcPercentSet || os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(opts.gcPercent)
 	}
 
 	cfg := jobserver.Config{Clock: coordinate.SystemClock{}, Logger: log, Limits: opts.limits.jobserverLimits()}
-	if opts.configFile != "" {
-		text, err := os.ReadFile(opts.configFile)
-		if err != nil {
-			return fmt.Errorf("-config: %w", err)
-		}
-		if cfg.ServerConfig, cfg.Retention, err = jobserver.LoadYAMLConfig(text); err != nil {
+	if c := opts.py.config; c != nil {
+		if cfg.ServerConfig, cfg.Retention, err = jobserver.LoadYAMLConfig(c.text); err != nil {
 			return fmt.Errorf("-config %s: %w", opts.configFile, err)
 		}
+		for _, note := range c.notes() {
+			log.Warn(note, "config", opts.configFile)
+		}
+	}
+	if opts.py.pidFile != "" {
+		remove, err := writePIDFile(opts.py.pidFile)
+		if err != nil {
+			return fmt.Errorf("--pid: %w", err)
+		}
+		defer remove()
 	}
 
-	backend, err := openBackend(ctx, opts, cfg.Clock, log)
+	backend, err := openBackendTakingOver(ctx, opts, cfg.Clock, log)
 	if err != nil {
 		return err
 	}
@@ -84,6 +94,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready cha
 	srvOpts.Logger = log
 	srv := cborrpc.NewServer(handler, srvOpts)
 	log.Info("listening", "addr", ln.Addr().String(), "backend", backendLabel(opts.backend), "data_dir", opts.dataDir, "version", version)
+	if opts.py.debug != nil {
+		log.Debug("--debug: there are no per-module loggers; all debug logging is on", "loggers", []string(opts.py.debug))
+	}
 	if ready != nil {
 		ready <- ln.Addr()
 	}

@@ -63,6 +63,7 @@ func groups() []group {
 		{"Archive", archiveTests},
 		{"Dependencies", depTests},
 		{"Groups", groupTests},
+		{"Import", importTests},
 		{"Concurrency", concurrencyTests},
 		{"Fidelity", fidelityTests},
 		{"Stats", statsTests},

@@ -37,6 +37,7 @@ var floors = map[string]int{
 	"memory":    3,
 	"postgres":  3,
 	"jobserver": 3,
+	"pyimport":  3, // the Python daemon's files into a Namespace; tests load into memory
 	// 3 too: the client side of the wire, and the CLI's file formats.
 	"client": 3,
 	"flow":   3,

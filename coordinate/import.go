@@ -1,0 +1,87 @@
+package coordinate
+
+import (
+	"fmt"
+	"time"
+)
+
+// ImportedWorkSpec is a work spec in the exact state another daemon saved
+// it (a Python coordinated snapshot, say): its definition, the control
+// settings changed since it was set, its archived counts and every unit
+// with its status, priority, lease expiry or completion time and worker.
+// Namespace.ImportWorkSpec stores it as it is: nothing is derived from the
+// units and nothing is triggered (no chaining, no lease sweep first).
+type ImportedWorkSpec struct {
+	Definition Data // a valid work-spec definition (ParseWorkSpec)
+	// Control is applied over the settings derived from Definition, as
+	// ControlWorkSpec would.
+	Control        WorkSpecControl
+	NextContinuous time.Time // zero: none
+	// Archived counts units no longer held (SEMANTICS §12), by status
+	// FINISHED or FAILED.
+	Archived map[Status]int
+	Units    []ImportedWorkUnit
+}
+
+// ImportedWorkUnit is one unit of an ImportedWorkSpec.
+type ImportedWorkUnit struct {
+	Key      Name
+	Data     Data // one CBOR item; nil is stored as null
+	Status   Status
+	Priority float64
+	// Expiration is the legacy lease_time: the lease expiry of a PENDING
+	// unit (a past expiry makes it AVAILABLE again at the next request),
+	// the completion time of a FINISHED or FAILED one, and usually zero
+	// otherwise.
+	Expiration time.Time
+	Worker     *Name // lease holder or last holder; nil for none
+}
+
+// ResolveImport validates an ImportedWorkSpec and returns the spec's name
+// and its control settings: those derived from the definition with Control
+// and NextContinuous applied. Every backend's ImportWorkSpec calls it, so
+// they accept and refuse the same input. Errors wrap ErrInvalidWorkSpec,
+// ErrCannotBeContinuous or ErrInvalidWorkUnit and name the spec and unit.
+func ResolveImport(in *ImportedWorkSpec) (Name, WorkSpecMeta, error) {
+	name, meta, err := ParseWorkSpec(in.Definition)
+	if err != nil {
+		return Name{}, WorkSpecMeta{}, err
+	}
+	c := in.Control
+	if c.Continuous != nil && *c.Continuous && !meta.CanBeContinuous {
+		return Name{}, WorkSpecMeta{}, fmt.Errorf("%w: %q", ErrCannotBeContinuous, name.Bytes)
+	}
+	if c.Paused != nil {
+		meta.Paused = *c.Paused
+	}
+	if c.Continuous != nil {
+		meta.Continuous = *c.Continuous
+	}
+	if c.Interval != nil {
+		meta.Interval = max(0, *c.Interval)
+	}
+	if c.MaxRunning != nil {
+		meta.MaxRunning = *c.MaxRunning
+	}
+	if c.Weight != nil {
+		meta.Weight = *c.Weight
+	}
+	meta.NextContinuous = in.NextContinuous
+	for st, n := range in.Archived {
+		if !st.Completed() || n < 0 {
+			return Name{}, WorkSpecMeta{}, fmt.Errorf("%w: work spec %q: archived count %d for status %d (only finished or failed, not negative)", ErrInvalidWorkSpec, name.Bytes, n, int(st))
+		}
+	}
+	seen := make(map[string]struct{}, len(in.Units))
+	for i := range in.Units {
+		u := &in.Units[i]
+		if u.Status == StatusBlocked || !u.Status.Valid() {
+			return Name{}, WorkSpecMeta{}, fmt.Errorf("%w: work spec %q unit %q: cannot import status %d", ErrInvalidWorkUnit, name.Bytes, u.Key.Bytes, int(u.Status))
+		}
+		if _, dup := seen[u.Key.Bytes]; dup {
+			return Name{}, WorkSpecMeta{}, fmt.Errorf("%w: work spec %q: unit %q given twice", ErrInvalidWorkUnit, name.Bytes, u.Key.Bytes)
+		}
+		seen[u.Key.Bytes] = struct{}{}
+	}
+	return name, meta, nil
+}

@@ -1,0 +1,59 @@
+package memory
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// Fuzz targets (issue 17 §2). scripts/test.sh runs each for a few seconds,
+// `make fuzz` for longer; with plain `go test` they run their seeds.
+
+// FuzzSnapshotLoad: any bytes, read as a snapshot and restored, give a
+// state or an error: no panic, no allocation beyond what the bytes can
+// describe. (A restored state may still break rules that only the ops
+// keep, such as a finished unit keeping its lease id: checksums make such
+// contents the product of a bug, not of a crash.)
+func FuzzSnapshotLoad(f *testing.F) {
+	golden, err := os.ReadFile(filepath.FromSlash(goldenSnapshot))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(golden)
+	f.Add([]byte("CDMS\x01\x00"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		nss, err := readSnapshot(bytes.NewReader(b), int64(len(b)))
+		if err != nil {
+			return
+		}
+		for _, c := range nss {
+			c.restore()
+		}
+	})
+}
+
+// FuzzRecordApply: any bytes, decoded as a record of either format and
+// applied to the golden state through the replay path, give an error or
+// a change: applyRecord turns a record that does not fit the state into
+// an error, and nothing may allocate beyond what the bytes describe.
+func FuzzRecordApply(f *testing.F) {
+	for _, g := range goldenRecords() {
+		for _, format := range []string{"v1", "v2"} {
+			rec, err := os.ReadFile(goldenPath(format, g.name))
+			if err != nil {
+				f.Fatal(err)
+			}
+			f.Add(rec, format == "v1")
+		}
+	}
+	f.Fuzz(func(t *testing.T, rec []byte, v1 bool) {
+		b := New(Options{})
+		b.namespaces["ns"] = goldenState(t)
+		format := uint32(recordFormat)
+		if v1 {
+			format = 0
+		}
+		b.applyRecord(rec, format)
+	})
+}

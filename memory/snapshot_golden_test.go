@@ -1,0 +1,142 @@
+package memory
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coordinated/coordinated/coordinate"
+	"github.com/fxamacker/cbor/v2"
+)
+
+const goldenSnapshot = "testdata/snapshot-v1.bin"
+
+// goldenState builds a small state by applying ops with fixed times: an
+// available, a delayed, a leased and a finished unit, a group, a
+// dependency, a worker with a parent holding the lease.
+func goldenState(t testing.TB) *namespace {
+	t.Helper()
+	def, err := cbor.Marshal(map[string]any{"name": "s", "max_retries": 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const t0 = int64(1_700_000_000_000_000_000)
+	p := 2.0
+	w := coordinate.Name{Bytes: "w1", Text: true}
+	ns := newNamespace("ns", Options{})
+	for _, o := range []op{
+		&opSetWorkSpec{Definition: def},
+		&opAddWorkUnits{Spec: "s", Now: t0, Units: []coordinate.WorkUnitInput{
+			{Key: coordinate.Name{Bytes: "a", Text: true}, Data: coordinate.EmptyMap, Priority: &p, Group: "g"},
+			{Key: coordinate.Name{Bytes: "b"}, Data: coordinate.EmptyMap},
+			{Key: coordinate.Name{Bytes: "c", Text: true}, Data: coordinate.EmptyMap, Delay: time.Hour},
+			{Key: coordinate.Name{Bytes: "d", Text: true}, Data: coordinate.EmptyMap, Group: "g",
+				DependsOn: []coordinate.UnitRef{{Spec: "s", Key: "b"}}},
+		}},
+		&opHeartbeat{Now: t0 + 1, Heartbeat: coordinate.Heartbeat{Worker: w, Mode: []byte{0xf6}, Data: coordinate.EmptyMap,
+			Parent: &coordinate.Name{Bytes: "parent"}, Expire: 10 * time.Minute}},
+		&opGetWork{Now: t0 + 2, Worker: w, Lease: 5 * time.Minute, Spec: "s", Count: 1},
+		&opUpdateWorkUnit{Spec: "s", Key: "b", Now: t0 + 3, Update: coordinate.WorkUnitUpdate{Status: coordinate.StatusFinished}},
+	} {
+		o.apply(ns.st)
+	}
+	return ns
+}
+
+// captureSorted captures ns with each spec's units in key order (capture
+// follows map order), so the bytes are reproducible.
+func captureSorted(ns *namespace) *capturedNamespace {
+	c := captureNamespace(ns)
+	units := c.units
+	for _, sp := range c.specs {
+		slices.SortFunc(units[:sp.units], func(a, b unit) int { return strings.Compare(a.key, b.key) })
+		units = units[sp.units:]
+	}
+	return c
+}
+
+// TestSnapshotGolden pins the snapshot encoding: the golden state encodes
+// to the golden bytes, and the golden bytes restore to the same state.
+func TestSnapshotGolden(t *testing.T) {
+	ns := goldenState(t)
+	var buf bytes.Buffer
+	if err := writeSnapshot(&buf, []*capturedNamespace{captureSorted(ns)}); err != nil {
+		t.Fatal(err)
+	}
+	if *updateGolden {
+		writeGolden(t, goldenSnapshot, buf.Bytes())
+	}
+	want, err := os.ReadFile(filepath.FromSlash(goldenSnapshot))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(buf.Bytes(), want) {
+		t.Fatalf("snapshot bytes changed (a format change needs a new version and a reader for this one):\n got %x\nwant %x", buf.Bytes(), want)
+	}
+	got, err := readSnapshot(bytes.NewReader(want), int64(len(want)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := got[0].restore()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkInvariants(t, st)
+	if a, b := dump(st), dump(ns.st); a != b {
+		t.Fatalf("golden snapshot restores to\n%s\nwant\n%s", a, b)
+	}
+}
+
+// Damaged contents behind valid checksums are errors, never a crash or a
+// huge allocation (issue 17 §2).
+func TestSnapshotDamagedContentsAreErrors(t *testing.T) {
+	golden, err := os.ReadFile(filepath.FromSlash(goldenSnapshot))
+	if err != nil {
+		t.Fatal(err)
+	}
+	load := func(b []byte) error {
+		nss, err := readSnapshot(bytes.NewReader(b), int64(len(b)))
+		if err != nil {
+			return err
+		}
+		for _, c := range nss {
+			if _, err := c.restore(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := load(golden); err != nil {
+		t.Fatal(err)
+	}
+	// The namespace count (byte 5, after "CDMS" and the version) set to 2^39.
+	huge := append([]byte(nil), golden[:5]...)
+	huge = append(huge, 0x80, 0x80, 0x80, 0x80, 0x80, 0x10)
+	huge = append(huge, golden[6:]...)
+	if err := load(huge); err == nil || !strings.Contains(err.Error(), "cannot fit") {
+		t.Errorf("namespace count 2^39: %v, want a count error", err)
+	}
+	// Every single-byte change: an error or a state, never a panic.
+	for i := range golden {
+		for _, x := range []byte{0x01, 0x7f, 0xff} {
+			b := append([]byte(nil), golden...)
+			b[i] ^= x
+			load(b)
+		}
+	}
+	// A heap position out of range: find the leased unit's heap index
+	// (its encoding is the only "status 2, heap 3" pair) and raise it.
+	idx := bytes.Index(golden, []byte{byte(coordinate.StatusPending), inPending, 0})
+	if idx < 0 {
+		t.Fatal("leased unit not found in the golden snapshot")
+	}
+	b := append([]byte(nil), golden...)
+	b[idx+2] = 7
+	if err := load(b); err == nil || !strings.Contains(err.Error(), "heap position") {
+		t.Errorf("heap index out of range: %v, want a heap position error", err)
+	}
+}
