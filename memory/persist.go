@@ -142,7 +142,7 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 		log = slog.Default()
 	}
 	start := time.Now()
-	j, err := journal.Open(journal.Options{Dir: opts.DataDir, Sync: opts.Sync, Logger: log, Recover: opts.Recover, ContentVersion: recordFormat})
+	j, err := journal.Open(journal.Options{Dir: opts.DataDir, Sync: opts.Sync, SyncInterval: opts.SyncInterval, Logger: log, Recover: opts.Recover, ContentVersion: recordFormat})
 	if err != nil {
 		return nil, fmt.Errorf("memory backend: data directory %s: %w", opts.DataDir, err)
 	}
@@ -176,7 +176,7 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 			units += len(sp.units)
 		}
 	}
-	attrs := []any{"dir", opts.DataDir, "sync", opts.Sync.String(), "snapshot", rep.Snapshot,
+	attrs := []any{"dir", opts.DataDir, "sync", journal.FormatSync(opts.Sync, opts.SyncInterval), "snapshot", rep.Snapshot,
 		"records_replayed", rep.Records, "namespaces", len(b.namespaces), "units", units, "took", time.Since(start)}
 	if rep.TornTail != "" {
 		attrs = append(attrs, "torn_tail_truncated", rep.TornTail, "torn_bytes", rep.TruncatedSize)
