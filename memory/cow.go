@@ -167,8 +167,10 @@ func (c *capture) put(i int, u unit) {
 }
 
 // finish ends copy-on-write (taking ns.mu), adds the pre-images to the
-// copies and lays out the heaps. Call it exactly once after beginCapture,
-// also when giving up, so units stop being saved.
+// copies and lays out the heaps. Call it exactly once after beginCapture
+// and copyUnits: a capture must walk every unit, even one given up, since
+// the next capture's parity flip counts on every unit carrying this one's
+// mark.
 func (c *capture) finish() (*capturedNamespace, error) {
 	c.ns.mu.Lock()
 	saved := c.st.cow.saved

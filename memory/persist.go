@@ -314,9 +314,9 @@ func (b *Backend) Snapshot(ctx context.Context) (SnapshotStats, error) {
 	nss := make([]*capturedNamespace, len(caps))
 	var errs []error
 	for i, c := range caps {
-		if ctx.Err() == nil {
-			stats.LongestHold = max(stats.LongestHold, c.copyUnits(w.betweenChunks))
-		}
+		// Always to the end, even if ctx is done: a walk cut short would
+		// leave units marked as captured for the next snapshot (cow.go).
+		stats.LongestHold = max(stats.LongestHold, c.copyUnits(w.betweenChunks))
 		var err error
 		nss[i], err = c.finish() // always: it ends copy-on-write
 		stats.Saved += c.saved
