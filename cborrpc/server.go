@@ -233,6 +233,8 @@ type serverConn struct {
 	bw     *bufio.Writer
 	frames frameReader
 	out    []byte // scratch for one response frame's payload, reused
+	ctx    context.Context
+	hooks  deliveryHooks // delivery.go
 }
 
 const connBufferSize = 16 << 10
@@ -240,7 +242,7 @@ const connBufferSize = 16 << 10
 func newServerConn(s *Server, nc net.Conn) *serverConn {
 	bw := bufio.NewWriterSize(nc, connBufferSize)
 	br := bufio.NewReaderSize(flushingReader{r: nc, w: bw}, connBufferSize)
-	return &serverConn{
+	c := &serverConn{
 		srv:    s,
 		nc:     nc,
 		remote: nc.RemoteAddr().String(),
@@ -248,6 +250,8 @@ func newServerConn(s *Server, nc net.Conn) *serverConn {
 		bw:     bw,
 		frames: frameReader{r: br, limit: s.limit, mem: requestMemory{budget: s.budget, stop: s.closing}},
 	}
+	c.ctx = context.WithValue(s.handlerCtx, deliveryKey{}, &c.hooks)
+	return c
 }
 
 // flushingReader writes out buffered responses just before the connection
@@ -299,7 +303,11 @@ func (c *serverConn) serve() {
 		// (flushingReader), so a pipelined burst costs one write.
 		err = c.answer(&call)
 		c.frames.mem.release()
+		if err == nil {
+			err = c.deliver()
+		}
 		if err != nil {
+			c.undelivered()
 			c.srv.log.Info("cborrpc: closing connection: write failed", "remote", c.remote, "error", err)
 			return
 		}
@@ -391,5 +399,5 @@ func (c *serverConn) invoke(req *Request) (result any, err error) {
 			result, err = nil, fmt.Errorf("InternalError('%s',)\nhandler panicked: %v", LogValue(req.Method), p)
 		}
 	}()
-	return c.srv.handler.Handle(c.srv.handlerCtx, req)
+	return c.srv.handler.Handle(c.ctx, req)
 }

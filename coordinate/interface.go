@@ -86,7 +86,9 @@ type Namespace interface {
 	// WorkerHeartbeat creates or replaces a worker record.
 	WorkerHeartbeat(ctx context.Context, hb Heartbeat) error
 	// UnregisterWorker removes a worker record (ErrNoSuchWorker if absent).
-	// Its leases are not touched.
+	// Its leases are not touched, unless its heartbeat data asked for it
+	// (ReleasesLeasesOnExit): then they end now as if they had expired, as
+	// they do when such a worker's record expires.
 	UnregisterWorker(ctx context.Context, id string) error
 	// Workers lists live workers ordered by id.
 	Workers(ctx context.Context) ([]*WorkerInfo, error)
@@ -106,6 +108,10 @@ type Namespace interface {
 	// "cancelled" and returns how many it failed. Current leases on them
 	// are lost.
 	CancelGroup(ctx context.Context, group string) (int, error)
+
+	// Locker is the namespace's lock service (locks.go), shared by every
+	// daemon using the backend.
+	Locker
 }
 
 // Clock tells the time. Backends take one so tests can control time.

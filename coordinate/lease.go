@@ -40,6 +40,20 @@ func ClampRenewLease(seconds float64) time.Duration {
 	return time.Duration(seconds * float64(time.Second))
 }
 
+// RequestedLease converts update_work_unit's lease_time seconds to a
+// WorkUnitUpdate.LeaseTime, saturating at the Duration range; NaN counts
+// as too large. It decides nothing: ApplyUpdate clamps (ClampRenewLease).
+func RequestedLease(seconds float64) time.Duration {
+	switch ns := seconds * float64(time.Second); {
+	case math.IsNaN(ns) || ns >= math.MaxInt64:
+		return math.MaxInt64
+	case ns <= math.MinInt64:
+		return math.MinInt64
+	default:
+		return time.Duration(ns)
+	}
+}
+
 // ClampWorkerExpire turns worker_heartbeat's expire_seconds into a record
 // lifetime: negative -> 300 s, above 86400 -> 3600 s. It also returns the
 // legacy warning message for the reply ("" when the value was used as is).
@@ -68,4 +82,34 @@ func formatSeconds(s float64) string {
 func ContinuousKey(now time.Time) Name {
 	ms := now.UnixMilli()
 	return Name{Bytes: fmt.Sprintf("%d.%03d", ms/1000, ms%1000)}
+}
+
+// LeaseExpired reports whether a PENDING unit's lease, ending at
+// expiration, has expired at now: it ended strictly before now.
+func LeaseExpired(expiration, now time.Time) bool { return expiration.Before(now) }
+
+// RetriesExhausted reports whether a unit leased attempts times may not be
+// leased again under max_retries (0 = unlimited).
+func RetriesExhausted(attempts, maxRetries int) bool { return maxRetries > 0 && attempts > maxRetries }
+
+// ExpireLease is what becomes of a PENDING unit whose lease expired
+// (SEMANTICS §5.2, §6). With its spec's max_retries used up it FAILS: its
+// data gains the traceback "too many retries", its lease_time field
+// becomes now (the completion time) and the worker is kept, as for any
+// failure. Otherwise it is AVAILABLE again, with no lease time and no
+// worker. Either way the lease itself is gone. This is the one statement
+// of the rule: the memory backend and the PostgreSQL backend's locked
+// updates call it, and the PostgreSQL sweep (postgres/queries/sweep.sql,
+// postgres/sweep.go) says in SQL what it says, naming it.
+func ExpireLease(st UnitState, attempts, maxRetries int, now time.Time) UnitState {
+	if RetriesExhausted(attempts, maxRetries) {
+		st.Status = StatusFailed
+		st.Data = WithTraceback(st.Data, TracebackTooManyRetries)
+		st.Expiration = now
+		return st
+	}
+	st.Status = StatusAvailable
+	st.Expiration = time.Time{}
+	st.Worker = nil
+	return st
 }

@@ -70,3 +70,18 @@ func TestContinuousKey(t *testing.T) {
 		}
 	}
 }
+
+func TestRequestedLeaseThenClamp(t *testing.T) {
+	for _, tc := range []struct {
+		sec  float64
+		want time.Duration
+	}{
+		{10, 10 * time.Second}, {86400, 86400 * time.Second}, {86401, DefaultLease},
+		{1e300, DefaultLease}, {math.NaN(), DefaultLease}, {math.Inf(1), DefaultLease},
+		{-5, -5 * time.Second}, {-1e300, -MaxLease}, {math.Inf(-1), -MaxLease},
+	} {
+		if got := ClampRenewLease(RequestedLease(tc.sec).Seconds()); got != tc.want {
+			t.Errorf("lease_time %v: %v, want %v (as ClampRenewLease(%v) = %v)", tc.sec, got, tc.want, tc.sec, ClampRenewLease(tc.sec))
+		}
+	}
+}

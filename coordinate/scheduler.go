@@ -30,7 +30,7 @@ type SchedulerOptions struct {
 
 // ChooseWorkSpec is the scheduler of DECISIONS §1 as a pure, deterministic
 // function. Filters: name filter req.WorkSpecs, runtime filter req.Runtimes
-// (empty = only ""), paused, weight <= 0, max_running reached, min_gb >
+// (empty = only ""), task filter req.Tasks (specs with a runtime), paused, weight <= 0, max_running reached, min_gb >
 // req.AvailableGB when enforced and AvailableGB > 0, no work and not
 // ContinuousReady. Then, in order: highest spec Priority; specs with real
 // units beat continuous-only ones; highest BestPriority; the then_preempts
@@ -71,7 +71,7 @@ func ChooseWorkSpec(cands []SpecCandidate, req WorkRequest, opts SchedulerOption
 	return best, true
 }
 
-// eligible applies the filters of SEMANTICS §8.1 plus the runtime,
+// eligible applies the filters of SEMANTICS §8.1 plus the runtime, task,
 // weight and min_gb rules.
 func eligible(c *SpecCandidate, req WorkRequest, opts SchedulerOptions) bool {
 	m := c.Meta
@@ -86,6 +86,9 @@ func eligible(c *SpecCandidate, req WorkRequest, opts SchedulerOptions) bool {
 			return false
 		}
 	} else if !slices.Contains(req.Runtimes, m.Runtime) {
+		return false
+	}
+	if m.Runtime != "" && req.Tasks != nil && !slices.Contains(req.Tasks, m.Task) {
 		return false
 	}
 	if limit, ok := m.MaxRunningValue(); ok && c.Pending >= limit {

@@ -162,6 +162,7 @@ func CheckWorkSpec(def Data) (ParsedWorkSpec, error) {
 	}
 	m.Then = p.str("then", "no successor (chains nothing)")
 	m.Runtime = p.str("runtime", `"" (the Python runtime, like a spec without one)`)
+	m.Task = SpecTask(out.Name.Bytes, m.Runtime, def)
 	return out, nil
 }
 
@@ -304,4 +305,49 @@ func (p *specParser) str(key, reading string) string {
 		return ""
 	}
 	return s.Bytes
+}
+
+// Apply changes the control settings c names (WorkSpecControl). Turning
+// continuous on needs CanBeContinuous, else it fails with
+// ErrCannotBeContinuous and changes nothing. A negative interval counts
+// as 0 (none). It is the one statement of
+// control_work_spec's effect: every backend applies controls with it.
+func (m *WorkSpecMeta) Apply(c WorkSpecControl) error {
+	if c.Continuous != nil && *c.Continuous && !m.CanBeContinuous {
+		return ErrCannotBeContinuous
+	}
+	if c.Paused != nil {
+		m.Paused = *c.Paused
+	}
+	if c.Continuous != nil {
+		m.Continuous = *c.Continuous
+	}
+	if c.Interval != nil {
+		m.Interval = max(0, *c.Interval)
+	}
+	if c.MaxRunning != nil {
+		m.MaxRunning = *c.MaxRunning // already encoded (EncodeMaxRunning)
+	}
+	if c.Weight != nil {
+		m.Weight = *c.Weight
+	}
+	return nil
+}
+
+// SpecTask derives WorkSpecMeta.Task from a stored definition, for
+// backends that keep the control settings apart from the definition and
+// do not store the task: `task` when it is a string, else the spec's name;
+// "" when the spec has no runtime.
+func SpecTask(name string, runtime string, def Data) string {
+	if runtime == "" {
+		return ""
+	}
+	if pairs, isMap, err := rawMap(def); err == nil && isMap {
+		if v, ok := stringKeyed(pairs)["task"]; ok {
+			if s, ok := rawString(v); ok && s.Bytes != "" {
+				return s.Bytes
+			}
+		}
+	}
+	return name
 }

@@ -92,6 +92,10 @@ type WorkSpecMeta struct {
 	Then            string        // `then`: successor spec name bytes, "" = none
 	ThenPreempts    bool          // `then_preempts`, default true
 	Runtime         string        // `runtime`, default ""
+	// Task is the task a worker of the spec's runtime runs for its units:
+	// `task`, else the spec's name; "" when Runtime is "". It is derived
+	// from the definition and not stored on its own (SpecTask).
+	Task string
 }
 
 // WorkSpecControl changes control settings without touching the definition.
@@ -177,6 +181,10 @@ type WorkRequest struct {
 	MaxJobs   int           // values < 1 mean 1
 	WorkSpecs []string      // when non-empty, only these specs
 	Runtimes  []string      // when nil, only specs with runtime ""
+	// Tasks, when non-nil, restricts specs with a runtime to those whose
+	// Task is listed: a Go worker lists the tasks it has. Specs without
+	// a runtime are not affected.
+	Tasks []string
 	// AvailableGB is the worker's free memory; 0 means unknown. Only used
 	// when the backend enforces min_gb.
 	AvailableGB float64

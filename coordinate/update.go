@@ -25,10 +25,28 @@ type UpdateEffect struct {
 	Leased    bool // the unit became PENDING or its lease changed
 }
 
+// Check is the validation every update_work_unit request gets before
+// anything else is looked at (SEMANTICS §5.3), so it wins over a missing
+// spec or unit, as in the Python daemon: neither a status nor a lease
+// time is ErrNothingToDo; a status other than 1, 3, 4 or 5 is
+// ErrInvalidWorkUnit. It is the one owner of these rules: backends call it
+// first in UpdateWorkUnit and UpdateAttempt, ApplyUpdate calls it, and the
+// RPC layer calls it where the Python daemon checked, before decoding the
+// request's other options.
+func (upd WorkUnitUpdate) Check() error {
+	if upd.Status == 0 && upd.LeaseTime == nil {
+		return ErrNothingToDo
+	}
+	if upd.Status != 0 && (!upd.Status.Valid() || upd.Status == StatusBlocked) {
+		return fmt.Errorf("%w: status must be 1, 3, 4 or 5, not %d", ErrInvalidWorkUnit, int64(upd.Status))
+	}
+	return nil
+}
+
 // ApplyUpdate is the update_work_unit transition table of SEMANTICS §5.3.
 // It is pure: now is the only time it uses.
 //
-//   - Neither status nor lease time: ErrNothingToDo, nothing changes.
+//   - An update Check rejects changes nothing.
 //   - Data, when given, always replaces the unit's data.
 //   - A lease time above 86400 s becomes 300 s (ClampRenewLease); a lease
 //     that would leave a unit PENDING with expiry <= now releases it to
@@ -44,11 +62,8 @@ type UpdateEffect struct {
 // Finishing or failing sets Expiration to now (the completion time) and
 // keeps the worker.
 func ApplyUpdate(st UnitState, upd WorkUnitUpdate, now time.Time) (UnitState, UpdateEffect, error) {
-	if upd.Status == 0 && upd.LeaseTime == nil {
-		return st, UpdateEffect{}, ErrNothingToDo
-	}
-	if upd.Status != 0 && (!upd.Status.Valid() || upd.Status == StatusBlocked) {
-		return st, UpdateEffect{}, fmt.Errorf("%w: cannot set status %d", ErrInvalidWorkUnit, int(upd.Status))
+	if err := upd.Check(); err != nil {
+		return st, UpdateEffect{}, err
 	}
 	var lease time.Duration
 	if upd.LeaseTime != nil {

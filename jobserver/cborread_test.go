@@ -110,7 +110,7 @@ func TestWorkResultMatchesGenericEncoding(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := workResult(c.attempts, c.single).(cbor.RawMessage)
+		got := workResult(c.attempts, c.single, false).(cbor.RawMessage)
 		if !bytes.Equal(got, want) {
 			t.Errorf("case %d: workResult = %x, want %x", i, got, want)
 		}

@@ -21,7 +21,7 @@ type Config struct {
 	// completed unit (archive then changes nothing), as the Python daemon
 	// did with its default configuration.
 	Retention *coordinate.RetentionPolicy
-	// Clock tells the time for the lock service, `now` and age_seconds.
+	// Clock tells the time for `now` and age_seconds.
 	// Nil means the system clock. It should be the backend's clock.
 	Clock coordinate.Clock
 	// Logger receives backend failures; nil means slog.Default().
@@ -38,9 +38,9 @@ type JobServer struct {
 	retention *coordinate.RetentionPolicy
 	clock     coordinate.Clock
 	log       *slog.Logger
-	locks     *lockTable
 	methods   map[string]method
 	limits    Limits
+	waits     *waitList // get_work calls waiting for work (longpoll.go)
 }
 
 // method is one RPC: its parameter signature and implementation, which
@@ -69,8 +69,9 @@ func New(ns coordinate.Namespace, cfg Config) *JobServer {
 	if js.log == nil {
 		js.log = slog.Default()
 	}
-	js.locks = newLockTable(js.clock)
+	js.waits = newWaitList()
 	js.methods = js.methodTable()
+	js.wakeWaitersAfter(js.methods)
 	return js
 }
 

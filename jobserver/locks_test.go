@@ -3,19 +3,13 @@ package jobserver
 import (
 	"testing"
 	"time"
-
-	"github.com/coordinated/coordinated/coordinate"
 )
 
-// newLockServer returns a JobServer used only for the lock service, which
-// needs no backend.
-func newLockServer() (*JobServer, *coordinate.FakeClock) {
-	clock := coordinate.NewFakeClock(time.Unix(1_700_000_000, 0))
-	return New(nil, Config{Clock: clock}), clock
-}
+// The lock service's tests run on every backend (methodTests): the locks
+// live in the backend.
 
-func TestLockConflictsWithPrefixAndExtension(t *testing.T) {
-	js, _ := newLockServer()
+func testLockConflictsWithPrefixAndExtension(t *testing.T, newServer serverFactory) {
+	js, _ := newServer(t, Config{})
 	ab := []any{b("a"), b("b")}
 	expect(t, "lock a/b", call(t, js, "lock", b("L1"), 10, []any{ab}), `128([true, null])`)
 	// The prefix, the path itself and an extension are all taken, whoever
@@ -31,8 +25,8 @@ func TestLockConflictsWithPrefixAndExtension(t *testing.T) {
 		`128([[null, ['d', 1]], null])`)
 }
 
-func TestLockRenewUnlockAndExpiry(t *testing.T) {
-	js, clock := newLockServer()
+func testLockRenewUnlockAndExpiry(t *testing.T, newServer serverFactory) {
+	js, clock := newServer(t, Config{})
 	p := []any{[]any{b("x")}}
 	expect(t, "lock", call(t, js, "lock", b("me"), 10, p), `128([true, null])`)
 	expect(t, "renew by other", call(t, js, "renew", b("you"), 10, p), `128([false, '[\'x\'] is held by me'])`)
@@ -50,8 +44,8 @@ func TestLockRenewUnlockAndExpiry(t *testing.T) {
 	expect(t, "free again", call(t, js, "lock", b("me"), 10, []any{[]any{}}), `128([true, null])`)
 }
 
-func TestDeleteNamespaceAndNow(t *testing.T) {
-	js, _ := newLockServer()
+func testDeleteNamespaceAndNow(t *testing.T, newServer serverFactory) {
+	js, _ := newServer(t, Config{})
 	call(t, js, "lock", b("me"), 10, []any{[]any{b("ns1"), b("a")}, []any{b("ns2"), b("a")}})
 	expect(t, "delete_namespace", call(t, js, "delete_namespace", "ns1"), `0`)
 	expect(t, "readlock", call(t, js, "readlock", tuple{[]any{b("ns1"), b("a")}, []any{b("ns2"), b("a")}}), `[null, 'me']`)

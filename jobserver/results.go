@@ -74,7 +74,7 @@ func attemptSize(a *coordinate.Attempt) int {
 // workResult encodes get_work's answer: ((spec, key, data), None) for a
 // single-unit request (with (None, None, None) when there is no work), or
 // ([(spec, key, data)...], None) otherwise.
-func workResult(attempts []coordinate.Attempt, single bool) any {
+func workResult(attempts []coordinate.Attempt, single, tokens bool) any {
 	size := 16
 	for i := range attempts {
 		size += attemptSize(&attempts[i])
@@ -88,21 +88,30 @@ func workResult(attempts []coordinate.Attempt, single bool) any {
 		w.null()
 		w.null()
 	case single:
-		w.workTuple(&attempts[0])
+		w.workTuple(&attempts[0], tokens)
 	default:
 		w.list(len(attempts))
 		for i := range attempts {
-			w.workTuple(&attempts[i])
+			w.workTuple(&attempts[i], tokens)
 		}
 	}
 	w.null()
 	return w.result()
 }
 
-// workTuple appends one leased unit as get_work reports it.
-func (w *resultWriter) workTuple(a *coordinate.Attempt) {
-	w.tuple(3)
+// workTuple appends one leased unit as get_work reports it; with tokens
+// (a client that asked for lease tokens, goworker.go) the tuple has the
+// lease token as a fourth element.
+func (w *resultWriter) workTuple(a *coordinate.Attempt, tokens bool) {
+	if tokens {
+		w.tuple(4)
+	} else {
+		w.tuple(3)
+	}
 	w.name(a.Spec)
 	w.name(a.Key)
 	w.data(a.Data)
+	if tokens {
+		w.b = cborx.AppendInt(w.b, a.ID)
+	}
 }

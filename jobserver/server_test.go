@@ -46,6 +46,13 @@ var methodTests = []struct {
 	{"KeywordParams", testKeywordParams},
 	{"GetConfig", testGetConfig},
 	{"GroupsAndDependencies", testGroupsAndDependencies},
+	{"UndeliveredGetWorkReleased", testUndeliveredGetWorkReleased},
+	{"LockConflictsWithPrefixAndExtension", testLockConflictsWithPrefixAndExtension},
+	{"LockRenewUnlockAndExpiry", testLockRenewUnlockAndExpiry},
+	{"DeleteNamespaceAndNow", testDeleteNamespaceAndNow},
+	{"GoWorkerGetWork", testGoWorkerGetWork},
+	{"LeaseTokenFencing", testLeaseTokenFencing},
+	{"GetWorkWait", testGetWorkWait},
 }
 
 func TestMethodsMemory(t *testing.T) {

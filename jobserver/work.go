@@ -3,9 +3,11 @@ package jobserver
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/fxamacker/cbor/v2"
 
+	"github.com/coordinated/coordinated/cborrpc"
 	"github.com/coordinated/coordinated/coordinate"
 )
 
@@ -37,10 +39,7 @@ func (js *JobServer) getWork(ctx context.Context, p []cbor.RawMessage) (any, err
 		}
 		req.MaxJobs = int(max(-1, min(n, maxUnitLimit)))
 	}
-	single := req.MaxJobs == 1
-	if req.MaxJobs < 1 {
-		req.MaxJobs = 1
-	}
+	single := req.MaxJobs == 1 // the reply's shape; the backend floors MaxJobs (coordinate.WorkCount)
 	if opts.present("work_spec_names") {
 		names, err := decodeNames(opts["work_spec_names"], "work_spec_names")
 		if err != nil {
@@ -53,11 +52,45 @@ func (js *JobServer) getWork(ctx context.Context, p []cbor.RawMessage) (any, err
 			return nil, err
 		}
 	}
-	attempts, err := js.ns.GetWork(ctx, req)
+	tokens, wait, err := goWorkerRequest(opts, &req)
+	if err != nil {
+		return nil, err
+	}
+	var attempts []coordinate.Attempt
+	if wait > 0 {
+		attempts, err = js.getWorkWaiting(ctx, req, wait)
+	} else {
+		attempts, err = js.ns.GetWork(ctx, req)
+	}
 	if err != nil {
 		return nil, js.backendError("get_work", err)
 	}
-	return workResult(attempts, single), nil
+	if len(attempts) > 0 {
+		cborrpc.OnUndelivered(ctx, func() { js.releaseUndelivered(ctx, attempts) })
+	}
+	return workResult(attempts, single, tokens), nil
+}
+
+// releaseTimeout bounds taking back the leases of an undelivered reply.
+const releaseTimeout = 30 * time.Second
+
+// releaseUndelivered makes the units of a get_work reply that never
+// reached its worker available again at once, instead of when their
+// leases run out. A lease that changed meanwhile is left alone.
+func (js *JobServer) releaseUndelivered(ctx context.Context, attempts []coordinate.Attempt) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
+	defer cancel()
+	for _, a := range attempts {
+		err := js.ns.UpdateAttempt(ctx, coordinate.AttemptRef{Spec: a.Spec.Bytes, Key: a.Key.Bytes, ID: a.ID},
+			coordinate.WorkUnitUpdate{Status: coordinate.StatusAvailable})
+		if err != nil && !errors.Is(err, coordinate.ErrLostLease) {
+			js.log.Warn("get_work reply not delivered; the unit stays leased until its lease ends",
+				"work_spec", a.Spec.Bytes, "work_unit", a.Key.Bytes, "worker", a.Worker.Bytes, "err", err)
+			continue
+		}
+		js.log.Info("get_work reply not delivered; lease released",
+			"work_spec", a.Spec.Bytes, "work_unit", a.Key.Bytes, "worker", a.Worker.Bytes)
+	}
 }
 
 // getChildWorkUnits: get_child_work_units(worker_id) -> ({child_id:

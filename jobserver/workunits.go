@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/fxamacker/cbor/v2"
 
@@ -377,16 +378,16 @@ func (js *JobServer) updateWorkUnit(ctx context.Context, p []cbor.RawMessage) (a
 	if err := decodeOptionsInto(p[2], "options", opts); err != nil {
 		return nil, err
 	}
-	if !opts.present("lease_time") && !opts.present("status") {
-		return pair(false, message("nothing to do")), nil
-	}
+	// The update's rules (nothing to do, valid statuses, the lease clamp)
+	// are coordinate's; Check runs here too only so that it answers
+	// before the other options are decoded, as the Python daemon did.
 	var upd coordinate.WorkUnitUpdate
 	if opts.present("lease_time") {
 		sec, err := decodeNumber(opts["lease_time"], "lease_time")
 		if err != nil {
 			return nil, err
 		}
-		lease := coordinate.ClampRenewLease(sec)
+		lease := coordinate.RequestedLease(sec)
 		upd.LeaseTime = &lease
 	}
 	if opts.present("status") {
@@ -394,10 +395,12 @@ func (js *JobServer) updateWorkUnit(ctx context.Context, p []cbor.RawMessage) (a
 		if err != nil {
 			return nil, err
 		}
-		if s < math.MinInt32 || s > math.MaxInt32 || !coordinate.Status(s).Valid() || coordinate.Status(s) == coordinate.StatusBlocked {
-			return nil, valueError("status must be 1, 3, 4 or 5, not %d", s)
+		if upd.Status = coordinate.Status(s); int64(upd.Status) != s {
+			upd.Status = math.MinInt32 // does not fit an int: invalid all the same
 		}
-		upd.Status = coordinate.Status(s)
+	}
+	if err := upd.Check(); err != nil {
+		return js.updateResult(name, key, err)
 	}
 	if raw, ok := opts["data"]; ok {
 		if err := js.limits.checkUnitData(raw, func() string { return "work unit " + pyReprName(key) }); err != nil {
@@ -412,10 +415,28 @@ func (js *JobServer) updateWorkUnit(ctx context.Context, p []cbor.RawMessage) (a
 		}
 		upd.Worker = &w
 	}
-	err = js.ns.UpdateWorkUnit(ctx, name.Bytes, key.Bytes, upd)
+	token, err := leaseToken(opts)
+	if err != nil {
+		return nil, err
+	}
+	if token != 0 {
+		err = js.ns.UpdateAttempt(ctx, coordinate.AttemptRef{Spec: name.Bytes, Key: key.Bytes, ID: token}, upd)
+	} else {
+		err = js.ns.UpdateWorkUnit(ctx, name.Bytes, key.Bytes, upd)
+	}
+	if err == nil {
+		js.wakeAfterUpdate(upd)
+	}
+	return js.updateResult(name, key, err)
+}
+
+// updateResult is update_work_unit's answer to the update's error.
+func (js *JobServer) updateResult(name, key coordinate.Name, err error) (any, error) {
 	switch {
 	case err == nil:
 		return okPair(), nil
+	case isLostLease(err):
+		return pair(false, message(err.Error())), nil
 	case errors.Is(err, coordinate.ErrNoSuchWorkSpec):
 		return pair(false, noSuchWorkSpec(name)), nil
 	case errors.Is(err, coordinate.ErrNoSuchWorkUnit):
@@ -423,7 +444,7 @@ func (js *JobServer) updateWorkUnit(ctx context.Context, p []cbor.RawMessage) (a
 	case errors.Is(err, coordinate.ErrNothingToDo):
 		return pair(false, message("nothing to do")), nil
 	case errors.Is(err, coordinate.ErrInvalidWorkUnit):
-		return nil, valueError("%v", err)
+		return nil, valueError("%s", strings.TrimPrefix(err.Error(), coordinate.ErrInvalidWorkUnit.Error()+": "))
 	}
 	return nil, js.backendError("update_work_unit", err)
 }

@@ -103,8 +103,11 @@ func testUpdateWorkUnitAndStatus(t *testing.T, newServer serverFactory) {
 		`128([false, 'no such work_spec \'nope\''])`)
 	expect(t, "unknown unit", call(t, js, "update_work_unit", b("ws"), "zü", m{"status": 4}),
 		`128([false, 'no such work unit key=u\'z\\xfc\''])`)
-	if got := callErr(t, js, "update_work_unit", b("ws"), b("a"), m{"status": 7}); !strings.HasPrefix(got, "ValueError(") {
+	if got := callErr(t, js, "update_work_unit", b("ws"), b("a"), m{"status": 7}); got != "ValueError('status must be 1, 3, 4 or 5, not 7',)\n" {
 		t.Errorf("bad status: %q", got)
+	}
+	if got := callErr(t, js, "update_work_unit", b("nope"), b("a"), m{"status": 2, "worker_id": 5}); got != "ValueError('status must be 1, 3, 4 or 5, not 2',)\n" {
+		t.Errorf("bad status in an unknown spec: %q", got)
 	}
 
 	// Lease a unit and look at its status.

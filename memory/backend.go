@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"slices"
 	"sync"
@@ -11,15 +12,11 @@ import (
 	"github.com/coordinated/coordinated/journal"
 )
 
-// DefaultStallTimeout is how long a group may go without a status change
-// while it has runnable units before it is reported stalled.
-const DefaultStallTimeout = 10 * time.Minute
-
 // Options configure a memory backend.
 type Options struct {
 	Clock        coordinate.Clock // nil = coordinate.SystemClock{}
 	EnforceMinGB bool
-	StallTimeout time.Duration // group watchdog; 0 = DefaultStallTimeout
+	StallTimeout time.Duration // group watchdog; 0 = coordinate.DefaultStallTimeout
 
 	// Persistence, used by Open only (New is always volatile).
 	DataDir       string             // journal and snapshots; "" = volatile
@@ -51,7 +48,7 @@ func New(opts Options) *Backend {
 		opts.Clock = coordinate.SystemClock{}
 	}
 	if opts.StallTimeout <= 0 {
-		opts.StallTimeout = DefaultStallTimeout
+		opts.StallTimeout = coordinate.DefaultStallTimeout
 	}
 	return &Backend{opts: opts, namespaces: make(map[string]*namespace)}
 }
@@ -108,4 +105,21 @@ func (b *Backend) Close() error {
 	}
 	b.closeOnce.Do(func() { b.closeErr = b.closeJournal() })
 	return b.closeErr
+}
+
+// The optional capabilities a memory backend has.
+var (
+	_ coordinate.FailureNotifier = (*Backend)(nil) // Failed (persist.go)
+	_ coordinate.ReadyChecker    = (*Backend)(nil)
+)
+
+// Ready reports whether the backend can take changes: it cannot once its
+// journal has failed (see Failed).
+func (b *Backend) Ready(context.Context) error {
+	select {
+	case <-b.Failed():
+		return errors.New("memory backend: the journal failed; restart the daemon to recover what is on disk")
+	default:
+		return nil
+	}
 }

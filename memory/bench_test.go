@@ -24,7 +24,7 @@ var smallData = coordinate.Data{0xa1, 0x61, 'i', 0x19, 0x04, 0xd2}
 
 func benchNamespace(b testing.TB) (*namespace, context.Context) {
 	b.Helper()
-	ns := newNamespace("", Options{Clock: coordinate.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), StallTimeout: DefaultStallTimeout})
+	ns := newNamespace("", Options{Clock: coordinate.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), StallTimeout: coordinate.DefaultStallTimeout})
 	ctx := context.Background()
 	def := coordinate.Data{0xa1, 0x64, 'n', 'a', 'm', 'e', 0x61, 's'} // {"name": "s"}
 	if _, err := ns.SetWorkSpec(ctx, def); err != nil {

@@ -19,6 +19,9 @@ type namespace struct {
 	enforceMinGB bool
 	stallTimeout time.Duration
 
+	// locks is the lock service (locks.go), apart from the journaled state.
+	locks *lockTable
+
 	mu sync.Mutex
 	st *state
 	// journal, when set, receives every committed op (replay tests).
@@ -41,6 +44,7 @@ func newNamespace(name string, opts Options) *namespace {
 		enforceMinGB: opts.EnforceMinGB,
 		stallTimeout: opts.StallTimeout,
 		st:           newState(),
+		locks:        newLockTable(opts.Clock),
 	}
 }
 
@@ -172,7 +176,7 @@ func (ns *namespace) ControlWorkSpec(ctx context.Context, name string, control c
 	if err != nil {
 		return err
 	}
-	if control.Continuous != nil && *control.Continuous && !sp.meta.CanBeContinuous {
+	if meta := sp.meta; meta.Apply(control) != nil { // a trial on a copy: refuse before committing
 		return fmt.Errorf("%w: cannot make non-continuous work spec %q continuous", coordinate.ErrCannotBeContinuous, name)
 	}
 	ns.commit(&opControlWorkSpec{Spec: name, Control: control})
@@ -356,6 +360,9 @@ func (ns *namespace) DeleteWorkUnits(ctx context.Context, specName string, q coo
 }
 
 func (ns *namespace) UpdateWorkUnit(ctx context.Context, specName, key string, update coordinate.WorkUnitUpdate) (err error) {
+	if err := update.Check(); err != nil {
+		return err
+	}
 	now, err := ns.begin(ctx)
 	if err != nil {
 		return err
@@ -373,6 +380,9 @@ func (ns *namespace) UpdateWorkUnit(ctx context.Context, specName, key string, u
 }
 
 func (ns *namespace) UpdateAttempt(ctx context.Context, ref coordinate.AttemptRef, update coordinate.WorkUnitUpdate) (err error) {
+	if err := update.Check(); err != nil {
+		return err
+	}
 	now, err := ns.begin(ctx)
 	if err != nil {
 		return err
@@ -491,12 +501,22 @@ func (ns *namespace) WorkerHeartbeat(ctx context.Context, hb coordinate.Heartbea
 }
 
 func (ns *namespace) UnregisterWorker(ctx context.Context, id string) (err error) {
-	if _, err := ns.begin(ctx); err != nil {
+	now, err := ns.begin(ctx)
+	if err != nil {
 		return err
 	}
 	defer ns.end(ctx, &err)
-	if ns.st.workers.byID[id] == nil {
+	w, release := ns.st.releasesOnExit(id)
+	if w == nil {
 		return fmt.Errorf("%w %q", coordinate.ErrNoSuchWorker, id)
+	}
+	if release {
+		// Its registration lapses now, which ends its leases too
+		// (ownerdeath.go).
+		ns.commit(&opHeartbeat{Now: now, Heartbeat: coordinate.Heartbeat{
+			Worker: w.id, Mode: w.mode, Data: w.data, Parent: w.parent, Expire: -1}})
+		ns.commit(&opExpire{Now: now})
+		return nil
 	}
 	ns.commit(&opUnregisterWorker{Worker: id})
 	return nil

@@ -45,23 +45,9 @@ type opControlWorkSpec struct {
 }
 
 func (o *opControlWorkSpec) apply(s *state) {
-	m := &s.specs[o.Spec].meta
-	c := o.Control
-	if c.Paused != nil {
-		m.Paused = *c.Paused
-	}
-	if c.Continuous != nil {
-		m.Continuous = *c.Continuous
-	}
-	if c.Interval != nil {
-		m.Interval = max(0, *c.Interval)
-	}
-	if c.MaxRunning != nil {
-		m.MaxRunning = *c.MaxRunning
-	}
-	if c.Weight != nil {
-		m.Weight = *c.Weight
-	}
+	// Checked before the op was committed (ControlWorkSpec); a refused
+	// control changes nothing here either.
+	_ = s.specs[o.Spec].meta.Apply(o.Control)
 }
 
 // opDeleteWorkSpec removes a spec and all its units.
@@ -314,7 +300,8 @@ func (s *state) chain(u *unit, now int64) {
 
 // opExpire applies the passage of time: due delayed units become
 // available, expired leases end (AVAILABLE, or FAILED past max_retries)
-// and expired worker records go.
+// and expired worker records go, ending the leases of those that asked
+// for it (ownerdeath.go).
 type opExpire struct {
 	_ struct{} `cbor:",toarray"`
 
@@ -324,22 +311,21 @@ type opExpire struct {
 func (o *opExpire) apply(s *state) {
 	s.expiring = true
 	defer func() { s.expiring = false }()
+	s.endLeasesOfDeadOwners(o.Now)
 	for _, name := range sortedSpecNames(s.specs) {
 		sp := s.specs[name]
 		for u := sp.delayed.top(); u != nil && u.notBefore <= o.Now; u = sp.delayed.top() {
 			s.place(u, coordinate.StatusAvailable, o.Now)
 		}
-		for u := sp.pending.top(); u != nil && u.expiration < o.Now; u = sp.pending.top() {
+		now := timeOf(o.Now)
+		for u := sp.pending.top(); u != nil && coordinate.LeaseExpired(timeOf(u.expiration), now); u = sp.pending.top() {
+			st := coordinate.ExpireLease(coordinate.UnitState{Status: u.status, Data: u.data, Worker: u.workerName()},
+				int(u.attempts), sp.meta.MaxRetries, now)
 			s.touch(u)
-			if limit := sp.meta.MaxRetries; limit > 0 && int(u.attempts) > limit {
-				u.data = coordinate.WithTraceback(u.data, coordinate.TracebackTooManyRetries)
-				u.expiration = o.Now
-				s.place(u, coordinate.StatusFailed, o.Now)
-				continue
-			}
-			u.expiration = 0
-			u.setWorker(nil)
-			s.place(u, coordinate.StatusAvailable, o.Now)
+			u.data = st.Data
+			u.expiration = nanos(st.Expiration)
+			u.setWorker(st.Worker)
+			s.place(u, st.Status, o.Now)
 		}
 	}
 	s.workers.expire(o.Now)

@@ -298,6 +298,7 @@ func readSnapshot(in io.Reader, maxBytes int64) ([]*capturedNamespace, error) {
 			sp.name = d.name()
 			sp.definition = d.bytes()
 			d.meta(&sp.meta)
+			sp.meta.Task = coordinate.SpecTask(sp.name.Bytes, sp.meta.Runtime, sp.definition)
 			for st := range sp.archived {
 				sp.archived[st] = d.number(1 << 62)
 			}

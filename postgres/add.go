@@ -9,6 +9,17 @@ import (
 	"github.com/coordinated/coordinated/coordinate"
 )
 
+// The statements, from sql/add.sql.
+var (
+	unitsInsertNewSQL    = namedSQL("units_insert_new")
+	unitsLockExistingSQL = namedSQL("units_lock_existing")
+	depsTargetsSQL       = namedSQL("deps_targets")
+	unitsInsertSQL       = namedSQL("units_insert")
+	unitsReplaceSQL      = namedSQL("units_replace")
+	depsDropSQL          = namedSQL("deps_drop")
+	depsAddSQL           = namedSQL("deps_add")
+)
+
 // existingUnit is what addUnits reads of a unit being re-added.
 type existingUnit struct {
 	status coordinate.Status
@@ -79,11 +90,7 @@ func insertIfNew(ctx context.Context, tx dbtx, nsID, spec int64, units []coordin
 		nbs[i] = notBefore(in, now)
 		grps[i] = groupCol(in.Group)
 	}
-	rows, err := tx.Query(ctx, `INSERT INTO work_unit (spec_id, key, key_text, data, status, priority, not_before, grp)
-		SELECT $1, k, t, d, 1, p, nb, g
-		FROM unnest($2::bytea[], $3::boolean[], $4::bytea[], $5::float8[], $6::bigint[], $7::bytea[]) AS i (k, t, d, p, nb, g)
-		ON CONFLICT (spec_id, key) DO NOTHING
-		RETURNING key`, spec, keys, texts, datas, prios, nbs, grps)
+	rows, err := tx.Query(ctx, unitsInsertNewSQL, spec, keys, texts, datas, prios, nbs, grps)
 	if err != nil {
 		return nil, err
 	}
@@ -115,8 +122,7 @@ func addOrUpdateUnits(ctx context.Context, tx dbtx, nsID, spec int64, specName s
 	for i, u := range units {
 		keys[i] = bytesOf(u.Key.Bytes)
 	}
-	rows, err := tx.Query(ctx, `SELECT key, status, grp FROM work_unit
-		WHERE spec_id = $1 AND key = ANY($2) ORDER BY key FOR UPDATE`, spec, keys)
+	rows, err := tx.Query(ctx, unitsLockExistingSQL, spec, keys)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -169,12 +175,7 @@ func addOrUpdateUnits(ctx context.Context, tx dbtx, nsID, spec int64, specName s
 		// finishing or failing them: either it reads their final status
 		// here, or that transaction waits for this one and then sees the
 		// edges this one adds (update.go, finish.go).
-		rows, err := tx.Query(ctx, `SELECT s.name, u.key, u.status
-			FROM unnest($2::bytea[], $3::bytea[]) AS r (spec, key)
-			JOIN work_spec s ON s.namespace_id = $1 AND s.name = r.spec
-			JOIN work_unit u ON u.spec_id = s.id AND u.key = r.key
-			ORDER BY s.name, u.key
-			FOR SHARE OF u`, nsID, specs, dkeys)
+		rows, err := tx.Query(ctx, depsTargetsSQL, nsID, specs, dkeys)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -311,11 +312,7 @@ func insertNewUnits(ctx context.Context, tx dbtx, spec int64, out []addedUnit, n
 	if len(keys) == 0 {
 		return nil
 	}
-	_, err := tx.Exec(ctx, `INSERT INTO work_unit (spec_id, key, key_text, data, status, priority,
-			not_before, expires, dep_failed, grp)
-		SELECT $1, k, t, d, s, p, nb, e, df, g
-		FROM unnest($2::bytea[], $3::boolean[], $4::bytea[], $5::smallint[], $6::float8[], $7::bigint[],
-			$8::bigint[], $9::boolean[], $10::bytea[]) AS i (k, t, d, s, p, nb, e, df, g)`,
+	_, err := tx.Exec(ctx, unitsInsertSQL,
 		spec, keys, texts, datas, statuses, prios, nbs, expires, depFailed, grps)
 	return err
 }
@@ -352,20 +349,7 @@ func updateExistingUnits(ctx context.Context, tx dbtx, spec int64, out []addedUn
 	if len(ukeys) == 0 {
 		return nil
 	}
-	_, err := tx.Exec(ctx, `UPDATE work_unit u SET
-			data = i.d,
-			status = i.s,
-			priority = CASE WHEN i.hp THEN i.p ELSE u.priority END,
-			not_before = i.nb,
-			expires = CASE WHEN i.c THEN i.e ELSE u.expires END,
-			worker = CASE WHEN i.c THEN NULL ELSE u.worker END,
-			worker_text = CASE WHEN i.c THEN NULL ELSE u.worker_text END,
-			lease_id = CASE WHEN i.c THEN NULL ELSE u.lease_id END,
-			dep_failed = CASE WHEN i.c THEN i.df ELSE u.dep_failed END,
-			grp = i.g
-		FROM unnest($1::bytea[], $2::bytea[], $3::smallint[], $4::float8[], $5::boolean[], $6::bigint[],
-			$7::boolean[], $8::bigint[], $9::boolean[], $10::bytea[]) AS i (k, d, s, p, hp, nb, c, e, df, g)
-		WHERE u.spec_id = $11 AND u.key = i.k`,
+	_, err := tx.Exec(ctx, unitsReplaceSQL,
 		ukeys, datas, statuses, prios, hasPrio, nbs, clr, expires, depFailed, grps, spec)
 	return err
 }
@@ -395,13 +379,12 @@ func replaceEdges(ctx context.Context, tx dbtx, nsID, spec int64, out []addedUni
 		}
 	}
 	if len(drop) > 0 {
-		if _, err := tx.Exec(ctx, `DELETE FROM unit_dep WHERE spec_id = $1 AND key = ANY($2)`, spec, drop); err != nil {
+		if _, err := tx.Exec(ctx, depsDropSQL, spec, drop); err != nil {
 			return err
 		}
 	}
 	if len(eunits) > 0 {
-		if _, err := tx.Exec(ctx, `INSERT INTO unit_dep (spec_id, key, namespace_id, dep_spec, dep_key, seq)
-			SELECT $1, u, $2, s, k, q FROM unnest($3::bytea[], $4::bytea[], $5::bytea[], $6::integer[]) AS e (u, s, k, q)`,
+		if _, err := tx.Exec(ctx, depsAddSQL,
 			spec, nsID, eunits, especs, eks, eseq); err != nil {
 			return err
 		}

@@ -6,6 +6,12 @@ import (
 	"time"
 )
 
+// The statements, from sql/maintenance.sql.
+var (
+	analyzeUnitsSQL  = namedSQL("analyze_units")
+	unitsEstimateSQL = namedSQL("units_estimate")
+)
+
 // Planner statistics after bulk loads. A work_unit table filled faster
 // than autovacuum notices (it looks once a minute) still has the
 // statistics of an empty table, and with those the planner sorts every
@@ -36,9 +42,9 @@ func (b *Backend) runAnalyze() {
 	ctx, cancel := context.WithTimeout(context.Background(), analyzeTimeout)
 	defer cancel()
 	var rows float64
-	_, err := b.pool.Exec(ctx, "ANALYZE work_unit")
+	_, err := b.pool.Exec(ctx, analyzeUnitsSQL)
 	if err == nil {
-		err = b.pool.QueryRow(ctx, "SELECT reltuples::float8 FROM pg_class WHERE oid = 'work_unit'::regclass").Scan(&rows)
+		err = b.pool.QueryRow(ctx, unitsEstimateSQL).Scan(&rows)
 	}
 	if err != nil {
 		b.log.Warn("postgres backend: ANALYZE work_unit after a bulk load failed", "err", err)

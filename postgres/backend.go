@@ -15,11 +15,18 @@ import (
 	"github.com/coordinated/coordinated/coordinate"
 )
 
+// The statements, from sql/backend.sql.
+var (
+	sharedBuffersSQL  = namedSQL("shared_buffers")
+	namespaceIDSQL    = namedSQL("namespace_id")
+	namespacesListSQL = namedSQL("namespaces_list")
+)
+
 // Options configures a Backend.
 type Options struct {
 	Clock        coordinate.Clock // nil = coordinate.SystemClock{}
 	EnforceMinGB bool
-	StallTimeout time.Duration // group watchdog; 0 = 10 minutes
+	StallTimeout time.Duration // group watchdog; 0 = coordinate.DefaultStallTimeout
 	// MaxConns caps the connection pool; 0 = pgxpool's default.
 	MaxConns int32
 	Logger   *slog.Logger // nil = slog.Default()
@@ -27,10 +34,15 @@ type Options struct {
 	// VACUUMs of work_unit it runs itself (vacuum.go); 0 = 100,000, < 0 =
 	// never.
 	VacuumAfterClaims int
+	// NoCacheKeeping turns off the cache machinery (cachekeeper.go):
+	// read-ahead of claims, warming of queue fronts, and the VACUUM and
+	// ANALYZE the backend runs itself.
+	NoCacheKeeping bool
+	// RequestTimeout bounds how long a call waits for a database that
+	// does not answer (liveness.go); 0 = DefaultRequestTimeout, < 0 =
+	// wait forever.
+	RequestTimeout time.Duration
 }
-
-// DefaultStallTimeout is the group watchdog's default (GroupStatus.Stalled).
-const DefaultStallTimeout = 10 * time.Minute
 
 // Backend is a coordinate.Backend stored in PostgreSQL.
 type Backend struct {
@@ -43,6 +55,8 @@ type Backend struct {
 	analyze   analyzer
 	vacuum    vacuumer
 	readAhead readAhead
+	cache     cacheKeeper // cachekeeper.go: readAhead, analyze, vacuum
+	live      *liveness
 
 	mu         sync.Mutex
 	namespaces map[string]*namespace // by name; ids never change once created
@@ -57,10 +71,13 @@ func New(ctx context.Context, url string, opts Options) (*Backend, error) {
 		opts.Clock = coordinate.SystemClock{}
 	}
 	if opts.StallTimeout <= 0 {
-		opts.StallTimeout = DefaultStallTimeout
+		opts.StallTimeout = coordinate.DefaultStallTimeout
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
+	}
+	if opts.RequestTimeout == 0 {
+		opts.RequestTimeout = DefaultRequestTimeout
 	}
 	if err := Migrate(ctx, url); err != nil {
 		return nil, err
@@ -82,13 +99,18 @@ func New(ctx context.Context, url string, opts Options) (*Backend, error) {
 		opts:       opts,
 		log:        opts.Logger,
 		namespaces: map[string]*namespace{},
+		live:       newLiveness(cfg.ConnConfig.Copy(), opts.RequestTimeout, opts.Logger),
 	}
 	var buffers int
-	if err := pool.QueryRow(ctx, "SELECT setting::int FROM pg_settings WHERE name = 'shared_buffers'").Scan(&buffers); err != nil {
+	if err := pool.QueryRow(ctx, sharedBuffersSQL).Scan(&buffers); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("postgres backend: read shared_buffers: %w", err)
 	}
 	b.readAhead = newReadAhead(min(buffers, warmMaxUnits))
+	b.cache = keeper{b}
+	if opts.NoCacheKeeping {
+		b.cache = noKeeper{}
+	}
 	b.commits = newCommitter(b)
 	return b, nil
 }
@@ -96,15 +118,24 @@ func New(ctx context.Context, url string, opts Options) (*Backend, error) {
 // Close stops the committer and closes the connection pool.
 func (b *Backend) Close() error {
 	b.commits.close()
-	b.analyze.run.wait()
-	b.vacuum.run.wait()
-	b.readAhead.close()
+	b.cache.close()
 	b.pool.Close()
+	b.live.close()
 	return nil
 }
 
 // Namespace returns the namespace called name, creating it if needed.
+// Its calls run under the liveness watch (watched.go).
 func (b *Backend) Namespace(ctx context.Context, name string) (coordinate.Namespace, error) {
+	ctx, end := b.live.watch(ctx)
+	ns, err := b.namespace(ctx, name)
+	if err = end(err); err != nil {
+		return nil, err
+	}
+	return ns.watched, nil
+}
+
+func (b *Backend) namespace(ctx context.Context, name string) (*namespace, error) {
 	b.mu.Lock()
 	ns, ok := b.namespaces[name]
 	b.mu.Unlock()
@@ -112,9 +143,7 @@ func (b *Backend) Namespace(ctx context.Context, name string) (coordinate.Namesp
 		return ns, nil
 	}
 	var id int64
-	err := b.pool.QueryRow(ctx, `WITH ins AS (
-			INSERT INTO namespace (name) VALUES ($1) ON CONFLICT (name) DO NOTHING RETURNING id)
-		SELECT id FROM ins UNION ALL SELECT id FROM namespace WHERE name = $1 LIMIT 1`, []byte(name)).Scan(&id)
+	err := b.pool.QueryRow(ctx, namespaceIDSQL, []byte(name)).Scan(&id)
 	if err != nil {
 		return nil, fmt.Errorf("postgres namespace %q: %w", name, err)
 	}
@@ -124,17 +153,20 @@ func (b *Backend) Namespace(ctx context.Context, name string) (coordinate.Namesp
 		return ns, nil
 	}
 	ns = &namespace{b: b, id: id, name: name}
+	ns.watched = &watchedNamespace{ns: ns, live: b.live}
 	b.namespaces[name] = ns
 	return ns, nil
 }
 
 // Namespaces lists the namespace names, sorted.
-func (b *Backend) Namespaces(ctx context.Context) ([]string, error) {
-	rows, err := b.pool.Query(ctx, "SELECT name FROM namespace ORDER BY name")
+func (b *Backend) Namespaces(ctx context.Context) (names []string, err error) {
+	ctx, end := b.live.watch(ctx)
+	defer func() { err = end(err) }()
+	rows, err := b.pool.Query(ctx, namespacesListSQL)
 	if err != nil {
 		return nil, fmt.Errorf("postgres namespaces: %w", err)
 	}
-	names, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (string, error) {
+	names, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (string, error) {
 		var n []byte
 		err := r.Scan(&n)
 		return string(n), err
@@ -152,6 +184,8 @@ type namespace struct {
 	id    int64
 	name  string
 	reads schedReads // get_work's shared scheduler reads (schedreads.go)
+	// watched is this namespace as the Backend hands it out.
+	watched *watchedNamespace
 }
 
 var _ coordinate.Namespace = (*namespace)(nil)

@@ -151,14 +151,30 @@ func BenchmarkDrain(b *testing.B) {
 	for _, perCall := range []int{1, 100} {
 		for _, size := range benchSizes(b) {
 			b.Run(fmt.Sprintf("perCall=%d/queued=%d", perCall, size), func(b *testing.B) {
-				benchDrain(b, perCall, size)
+				benchDrain(b, perCall, size, 0)
 			})
 		}
 	}
 }
 
-func benchDrain(b *testing.B, perCall, size int) {
+// BenchmarkDrainMaxRunning is BenchmarkDrain on a spec whose max_running
+// is set but never reached: what the exact max_running gate
+// (maxrunning.go) costs, to compare with BenchmarkDrain in the same run.
+func BenchmarkDrainMaxRunning(b *testing.B) {
+	for _, perCall := range []int{1, 100} {
+		b.Run(fmt.Sprintf("perCall=%d/queued=%d", perCall, benchSizes(b)[0]), func(b *testing.B) {
+			benchDrain(b, perCall, benchSizes(b)[0], 1<<30)
+		})
+	}
+}
+
+func benchDrain(b *testing.B, perCall, size, maxRunning int) {
 	ns := benchNamespace(b)
+	if maxRunning != 0 {
+		if err := ns.ControlWorkSpec(context.Background(), "s", coordinate.WorkSpecControl{MaxRunning: &maxRunning}); err != nil {
+			b.Fatal(err)
+		}
+	}
 	fill(b, ns, "q", size+b.N+perCall*benchClients())
 	clients := benchClients()
 	if perCall > 1 {

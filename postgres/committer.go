@@ -24,6 +24,8 @@ import (
 // (SKIP LOCKED), finishes of held units take the fast path (finish.go),
 // and other updates are validated one by one in Go from rows locked FOR
 // UPDATE. A batch of claims and finishes is one pipelined round trip.
+// pipeline.go is a batch's transaction, stage by stage; this file queues,
+// gathers, retries and answers.
 
 // batchTimeout bounds one batch's transaction, so a wedged database
 // connection fails its requests instead of stalling every caller.
@@ -73,7 +75,17 @@ type commitItem struct {
 	claim *claimRequest
 	upd   *updateRequest
 	done  chan error
+	// state settles who has the result: the submitter, or nobody because
+	// the submitter gave up first (itemWaiting -> itemAnswered or
+	// itemAbandoned, once).
+	state atomic.Int32
 }
+
+const (
+	itemWaiting int32 = iota
+	itemAnswered
+	itemAbandoned
+)
 
 type committer struct {
 	b       *Backend
@@ -123,8 +135,39 @@ func (c *committer) submit(ctx context.Context, it *commitItem) error {
 	case err := <-it.done:
 		return err
 	case <-ctx.Done():
-		// The request may still be applied; the caller stops waiting.
+		if !it.state.CompareAndSwap(itemWaiting, itemAbandoned) {
+			return <-it.done // answered meanwhile: the result stands
+		}
+		// The request may still be applied; a claim's leases are then
+		// released (answer).
 		return ctx.Err()
+	}
+}
+
+// answer hands a request its result. A claim whose submitter gave up has
+// leased units nobody will be told about: they are released at once.
+func (c *committer) answer(it *commitItem, err error) {
+	if it.state.CompareAndSwap(itemWaiting, itemAnswered) {
+		it.done <- err
+		return
+	}
+	if err == nil && it.claim != nil && len(it.claim.attempts) > 0 {
+		go c.release(it.claim) // not on a committer worker: it submits to the committer
+	}
+}
+
+// release makes the units of an abandoned claim available again.
+func (c *committer) release(cl *claimRequest) {
+	ctx, cancel := context.WithTimeout(context.Background(), batchTimeout)
+	defer cancel()
+	for _, a := range cl.attempts {
+		id := a.ID
+		err := c.submit(ctx, &commitItem{upd: &updateRequest{ns: cl.ns, spec: a.Spec.Bytes, key: a.Key.Bytes,
+			upd: coordinate.WorkUnitUpdate{Status: coordinate.StatusAvailable}, leaseID: &id, now: cl.ns.now()}})
+		if err != nil && !errors.Is(err, coordinate.ErrLostLease) {
+			c.b.log.Warn("postgres get_work: the caller gave up; its unit stays leased until the lease ends",
+				"work_spec", a.Spec.Bytes, "work_unit", a.Key.Bytes, "err", err)
+		}
 	}
 }
 
@@ -141,7 +184,7 @@ func (c *committer) run() {
 		}
 		if !c.gather(&batch) {
 			for _, it := range batch {
-				it.done <- errBackendClosed
+				c.answer(it, errBackendClosed)
 			}
 			c.drain()
 			return
@@ -191,7 +234,7 @@ func (c *committer) drain() {
 	for {
 		select {
 		case it := <-c.queue:
-			it.done <- errBackendClosed
+			c.answer(it, errBackendClosed)
 		default:
 			return
 		}
@@ -206,6 +249,7 @@ func (c *committer) drain() {
 func (c *committer) apply(batch []*commitItem) {
 	ctx, cancel := context.WithTimeout(context.Background(), batchTimeout)
 	defer cancel()
+	ctx, end := c.b.live.watch(ctx) // liveness.go
 	results := make([]error, len(batch))
 	var (
 		out batchOutcome
@@ -217,7 +261,8 @@ func (c *committer) apply(batch []*commitItem) {
 			break
 		}
 	}
-	if err != nil && len(batch) > 1 {
+	err = end(err)
+	if err != nil && len(batch) > 1 && !errors.Is(err, coordinate.ErrUnavailable) {
 		for _, it := range batch {
 			c.apply([]*commitItem{it})
 		}
@@ -231,175 +276,24 @@ func (c *committer) apply(batch []*commitItem) {
 				claimed += len(it.claim.attempts)
 			}
 		}
-		c.b.noteClaimed(claimed)
+		c.b.cache.committed(claimed)
 	}
 	var rest []*commitItem
 	for i, it := range batch {
 		switch {
 		case err != nil:
-			it.done <- fmt.Errorf("postgres commit: %w", err)
+			c.answer(it, fmt.Errorf("postgres commit: %w", err))
 		case out.again[i]:
 			c.fellThrough.Add(1)
 			it.upd.slow = true
 			rest = append(rest, it)
 		default:
-			it.done <- results[i]
+			c.answer(it, results[i])
 		}
 	}
 	if len(rest) > 0 {
 		c.apply(rest)
 	}
-}
-
-// batchOutcome is what runBatch reports besides each request's result.
-type batchOutcome struct {
-	again []bool // by batch index: updates left to run through the general path
-	fast  int    // updates the fast path applied
-}
-
-// runBatch runs the batch in one transaction on one connection.
-//
-// Round trip 1 sends BEGIN, every claim, the fast finishes and, when some
-// updates need the general path, the statement locking their units; with
-// none, it ends with COMMIT. Otherwise round trip 2 sends those updates'
-// writes and COMMIT (with chaining or failures, statements of their own
-// run before COMMIT).
-func (c *committer) runBatch(ctx context.Context, batch []*commitItem, results []error) (out batchOutcome, err error) {
-	conn, err := c.b.pool.Acquire(ctx)
-	if err != nil {
-		return out, err
-	}
-	defer conn.Release()
-	inTx := false
-	defer func() {
-		if err != nil && inTx {
-			if _, rbErr := conn.Exec(ctx, "ROLLBACK"); rbErr != nil {
-				conn.Conn().Close(ctx) //nolint:errcheck // the pool drops a closed connection
-			}
-		}
-	}()
-
-	var claims []*claimRequest
-	var updates []*updateRequest
-	var updIdx []int
-	for i, it := range batch {
-		results[i] = nil
-		if it.claim != nil {
-			it.claim.attempts = nil
-			claims = append(claims, it.claim)
-		} else {
-			updates = append(updates, it.upd)
-			updIdx = append(updIdx, i)
-		}
-	}
-	fast, slowIdx := splitFast(updates)
-	slow := make([]*updateRequest, len(slowIdx))
-	for j, i := range slowIdx {
-		slow[j] = updates[i]
-	}
-
-	first := &pgx.Batch{}
-	first.Queue("BEGIN")
-	first.Queue(genericPlans)
-	claimGroups := groupClaims(claims)
-	for _, grp := range claimGroups {
-		queueClaims(first, grp)
-		c.b.claimingUnits(grp)
-	}
-	if len(fast.reqs) > 0 {
-		fast.queue(first, updates)
-	}
-	if len(slow) > 0 {
-		queueLockUnits(first, slow)
-	} else {
-		first.Queue("COMMIT")
-	}
-	br := conn.SendBatch(ctx, first)
-	inTx = true
-	fail := func(err error) (batchOutcome, error) {
-		br.Close()
-		return batchOutcome{}, err
-	}
-	for range 2 { // BEGIN, genericPlans
-		if _, err := br.Exec(); err != nil {
-			return fail(err)
-		}
-	}
-	for _, grp := range claimGroups {
-		rows, err := br.Query()
-		if err == nil {
-			err = collectClaims(rows, grp)
-		}
-		if err != nil {
-			return fail(err)
-		}
-		c.b.claimedUnits(grp)
-	}
-	out.again = make([]bool, len(batch))
-	if len(fast.reqs) > 0 {
-		done, err := fast.read(br, len(updates))
-		if err != nil {
-			return fail(err)
-		}
-		for _, i := range fast.reqs {
-			if done[i] {
-				out.fast++
-			} else {
-				out.again[updIdx[i]] = true
-			}
-		}
-	}
-	if len(slow) == 0 {
-		if _, err := br.Exec(); err != nil { // COMMIT
-			return fail(err)
-		}
-		if err := br.Close(); err != nil {
-			return batchOutcome{}, err
-		}
-		inTx = false
-		return out, nil
-	}
-	rows, err := br.Query()
-	if err != nil {
-		return fail(err)
-	}
-	locked, err := scanLockedUnits(rows)
-	if err != nil {
-		return fail(err)
-	}
-	if err := br.Close(); err != nil {
-		return batchOutcome{}, err
-	}
-
-	// The general path's transitions, computed in Go; then round trip 2:
-	// the writes and, unless chaining or failures must follow them, COMMIT.
-	second := &pgx.Batch{}
-	slowResults := make([]error, len(slow))
-	after, err := applyUpdates(ctx, conn, slow, locked, slowResults, second)
-	if err != nil {
-		return batchOutcome{}, err
-	}
-	for j, i := range slowIdx {
-		results[updIdx[i]] = slowResults[j]
-	}
-	if after.empty() {
-		second.Queue("COMMIT")
-		if err := conn.SendBatch(ctx, second).Close(); err != nil {
-			return batchOutcome{}, err
-		}
-	} else {
-		if err := conn.SendBatch(ctx, second).Close(); err != nil {
-			return batchOutcome{}, err
-		}
-		if err := after.run(ctx, conn); err != nil {
-			return batchOutcome{}, err
-		}
-		if _, err := conn.Exec(ctx, "COMMIT"); err != nil {
-			return batchOutcome{}, err
-		}
-	}
-	inTx = false
-	return out, nil
 }
 
 // groupClaims puts together the claims on the same spec, so one statement
@@ -424,7 +318,11 @@ func groupClaims(claims []*claimRequest) [][]*claimRequest {
 func queueClaims(b *pgx.Batch, claims []*claimRequest) {
 	cl := claims[0]
 	if len(claims) == 1 {
-		b.Queue(claimSQL, cl.spec.id, cl.now.UnixNano(), cl.n, cl.expires.UnixNano(),
+		sql := claimSQL
+		if cl.capped() {
+			sql = claimCappedSQL // maxrunning.go
+		}
+		b.Queue(sql, cl.spec.id, cl.now.UnixNano(), cl.n, cl.expires.UnixNano(),
 			bytesOf(cl.worker.Bytes), cl.worker.Text, cl.ns.id)
 		return
 	}

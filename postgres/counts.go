@@ -54,7 +54,8 @@ func (d countDelta) queue(b *pgx.Batch) {
 	}
 }
 
-// statement is the upsert that applies d ("" when there is nothing to do).
+// statement is the call that applies d ("" when there is nothing to do):
+// unit_count_add (migration 0008) with the cells in (spec, status) order.
 func (d countDelta) statement() (string, []any) {
 	keys := make([]countKey, 0, len(d))
 	for k, n := range d {
@@ -77,8 +78,5 @@ func (d countDelta) statement() (string, []any) {
 	for i, k := range keys {
 		specs[i], statuses[i], ns[i] = k.spec, int16(k.status), d[k]
 	}
-	return `INSERT INTO unit_count (spec_id, status, slot, n)
-		SELECT spec_id, status, (pg_backend_pid() % 64)::smallint, n FROM unnest($1::bigint[], $2::smallint[], $3::bigint[]) AS d (spec_id, status, n)
-		ON CONFLICT (spec_id, status, slot) DO UPDATE SET n = unit_count.n + EXCLUDED.n`,
-		[]any{specs, statuses, ns}
+	return "SELECT unit_count_add($1, $2, $3)", []any{specs, statuses, ns}
 }

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
 	"slices"
 	"time"
@@ -9,6 +10,16 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/coordinated/coordinated/coordinate"
+)
+
+// The statements, from sql/deps.sql.
+var (
+	depsPendingSQL              = namedSQL("deps_pending")
+	depsDependentsUnfinishedSQL = namedSQL("deps_dependents_unfinished")
+	unitsFailDependentsSQL      = namedSQL("units_fail_dependents")
+	depsUnfailSQL               = namedSQL("deps_unfail")
+	depsDependentsOfSQL         = namedSQL("deps_dependents_of")
+	depsOfUnitsSQL              = namedSQL("deps_of_units")
 )
 
 // Work-unit dependencies (issue 6, DECISIONS §9). unit_dep holds each
@@ -38,19 +49,11 @@ func (k unitKey) less(o unitKey) bool {
 	return k.key < o.key
 }
 
-// resolveFinishedSQL removes the edges to the units $1-$3 (namespace,
-// spec, key) that are FINISHED and makes the blocked dependents left
-// without edges available (resolve_finished_units, migration 0004); $4 is
-// now. Units given that are not FINISHED keep their edges, so the fast
-// finish path can queue it for every unit it tried. It must run as a
-// statement of its own after the units were locked or written: its
-// snapshot then holds every edge added before. Most finished units have no
-// dependents; then it is one index probe per unit, and the function, whose
-// statement costs far more to start than to run on no rows, is not called.
-const resolveFinishedSQL = `SELECT resolve_finished_units($1, $2, $3, $4)
-WHERE EXISTS (
-    SELECT 1 FROM unnest($1::bigint[], $2::bytea[], $3::bytea[]) AS r (ns, spec, key)
-    JOIN unit_dep e ON e.namespace_id = r.ns AND e.dep_spec = r.spec AND e.dep_key = r.key)`
+// resolveFinishedSQL resolves the edges to finished units (its file says
+// how).
+//
+//go:embed queries/resolve_finished.sql
+var resolveFinishedSQL string
 
 // queueResolveFinished queues resolveFinishedSQL for units that may have
 // finished; now is in nanoseconds.
@@ -81,9 +84,7 @@ func withDependents(ctx context.Context, tx dbtx, keys []unitKey) ([]unitKey, er
 		return nil, nil
 	}
 	nss, specs, ks := unitKeyArrays(keys)
-	rows, err := tx.Query(ctx, `SELECT r.i FROM unnest($1::bigint[], $2::bytea[], $3::bytea[]) WITH ORDINALITY AS r (ns, spec, key, i)
-		WHERE EXISTS (SELECT 1 FROM unit_dep e WHERE e.namespace_id = r.ns AND e.dep_spec = r.spec AND e.dep_key = r.key)
-		ORDER BY r.i`, nss, specs, ks)
+	rows, err := tx.Query(ctx, depsPendingSQL, nss, specs, ks)
 	if err != nil {
 		return nil, err
 	}
@@ -115,13 +116,7 @@ func propagateFailures(ctx context.Context, tx dbtx, now time.Time, failed, unfa
 			continue
 		}
 		seen[r] = true
-		rows, err := tx.Query(ctx, `SELECT u.spec_id, s.name, u.key, u.data, u.status, u.grp
-			FROM unit_dep e
-			JOIN work_unit u ON u.spec_id = e.spec_id AND u.key = e.key
-			JOIN work_spec s ON s.id = u.spec_id
-			WHERE e.namespace_id = $1 AND e.dep_spec = $2 AND e.dep_key = $3 AND u.status NOT IN (4, 5)
-			ORDER BY s.name, u.key
-			FOR UPDATE OF u`, r.ns, bytesOf(r.spec), bytesOf(r.key))
+		rows, err := tx.Query(ctx, depsDependentsUnfinishedSQL, r.ns, bytesOf(r.spec), bytesOf(r.key))
 		if err != nil {
 			return err
 		}
@@ -147,10 +142,7 @@ func propagateFailures(ctx context.Context, tx dbtx, now time.Time, failed, unfa
 		if units.len() == 0 {
 			continue
 		}
-		if _, err := tx.Exec(ctx, `UPDATE work_unit u SET status = 5, data = r.data, expires = $3,
-				lease_id = NULL, dep_failed = true
-			FROM unnest($1::bigint[], $2::bytea[], $4::bytea[]) AS r (spec_id, key, data)
-			WHERE u.spec_id = r.spec_id AND u.key = r.key`,
+		if _, err := tx.Exec(ctx, unitsFailDependentsSQL,
 			units.specs, units.keys, now.UnixNano(), datas); err != nil {
 			return err
 		}
@@ -167,19 +159,7 @@ func propagateFailures(ctx context.Context, tx dbtx, now time.Time, failed, unfa
 		}
 		seen[r] = true
 		// Dependents failed because of r, with no other failed dependency.
-		rows, err := tx.Query(ctx, `UPDATE work_unit u SET status = 2, dep_failed = false, expires = NULL,
-				worker = NULL, worker_text = NULL, lease_id = NULL
-			FROM unit_dep e, work_spec s
-			WHERE e.namespace_id = $1 AND e.dep_spec = $2 AND e.dep_key = $3
-				AND u.spec_id = e.spec_id AND u.key = e.key
-				AND s.id = u.spec_id AND u.status = 5 AND u.dep_failed
-				AND NOT EXISTS (
-					SELECT 1 FROM unit_dep e2
-					JOIN work_spec s2 ON s2.namespace_id = e2.namespace_id AND s2.name = e2.dep_spec
-					JOIN work_unit u2 ON u2.spec_id = s2.id AND u2.key = e2.dep_key
-					WHERE e2.spec_id = u.spec_id AND e2.key = u.key AND u2.status = 5
-						AND NOT (e2.dep_spec = $2 AND e2.dep_key = $3))
-			RETURNING u.spec_id, s.name, u.key, u.grp`, r.ns, bytesOf(r.spec), bytesOf(r.key))
+		rows, err := tx.Query(ctx, depsUnfailSQL, r.ns, bytesOf(r.spec), bytesOf(r.key))
 		if err != nil {
 			return err
 		}
@@ -224,11 +204,7 @@ func checkCycles(ctx context.Context, tx dbtx, nsID int64, batch map[coordinate.
 		if len(specs) == 0 {
 			break
 		}
-		rows, err := tx.Query(ctx, `SELECT e.dep_spec, e.dep_key, s.name, e.key
-			FROM unnest($2::bytea[], $3::bytea[]) AS r (spec, key)
-			JOIN unit_dep e ON e.namespace_id = $1 AND e.dep_spec = r.spec AND e.dep_key = r.key
-			JOIN work_spec s ON s.id = e.spec_id
-			ORDER BY s.name, e.key`, nsID, specs, keys)
+		rows, err := tx.Query(ctx, depsDependentsOfSQL, nsID, specs, keys)
 		if err != nil {
 			return err
 		}
@@ -264,8 +240,7 @@ func (ns *namespace) fillDependencies(ctx context.Context, specID int64, units [
 	if len(keys) == 0 {
 		return nil
 	}
-	rs, err := ns.b.pool.Query(ctx, `SELECT key, dep_spec, dep_key FROM unit_dep
-		WHERE spec_id = $1 AND key = ANY($2) ORDER BY key, seq`, specID, keys)
+	rs, err := ns.b.pool.Query(ctx, depsOfUnitsSQL, specID, keys)
 	if err != nil {
 		return fmt.Errorf("postgres unit dependencies: %w", err)
 	}

@@ -4,7 +4,6 @@
 // suite in coordinate/coordinatetest runs against both).
 //
 // Design (issue 4):
-//
 //   - The schema is created and upgraded by embedded migrations
 //     (migrations/*.sql) under a PostgreSQL advisory lock, so several
 //     daemons may start at once; applied versions are in schema_migrations.
@@ -24,10 +23,15 @@
 //     connection: claims and update_work_unit calls queued while a
 //     transaction runs share the next one, so one WAL flush answers many
 //     requests. Its transactions use generic plans (planned once per
-//     connection). Finishing a held unit is one conditional UPDATE for the
+//     connection). A batch's transaction reads top to bottom in
+//     pipeline.go (plan, fast statements, lock and compute, side effects,
+//     commit). Finishing a held unit is one conditional UPDATE for the
 //     whole batch (finish.go); other updates, and finishes that statement
 //     does not match, are computed in Go with coordinate.ApplyUpdate from
 //     rows locked FOR UPDATE, so one bad item never fails the others.
+//   - SQL lives in files: every statement of the hot batch in queries/,
+//     one per file; the rest in sql/*.sql as named statements
+//     (sqlfiles.go).
 //   - A unit's primary key is (spec_id, key). Units of equal priority are
 //     leased in key order, so the index entries each new row version adds
 //     land next to each other even with millions of units queued
@@ -35,7 +39,9 @@
 //     index took them on random pages).
 //   - Each daemon VACUUMs work_unit after every 100,000 units it claims
 //     (vacuum.go): dead entries at the front of the available units' index
-//     would otherwise slow every claim until autovacuum comes round.
+//     would otherwise slow every claim until autovacuum comes round. That,
+//     ANALYZE after bulk loads, read-ahead of claims and head warming are
+//     the cache machinery behind cacheKeeper (Options.NoCacheKeeping).
 //   - Expired leases are swept by any daemon with FOR UPDATE SKIP LOCKED
 //     (queries/sweep.sql), at most every 100 ms on the system clock and
 //     whenever a test clock moves; updates also expire a locked unit's
@@ -45,8 +51,17 @@
 //     coordinate.ErrLostLease.
 //   - Dependencies (unit_dep edges) and groups (work_unit.grp, unit_group)
 //     implement issue 6 (deps.go, groups.go).
+//   - max_running holds exactly with any number of daemons (maxrunning.go):
+//     a claim on a spec with max_running set takes that spec's transaction
+//     advisory lock and caps itself at max_running minus the pending units
+//     it reads after the lock. Claims on other specs take no lock.
+//   - The lock service's locks are rows of lock_path (locks.go), shared by
+//     every daemon on the database.
+//   - A stalled database fails calls with coordinate.ErrUnavailable within
+//     about Options.RequestTimeout instead of hanging them (liveness.go),
+//     while long work on a database that answers runs to its end; the
+//     backend's Ready answers the same question for /readyz.
 //
-// Known limit: max_running is checked against counts read before the claim,
-// so two daemons claiming for the same spec at the same instant can exceed
-// it by the size of one claim.
+// Known limit: a claim sized from a spec read before control_work_spec set
+// max_running (from 0) in the same instant is not gated.
 package postgres

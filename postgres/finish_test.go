@@ -280,7 +280,7 @@ func TestSameUnitTwiceInABatch(t *testing.T) {
 	e.add("s", unit("a", map[string]any{}))
 	e.claim("s", 1)
 	e.paths()
-	nsImpl := e.ns.(*namespace)
+	nsImpl := e.ns.(*watchedNamespace).ns
 	now := e.clock.Now()
 	items := []*commitItem{
 		{upd: &updateRequest{ns: nsImpl, spec: "s", key: "a", upd: finish, now: now}, done: make(chan error, 1)},

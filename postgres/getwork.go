@@ -11,6 +11,13 @@ import (
 	"github.com/coordinated/coordinated/coordinate"
 )
 
+// The statements, from sql/getwork.sql.
+var (
+	continuousGateSQL        = namedSQL("continuous_gate")
+	continuousUnitSQL        = namedSQL("continuous_unit")
+	continuousOutstandingSQL = namedSQL("continuous_outstanding")
+)
+
 var (
 	//go:embed queries/candidates.sql
 	candidatesSQL string
@@ -70,7 +77,7 @@ func (ns *namespace) GetWork(ctx context.Context, req coordinate.WorkRequest) ([
 			return nil, err
 		}
 		sc, i, ok := ns.choose(cands, req, now)
-		if ok && shared && cands[i].row.spec.Meta.MaxRunning > 0 {
+		if ok && shared && cands[i].row.spec.Meta.MaxRunning != 0 {
 			// Every caller sharing the read would count the same pending
 			// units and could together pass max_running: read alone.
 			if cands, err = ns.candidates(ctx, req, now, false); err != nil {
@@ -208,8 +215,13 @@ func (ns *namespace) claimContinuous(ctx context.Context, spec specRow, worker c
 	var as []coordinate.Attempt
 	err := ns.b.inTx(ctx, func(tx pgx.Tx) error {
 		as = nil
-		tag, err := tx.Exec(ctx, `UPDATE work_spec SET next_continuous = $2::bigint + interval_ns
-			WHERE id = $1 AND continuous AND (next_continuous IS NULL OR next_continuous <= $2)`,
+		if spec.spec.Meta.MaxRunning != 0 {
+			room, err := lockMaxRunning(ctx, tx, spec.id) // maxrunning.go
+			if err != nil || !room {
+				return err
+			}
+		}
+		tag, err := tx.Exec(ctx, continuousGateSQL,
 			spec.id, now.UnixNano())
 		if err != nil {
 			return err
@@ -218,11 +230,7 @@ func (ns *namespace) claimContinuous(ctx context.Context, spec specRow, worker c
 			return nil
 		}
 		var leaseID int64
-		err = tx.QueryRow(ctx, `INSERT INTO work_unit (spec_id, key, key_text, data, status, priority,
-				expires, worker, worker_text, lease_id, attempts)
-			VALUES ($1, $2, $7, $3, 3, 0, $4, $5, $6, nextval('lease_id_seq'), 1)
-			ON CONFLICT (spec_id, key) DO NOTHING
-			RETURNING lease_id`,
+		err = tx.QueryRow(ctx, continuousUnitSQL,
 			spec.id, bytesOf(key.Bytes), []byte(coordinate.EmptyMap), expires.UnixNano(),
 			bytesOf(worker.Bytes), worker.Text, key.Text).Scan(&leaseID)
 		if errNotFound(err) {
@@ -232,8 +240,7 @@ func (ns *namespace) claimContinuous(ctx context.Context, spec specRow, worker c
 		if err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO worker_unit (worker_id, spec_id, key)
-			SELECT id, $4, $5 FROM worker WHERE namespace_id = $1 AND name = $2 AND expires >= $3`,
+		if _, err := tx.Exec(ctx, continuousOutstandingSQL,
 			ns.id, bytesOf(worker.Bytes), now.UnixNano(), spec.id, bytesOf(key.Bytes)); err != nil {
 			return err
 		}

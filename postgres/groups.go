@@ -2,12 +2,22 @@ package postgres
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/coordinated/coordinated/coordinate"
+)
+
+// The statements, from sql/groups.sql.
+var (
+	groupCountsSQL          = namedSQL("group_counts")
+	groupLastProgressSQL    = namedSQL("group_last_progress")
+	groupsStalledSQL        = namedSQL("groups_stalled")
+	groupUnfinishedUnitsSQL = namedSQL("group_unfinished_units")
+	unitsFailWithDataSQL    = namedSQL("units_fail_with_data")
 )
 
 // Groups (issue 6): a unit's group is the work_unit.grp column; unit_group
@@ -19,6 +29,9 @@ type groupRef struct {
 	ns   int64
 	name string
 }
+
+//go:embed queries/group_progress.sql
+var groupProgressSQL string
 
 // groupBumps collects the groups whose units changed status in a
 // transaction, with the time.
@@ -47,10 +60,7 @@ func (g groupBumps) statement() (string, []any) {
 		names = append(names, []byte(k.name))
 		ts = append(ts, t.UnixNano())
 	}
-	return `INSERT INTO unit_group (namespace_id, name, last_progress)
-		SELECT * FROM unnest($1::bigint[], $2::bytea[], $3::bigint[])
-		ON CONFLICT (namespace_id, name) DO UPDATE
-		SET last_progress = GREATEST(unit_group.last_progress, EXCLUDED.last_progress)`, []any{nss, names, ts}
+	return groupProgressSQL, []any{nss, names, ts}
 }
 
 func (g groupBumps) apply(ctx context.Context, tx dbtx) error {
@@ -76,10 +86,7 @@ func (ns *namespace) GroupStatus(ctx context.Context, group string) (*coordinate
 		return nil, err
 	}
 	gs := &coordinate.GroupStatus{Group: group, Counts: map[coordinate.Status]int{}}
-	rows, err := ns.b.pool.Query(ctx, `SELECT u.status, count(*) FROM work_unit u
-		JOIN work_spec s ON s.id = u.spec_id
-		WHERE u.grp = $2 AND s.namespace_id = $1
-		GROUP BY u.status`, ns.id, bytesOf(group))
+	rows, err := ns.b.pool.Query(ctx, groupCountsSQL, ns.id, bytesOf(group))
 	if err != nil {
 		return nil, fmt.Errorf("postgres group status %q: %w", group, err)
 	}
@@ -92,7 +99,7 @@ func (ns *namespace) GroupStatus(ctx context.Context, group string) (*coordinate
 		return nil, fmt.Errorf("postgres group status %q: %w", group, err)
 	}
 	var last int64
-	err = ns.b.pool.QueryRow(ctx, "SELECT last_progress FROM unit_group WHERE namespace_id = $1 AND name = $2",
+	err = ns.b.pool.QueryRow(ctx, groupLastProgressSQL,
 		ns.id, bytesOf(group)).Scan(&last)
 	switch {
 	case errNotFound(err):
@@ -116,11 +123,7 @@ func (ns *namespace) StalledGroups(ctx context.Context) ([]*coordinate.GroupStat
 	if err := ns.b.expireLeases(ctx, now); err != nil {
 		return nil, err
 	}
-	rows, err := ns.b.pool.Query(ctx, `SELECT g.name FROM unit_group g
-		WHERE g.namespace_id = $1 AND g.last_progress <= $2
-		AND EXISTS (SELECT 1 FROM work_unit u JOIN work_spec s ON s.id = u.spec_id
-			WHERE u.grp = g.name AND s.namespace_id = $1 AND u.status = 1)
-		ORDER BY g.name`, ns.id, now.Add(-ns.b.opts.StallTimeout).UnixNano())
+	rows, err := ns.b.pool.Query(ctx, groupsStalledSQL, ns.id, now.Add(-ns.b.opts.StallTimeout).UnixNano())
 	if err != nil {
 		return nil, fmt.Errorf("postgres stalled groups: %w", err)
 	}
@@ -149,11 +152,7 @@ func (ns *namespace) CancelGroup(ctx context.Context, group string) (int, error)
 	var cancelled int
 	err := ns.b.inTx(ctx, func(tx pgx.Tx) error {
 		cancelled = 0
-		rows, err := tx.Query(ctx, `SELECT u.spec_id, s.name, u.key, u.data, u.status FROM work_unit u
-			JOIN work_spec s ON s.id = u.spec_id
-			WHERE u.grp = $2 AND s.namespace_id = $1 AND u.status IN (1, 2, 3)
-			ORDER BY u.spec_id, u.key
-			FOR UPDATE OF u`, ns.id, bytesOf(group))
+		rows, err := tx.Query(ctx, groupUnfinishedUnitsSQL, ns.id, bytesOf(group))
 		if err != nil {
 			return err
 		}
@@ -180,9 +179,7 @@ func (ns *namespace) CancelGroup(ctx context.Context, group string) (int, error)
 		if units.len() == 0 {
 			return nil
 		}
-		if _, err := tx.Exec(ctx, `UPDATE work_unit u SET status = 5, data = r.data, expires = $3, lease_id = NULL
-			FROM unnest($1::bigint[], $2::bytea[], $4::bytea[]) AS r (spec_id, key, data)
-			WHERE u.spec_id = r.spec_id AND u.key = r.key`, units.specs, units.keys, now.UnixNano(), datas); err != nil {
+		if _, err := tx.Exec(ctx, unitsFailWithDataSQL, units.specs, units.keys, now.UnixNano(), datas); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(ctx, unlistSQL, units.specs, units.keys); err != nil {

@@ -9,6 +9,13 @@ import (
 	"github.com/coordinated/coordinated/coordinate"
 )
 
+// The statements, from sql/import.sql.
+var (
+	importSpecSQL     = namedSQL("import_spec")
+	importUnitsSQL    = namedSQL("import_units")
+	importArchivedSQL = namedSQL("import_archived")
+)
+
 // importBatch is how many units one INSERT of ImportWorkSpec writes.
 const importBatch = 10000
 
@@ -34,11 +41,7 @@ func (ns *namespace) ImportWorkSpec(ctx context.Context, in *coordinate.Imported
 	var id int64
 	err = ns.b.inTx(ctx, func(tx pgx.Tx) error {
 		clear(d)
-		err := tx.QueryRow(ctx, `INSERT INTO work_spec (namespace_id, name, name_text, definition,
-				priority, weight, paused, continuous, can_be_continuous, interval_ns, next_continuous,
-				max_running, max_getwork, max_retries, min_gb, then_name, then_preempts, runtime)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
-			ON CONFLICT (namespace_id, name) DO NOTHING RETURNING id`,
+		err := tx.QueryRow(ctx, importSpecSQL,
 			ns.id, bytesOf(name.Bytes), name.Text, []byte(in.Definition),
 			meta.Priority, meta.Weight, meta.Paused, meta.Continuous, meta.CanBeContinuous,
 			int64(meta.Interval), nsOf(meta.NextContinuous), meta.MaxRunning, meta.MaxGetwork,
@@ -68,11 +71,7 @@ func (ns *namespace) ImportWorkSpec(ctx context.Context, in *coordinate.Imported
 		// grows without bound.
 		for lo := 0; lo < n; lo += importBatch {
 			hi := min(n, lo+importBatch)
-			_, err = tx.Exec(ctx, `INSERT INTO work_unit (spec_id, key, key_text, data, status, priority,
-					expires, worker, worker_text, lease_id, attempts)
-				SELECT $1, k, t, d, s, p, e, w, wt, CASE WHEN s = 3 THEN nextval('lease_id_seq') END, a
-				FROM unnest($2::bytea[], $3::boolean[], $4::bytea[], $5::smallint[], $6::float8[],
-					$7::bigint[], $8::bytea[], $9::boolean[], $10::integer[]) AS i (k, t, d, s, p, e, w, wt, a)`,
+			_, err = tx.Exec(ctx, importUnitsSQL,
 				id, keys[lo:hi], keyTexts[lo:hi], datas[lo:hi], statuses[lo:hi], prios[lo:hi],
 				expires[lo:hi], workers[lo:hi], workerTexts[lo:hi], attempts[lo:hi])
 			if err != nil {
@@ -81,7 +80,7 @@ func (ns *namespace) ImportWorkSpec(ctx context.Context, in *coordinate.Imported
 		}
 		for _, st := range []coordinate.Status{coordinate.StatusFinished, coordinate.StatusFailed} {
 			if c := in.Archived[st]; c > 0 {
-				if _, err := tx.Exec(ctx, "INSERT INTO archived_count (spec_id, status, n) VALUES ($1, $2, $3)", id, int16(st), c); err != nil {
+				if _, err := tx.Exec(ctx, importArchivedSQL, id, int16(st), c); err != nil {
 					return fmt.Errorf("postgres import work spec %q: archived counts: %w", name.Bytes, err)
 				}
 			}

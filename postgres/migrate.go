@@ -13,6 +13,15 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
+// The statements, from sql/maintenance.sql.
+var (
+	sessionLockSQL       = namedSQL("session_lock")
+	sessionUnlockSQL     = namedSQL("session_unlock")
+	migrationsTableSQL   = namedSQL("migrations_table")
+	migrationsAppliedSQL = namedSQL("migrations_applied")
+	migrationAppliedSQL  = namedSQL("migration_applied")
+)
+
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
 
@@ -73,19 +82,16 @@ func migrateConnTo(ctx context.Context, conn *pgx.Conn, upTo int) error {
 	if err != nil {
 		return err
 	}
-	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", int64(migrationLockKey)); err != nil {
+	if _, err := conn.Exec(ctx, sessionLockSQL, int64(migrationLockKey)); err != nil {
 		return fmt.Errorf("postgres migrate: lock: %w", err)
 	}
-	defer conn.Exec(context.Background(), "SELECT pg_advisory_unlock($1)", int64(migrationLockKey)) //nolint:errcheck
+	defer conn.Exec(context.Background(), sessionUnlockSQL, int64(migrationLockKey)) //nolint:errcheck
 
-	if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
-		version integer PRIMARY KEY,
-		name    text NOT NULL
-	)`); err != nil {
+	if _, err := conn.Exec(ctx, migrationsTableSQL); err != nil {
 		return fmt.Errorf("postgres migrate: schema_migrations: %w", err)
 	}
 	applied := map[int]bool{}
-	rows, err := conn.Query(ctx, "SELECT version FROM schema_migrations")
+	rows, err := conn.Query(ctx, migrationsAppliedSQL)
 	if err != nil {
 		return fmt.Errorf("postgres migrate: read versions: %w", err)
 	}
@@ -104,7 +110,7 @@ func migrateConnTo(ctx context.Context, conn *pgx.Conn, upTo int) error {
 			if _, err := tx.Exec(ctx, m.sql); err != nil {
 				return err
 			}
-			_, err := tx.Exec(ctx, "INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", m.version, m.name)
+			_, err := tx.Exec(ctx, migrationAppliedSQL, m.version, m.name)
 			return err
 		})
 		if err != nil {

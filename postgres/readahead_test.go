@@ -13,7 +13,7 @@ func (e *fastEnv) specID(name string) int64 {
 	e.t.Helper()
 	var id int64
 	if err := e.b.pool.QueryRow(e.t.Context(), `SELECT id FROM work_spec WHERE namespace_id = $1 AND name = $2`,
-		e.ns.(*namespace).id, []byte(name)).Scan(&id); err != nil {
+		e.ns.(*watchedNamespace).ns.id, []byte(name)).Scan(&id); err != nil {
 		e.t.Fatal(err)
 	}
 	return id

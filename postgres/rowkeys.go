@@ -1,5 +1,7 @@
 package postgres
 
+import _ "embed"
+
 // rowKeys collects units by their primary key (spec_id, key) as the two
 // arrays statements unnest:
 //
@@ -21,5 +23,6 @@ func (r *rowKeys) len() int { return len(r.specs) }
 
 // unlistSQL drops the units $1/$2 (rowKeys) from their workers'
 // outstanding sets.
-const unlistSQL = `DELETE FROM worker_unit w USING unnest($1::bigint[], $2::bytea[]) AS r (spec_id, key)
-	WHERE w.spec_id = r.spec_id AND w.key = r.key`
+//
+//go:embed queries/unlist.sql
+var unlistSQL string

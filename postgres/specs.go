@@ -10,10 +10,17 @@ import (
 	"github.com/coordinated/coordinated/coordinate"
 )
 
-// specCols are the work_spec columns scanSpec reads, in order.
-const specCols = `s.id, s.name, s.name_text, s.definition, s.priority, s.weight, s.paused,
-	s.continuous, s.can_be_continuous, s.interval_ns, s.next_continuous, s.max_running,
-	s.max_getwork, s.max_retries, s.min_gb, s.then_name, s.then_preempts, s.runtime`
+// The statements, from sql/specs.sql.
+var (
+	specGetSQL          = namedSQL("spec_get")
+	specGetForUpdateSQL = namedSQL("spec_get_for_update")
+	specsListSQL        = namedSQL("specs_list")
+	specSetSQL          = namedSQL("spec_set")
+	specIDSQL           = namedSQL("spec_id")
+	specControlSQL      = namedSQL("spec_control")
+	specDeleteSQL       = namedSQL("spec_delete")
+	specsClearSQL       = namedSQL("specs_clear")
+)
 
 // specRow is one work_spec row.
 type specRow struct {
@@ -24,7 +31,7 @@ type specRow struct {
 func scanSpec(r pgx.Row) (specRow, error) { return scanSpecWith(r) }
 
 // scanSpecWith is scanSpec for rows that carry extra columns after
-// specCols, scanned into extra.
+// the spec columns (spec_cols, sql/specs.sql), scanned into extra.
 func scanSpecWith(r pgx.Row, extra ...any) (specRow, error) {
 	var (
 		sr               specRow
@@ -54,6 +61,7 @@ func scanSpecWith(r pgx.Row, extra ...any) (specRow, error) {
 		NextContinuous: timeOf(nextContinuous), MaxRunning: int(mr), MaxGetwork: int(mg),
 		MaxRetries: int(maxRetries), MinGB: minGB, Then: string(then), ThenPreempts: tp,
 		Runtime: string(runtime),
+		Task:    coordinate.SpecTask(string(name), string(runtime), def),
 	}
 	return sr, nil
 }
@@ -67,9 +75,9 @@ type querier interface {
 // lookupSpec reads one spec of the namespace, or wraps
 // coordinate.ErrNoSuchWorkSpec. With forUpdate the row is locked.
 func (ns *namespace) lookupSpec(ctx context.Context, q querier, name string, forUpdate bool) (specRow, error) {
-	sql := "SELECT " + specCols + " FROM work_spec s WHERE s.namespace_id = $1 AND s.name = $2"
+	sql := specGetSQL
 	if forUpdate {
-		sql += " FOR UPDATE"
+		sql = specGetForUpdateSQL
 	}
 	sr, err := scanSpec(q.QueryRow(ctx, sql, ns.id, bytesOf(name)))
 	if errNotFound(err) {
@@ -85,7 +93,7 @@ func (ns *namespace) lookupSpec(ctx context.Context, q querier, name string, for
 // coordinate.ErrNoSuchWorkSpec.
 func (ns *namespace) specID(ctx context.Context, q querier, name string) (int64, error) {
 	var id int64
-	err := q.QueryRow(ctx, "SELECT id FROM work_spec WHERE namespace_id = $1 AND name = $2", ns.id, bytesOf(name)).Scan(&id)
+	err := q.QueryRow(ctx, specIDSQL, ns.id, bytesOf(name)).Scan(&id)
 	if errNotFound(err) {
 		return 0, fmt.Errorf("%w %q", coordinate.ErrNoSuchWorkSpec, name)
 	}
@@ -101,18 +109,7 @@ func (ns *namespace) SetWorkSpec(ctx context.Context, definition coordinate.Data
 		return nil, err
 	}
 	// Everything but next_continuous is re-derived from the definition.
-	row := ns.b.pool.QueryRow(ctx, `INSERT INTO work_spec AS s (namespace_id, name, name_text, definition,
-			priority, weight, paused, continuous, can_be_continuous, interval_ns, next_continuous,
-			max_running, max_getwork, max_retries, min_gb, then_name, then_preempts, runtime)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, NULL, $11, $12, $13, $14, $15, $16, $17)
-		ON CONFLICT (namespace_id, name) DO UPDATE SET definition = EXCLUDED.definition, priority = EXCLUDED.priority, weight = EXCLUDED.weight,
-			paused = EXCLUDED.paused, continuous = EXCLUDED.continuous,
-			can_be_continuous = EXCLUDED.can_be_continuous, interval_ns = EXCLUDED.interval_ns,
-			max_running = EXCLUDED.max_running, max_getwork = EXCLUDED.max_getwork,
-			max_retries = EXCLUDED.max_retries, min_gb = EXCLUDED.min_gb,
-			then_name = EXCLUDED.then_name, then_preempts = EXCLUDED.then_preempts,
-			runtime = EXCLUDED.runtime
-		RETURNING `+specCols,
+	row := ns.b.pool.QueryRow(ctx, specSetSQL,
 		ns.id, bytesOf(name.Bytes), name.Text, []byte(definition),
 		meta.Priority, meta.Weight, meta.Paused, meta.Continuous, meta.CanBeContinuous,
 		int64(meta.Interval), meta.MaxRunning, meta.MaxGetwork, meta.MaxRetries, meta.MinGB,
@@ -133,13 +130,12 @@ func (ns *namespace) WorkSpec(ctx context.Context, name string) (*coordinate.Wor
 }
 
 func (ns *namespace) ListWorkSpecs(ctx context.Context, start string, limit int) ([]*coordinate.WorkSpec, *coordinate.Name, error) {
-	sql := "SELECT " + specCols + " FROM work_spec s WHERE s.namespace_id = $1 AND s.name >= $2 ORDER BY s.name"
-	args := []any{ns.id, bytesOf(start)}
+	var most *int64 // one more than limit, to know whether the listing is complete; nil: all
 	if limit > 0 {
-		sql += " LIMIT $3"
-		args = append(args, limit+1)
+		n := int64(limit) + 1
+		most = &n
 	}
-	rows, err := ns.b.pool.Query(ctx, sql, args...)
+	rows, err := ns.b.pool.Query(ctx, specsListSQL, ns.id, bytesOf(start), most)
 	if err != nil {
 		return nil, nil, fmt.Errorf("postgres list work specs: %w", err)
 	}
@@ -167,26 +163,10 @@ func (ns *namespace) ControlWorkSpec(ctx context.Context, name string, control c
 			return err
 		}
 		m := sr.spec.Meta
-		if control.Continuous != nil && *control.Continuous && !m.CanBeContinuous {
-			return fmt.Errorf("%w: %q", coordinate.ErrCannotBeContinuous, name)
+		if err := m.Apply(control); err != nil {
+			return fmt.Errorf("%w: cannot make non-continuous work spec %q continuous", err, name)
 		}
-		if control.Paused != nil {
-			m.Paused = *control.Paused
-		}
-		if control.Continuous != nil {
-			m.Continuous = *control.Continuous
-		}
-		if control.Interval != nil {
-			m.Interval = max(0, *control.Interval)
-		}
-		if control.MaxRunning != nil {
-			m.MaxRunning = *control.MaxRunning
-		}
-		if control.Weight != nil {
-			m.Weight = *control.Weight
-		}
-		_, err = tx.Exec(ctx, `UPDATE work_spec SET paused = $2, continuous = $3, interval_ns = $4,
-			max_running = $5, weight = $6 WHERE id = $1`,
+		_, err = tx.Exec(ctx, specControlSQL,
 			sr.id, m.Paused, m.Continuous, int64(m.Interval), m.MaxRunning, m.Weight)
 		if err != nil {
 			return fmt.Errorf("postgres control work spec %q: %w", name, err)
@@ -197,7 +177,7 @@ func (ns *namespace) ControlWorkSpec(ctx context.Context, name string, control c
 
 func (ns *namespace) DeleteWorkSpec(ctx context.Context, name string) error {
 	return ns.b.inTx(ctx, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, "DELETE FROM work_spec WHERE namespace_id = $1 AND name = $2", ns.id, bytesOf(name))
+		tag, err := tx.Exec(ctx, specDeleteSQL, ns.id, bytesOf(name))
 		if err != nil {
 			return fmt.Errorf("postgres delete work spec %q: %w", name, err)
 		}
@@ -217,7 +197,7 @@ func (ns *namespace) DeleteWorkSpec(ctx context.Context, name string) error {
 }
 
 func (ns *namespace) Clear(ctx context.Context) (int, error) {
-	tag, err := ns.b.pool.Exec(ctx, "DELETE FROM work_spec WHERE namespace_id = $1", ns.id)
+	tag, err := ns.b.pool.Exec(ctx, specsClearSQL, ns.id)
 	if err != nil {
 		return 0, fmt.Errorf("postgres clear: %w", err)
 	}

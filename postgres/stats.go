@@ -13,6 +13,14 @@ import (
 	"github.com/coordinated/coordinated/internal/histo"
 )
 
+// The statements, from sql/stats.sql (workerUnitsSQL: sql/workers.sql).
+var (
+	statsSpecsSQL     = namedSQL("stats_specs")
+	groupSpecsSQL     = namedSQL("group_specs")
+	groupSpecUnitsSQL = namedSQL("group_spec_units")
+	workerUnitsSQL    = namedSQL("worker_units")
+)
+
 // Monitoring: coordinate.StatsReader and GroupLister from the unit_count
 // and archived_count tables (O(work specs) rows, never a scan of units),
 // the pool's and the committer's figures.
@@ -29,14 +37,7 @@ func (ns *namespace) Stats(ctx context.Context) (*coordinate.NamespaceStats, err
 	if err := ns.b.expireLeases(ctx, ns.now()); err != nil {
 		return nil, err
 	}
-	rows, err := ns.b.pool.Query(ctx, `SELECT s.id, s.name, s.name_text, s.paused, s.continuous, c.status, c.n
-		FROM work_spec s LEFT JOIN (
-			SELECT spec_id, status, sum(n)::bigint AS n FROM (
-				SELECT spec_id, status, n FROM unit_count
-				UNION ALL SELECT spec_id, status, n FROM archived_count) x
-			GROUP BY spec_id, status) c ON c.spec_id = s.id
-		WHERE s.namespace_id = $1
-		ORDER BY s.name, s.id`, ns.id)
+	rows, err := ns.b.pool.Query(ctx, statsSpecsSQL, ns.id)
 	if err != nil {
 		return nil, fmt.Errorf("postgres stats: %w", err)
 	}
@@ -72,9 +73,7 @@ func (ns *namespace) GroupUnits(ctx context.Context, group string, limit int) ([
 	if err := ns.b.expireLeases(ctx, ns.now()); err != nil {
 		return nil, false, err
 	}
-	rows, err := ns.b.pool.Query(ctx, `SELECT `+specCols+` FROM work_spec s
-		WHERE s.namespace_id = $1 AND s.id IN (SELECT spec_id FROM work_unit WHERE grp = $2)
-		ORDER BY s.name`, ns.id, bytesOf(group))
+	rows, err := ns.b.pool.Query(ctx, groupSpecsSQL, ns.id, bytesOf(group))
 	if err != nil {
 		return nil, false, fmt.Errorf("postgres group units %q: %w", group, err)
 	}
@@ -84,13 +83,12 @@ func (ns *namespace) GroupUnits(ctx context.Context, group string, limit int) ([
 	}
 	var out []*coordinate.WorkUnit
 	for _, sr := range specs {
-		sql := "SELECT " + unitCols + " FROM work_unit u WHERE u.spec_id = $1 AND u.grp = $2 ORDER BY u.key"
-		args := []any{sr.id, bytesOf(group)}
+		var most *int64 // one more than still wanted, to know whether more exist; nil: all
 		if limit > 0 {
-			sql += " LIMIT $3"
-			args = append(args, limit-len(out)+1)
+			n := int64(limit - len(out) + 1)
+			most = &n
 		}
-		rows, err := ns.b.pool.Query(ctx, sql, args...)
+		rows, err := ns.b.pool.Query(ctx, groupSpecUnitsSQL, sr.id, bytesOf(group), most)
 		if err != nil {
 			return nil, false, fmt.Errorf("postgres group units %q: %w", group, err)
 		}
@@ -119,7 +117,7 @@ func (ns *namespace) WorkerUnits(ctx context.Context, id string) ([]coordinate.C
 	if err := ns.b.expireLeases(ctx, now); err != nil {
 		return nil, err
 	}
-	ws, err := ns.workerUnits(ctx, "c.name = $2", bytesOf(id), now)
+	ws, err := ns.workerUnits(ctx, workerUnitsSQL, bytesOf(id), now)
 	if err != nil {
 		return nil, fmt.Errorf("postgres units of worker %q: %w", id, err)
 	}

@@ -12,6 +12,11 @@ import (
 	"github.com/coordinated/coordinated/coordinate"
 )
 
+// The statements, from sql/leases.sql.
+var (
+	leasesExhaustedSQL = namedSQL("leases_exhausted")
+)
+
 //go:embed queries/sweep.sql
 var sweepSQL string
 
@@ -47,6 +52,14 @@ func (s *sweeper) due(now time.Time, every time.Duration) bool {
 	return true
 }
 
+// invalidate makes the next sweep due whatever the time (leases were
+// shortened: ownerdeath.go).
+func (s *sweeper) invalidate() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.last = time.Time{}
+}
+
 func (s *sweeper) done(now time.Time, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -73,6 +86,9 @@ func (b *Backend) expireLeases(ctx context.Context, now time.Time) error {
 }
 
 func (b *Backend) sweepAll(ctx context.Context, now time.Time) error {
+	if err := b.sweepDeadOwners(ctx, now); err != nil {
+		return err
+	}
 	for {
 		var n int64
 		if err := b.pool.QueryRow(ctx, sweepSQL, now.UnixNano(), sweepBatch).Scan(&n); err != nil {
@@ -91,14 +107,12 @@ func (b *Backend) sweepAll(ctx context.Context, now time.Time) error {
 	return nil
 }
 
-// expireExhausted fails the expired units whose spec's max_retries is used
-// up: status FAILED, completion time now, data with traceback "too many
-// retries" (the worker is kept, as for any failure).
+// expireExhausted expires the leases sweep.sql leaves alone: those of
+// units whose spec's max_retries is used up (coordinate.RetriesExhausted,
+// in SQL), which coordinate.ExpireLease fails (status FAILED, completion
+// time now, data with traceback "too many retries", the worker kept).
 func expireExhausted(ctx context.Context, tx pgx.Tx, now time.Time) error {
-	rows, err := tx.Query(ctx, `SELECT u.spec_id, u.key, u.data FROM work_unit u JOIN work_spec s ON s.id = u.spec_id
-		WHERE u.status = 3 AND u.expires < $1 AND s.max_retries > 0 AND u.attempts > s.max_retries
-		ORDER BY u.spec_id, u.key
-		FOR UPDATE OF u SKIP LOCKED`, now.UnixNano())
+	rows, err := tx.Query(ctx, leasesExhaustedSQL, now.UnixNano())
 	if err != nil {
 		return err
 	}
@@ -107,10 +121,15 @@ func expireExhausted(ctx context.Context, tx pgx.Tx, now time.Time) error {
 	d := countDelta{}
 	var spec int64
 	var key, data []byte
-	if _, err := pgx.ForEachRow(rows, []any{&spec, &key, &data}, func() error {
+	var attempts, maxRetries int32
+	if _, err := pgx.ForEachRow(rows, []any{&spec, &key, &data, &attempts, &maxRetries}, func() error {
+		st := coordinate.ExpireLease(coordinate.UnitState{Status: coordinate.StatusPending, Data: data}, int(attempts), int(maxRetries), now)
+		if st.Status != coordinate.StatusFailed || !st.Expiration.Equal(now) {
+			return fmt.Errorf("unit %q of spec %d: the SQL and coordinate.ExpireLease disagree on max_retries", key, spec)
+		}
 		units.add(spec, key)
-		datas = append(datas, coordinate.WithTraceback(data, coordinate.TracebackTooManyRetries))
-		d.move(spec, coordinate.StatusPending, coordinate.StatusFailed)
+		datas = append(datas, st.Data)
+		d.move(spec, coordinate.StatusPending, st.Status)
 		return nil
 	}); err != nil {
 		return err
@@ -118,9 +137,7 @@ func expireExhausted(ctx context.Context, tx pgx.Tx, now time.Time) error {
 	if units.len() == 0 {
 		return nil
 	}
-	if _, err := tx.Exec(ctx, `UPDATE work_unit u SET status = 5, data = r.data, expires = $4, lease_id = NULL
-		FROM unnest($1::bigint[], $2::bytea[], $3::bytea[]) AS r (spec_id, key, data)
-		WHERE u.spec_id = r.spec_id AND u.key = r.key`, units.specs, units.keys, datas, now.UnixNano()); err != nil {
+	if _, err := tx.Exec(ctx, unitsFailWithDataSQL, units.specs, units.keys, now.UnixNano(), datas); err != nil {
 		return err
 	}
 	if _, err := tx.Exec(ctx, unlistSQL, units.specs, units.keys); err != nil {

@@ -10,10 +10,21 @@ import (
 	"github.com/coordinated/coordinated/coordinate"
 )
 
-// unitCols are the work_unit columns scanUnit reads, in order (alias u).
-const unitCols = `u.key, u.key_text, u.data, u.status, u.priority, u.expires,
-	u.worker, u.worker_text, u.not_before, u.attempts, u.grp,
-	EXISTS (SELECT 1 FROM unit_dep e WHERE e.spec_id = u.spec_id AND e.key = u.key)`
+// The statements, from sql/units.sql.
+var (
+	unitsByKeySQL          = namedSQL("units_by_key")
+	unitsByStatusSQL       = namedSQL("units_by_status")
+	unitsGetSQL            = namedSQL("units_get")
+	unitsCountSQL          = namedSQL("units_count")
+	unitsPrioritizeSQL     = namedSQL("units_prioritize")
+	unitsDeleteAllSQL      = namedSQL("units_delete_all")
+	unitsDeleteKeysSQL     = namedSQL("units_delete_keys")
+	unitsDeleteStatusesSQL = namedSQL("units_delete_statuses")
+	archivedDeleteSQL      = namedSQL("archived_delete")
+	unitsArchiveSQL        = namedSQL("units_archive")
+	archivedAddSQL         = namedSQL("archived_add")
+	depsOnDeletedSQL       = namedSQL("deps_on_deleted")
+)
 
 // unitRow is one work_unit row.
 type unitRow struct {
@@ -95,8 +106,7 @@ func (ns *namespace) AddWorkUnits(ctx context.Context, spec string, units []coor
 		return g.apply(ctx, tx)
 	})
 	if err == nil {
-		ns.b.noteAdded(len(units))
-		ns.b.warmAfterAdds(id, len(units))
+		ns.b.cache.added(id, len(units))
 	}
 	return err
 }
@@ -109,10 +119,7 @@ func (ns *namespace) CountWorkUnits(ctx context.Context, spec string) (map[coord
 	if err != nil {
 		return nil, err
 	}
-	rows, err := ns.b.pool.Query(ctx, `SELECT status, sum(n)::bigint FROM (
-			SELECT status, n FROM unit_count WHERE spec_id = $1
-			UNION ALL SELECT status, n FROM archived_count WHERE spec_id = $1) c
-		GROUP BY status`, id)
+	rows, err := ns.b.pool.Query(ctx, unitsCountSQL, id)
 	if err != nil {
 		return nil, fmt.Errorf("postgres count work units of %q: %w", spec, err)
 	}
@@ -138,21 +145,18 @@ func (ns *namespace) ListWorkUnits(ctx context.Context, spec string, query coord
 	if err != nil {
 		return nil, err
 	}
-	sql := "SELECT " + unitCols + " FROM work_unit u WHERE u.spec_id = $1 AND u.key >= $2"
-	args := []any{sr.id, bytesOf(query.Start)}
+	var limit *int64
+	if query.Limit > 0 {
+		n := int64(query.Limit)
+		limit = &n
+	}
+	sql, args := unitsByKeySQL, []any{sr.id, bytesOf(query.Start), limit}
 	if len(query.Statuses) > 0 {
 		st := make([]int16, len(query.Statuses))
 		for i, s := range query.Statuses {
 			st[i] = int16(s)
 		}
-		args = append(args, st)
-		sql += " AND u.status = ANY($3) ORDER BY u.priority DESC, u.key"
-	} else {
-		sql += " ORDER BY u.key"
-	}
-	if query.Limit > 0 {
-		args = append(args, query.Limit)
-		sql += fmt.Sprintf(" LIMIT $%d", len(args))
+		sql, args = unitsByStatusSQL, append(args, st)
 	}
 	rows, err := ns.b.pool.Query(ctx, sql, args...)
 	if err != nil {
@@ -181,7 +185,7 @@ func (ns *namespace) GetWorkUnits(ctx context.Context, spec string, keys []strin
 	for i, k := range keys {
 		bk[i] = bytesOf(k)
 	}
-	rows, err := ns.b.pool.Query(ctx, "SELECT "+unitCols+" FROM work_unit u WHERE u.spec_id = $1 AND u.key = ANY($2)", sr.id, bk)
+	rows, err := ns.b.pool.Query(ctx, unitsGetSQL, sr.id, bk)
 	if err != nil {
 		return nil, fmt.Errorf("postgres get work units of %q: %w", spec, err)
 	}
@@ -217,8 +221,7 @@ func (ns *namespace) PrioritizeWorkUnits(ctx context.Context, spec string, keys 
 	for i, k := range keys {
 		bk[i] = bytesOf(k)
 	}
-	_, err = ns.b.pool.Exec(ctx, `UPDATE work_unit SET priority = COALESCE($3::float8, priority + $4::float8)
-		WHERE spec_id = $1 AND key = ANY($2)`, id, bk, priority, adjustment)
+	_, err = ns.b.pool.Exec(ctx, unitsPrioritizeSQL, id, bk, priority, adjustment)
 	if err != nil {
 		return fmt.Errorf("postgres prioritize work units of %q: %w", spec, err)
 	}
@@ -246,16 +249,15 @@ func (ns *namespace) DeleteWorkUnits(ctx context.Context, spec string, query coo
 		var rows pgx.Rows
 		switch {
 		case query.All:
-			rows, err = tx.Query(ctx, `DELETE FROM work_unit WHERE spec_id = $1 RETURNING status, key`, id)
+			rows, err = tx.Query(ctx, unitsDeleteAllSQL, id)
 		case query.Keys != nil:
 			bk := make([][]byte, len(query.Keys))
 			for i, k := range query.Keys {
 				bk[i] = bytesOf(k)
 			}
-			rows, err = tx.Query(ctx, `DELETE FROM work_unit WHERE spec_id = $1 AND key = ANY($2)
-				AND (cardinality($3::smallint[]) = 0 OR status = ANY($3)) RETURNING status, key`, id, bk, st)
+			rows, err = tx.Query(ctx, unitsDeleteKeysSQL, id, bk, st)
 		default:
-			rows, err = tx.Query(ctx, `DELETE FROM work_unit WHERE spec_id = $1 AND status = ANY($2) RETURNING status, key`, id, st)
+			rows, err = tx.Query(ctx, unitsDeleteStatusesSQL, id, st)
 		}
 		if err != nil {
 			return err
@@ -283,9 +285,7 @@ func (ns *namespace) DeleteWorkUnits(ctx context.Context, spec string, query coo
 		if query.All || query.Keys == nil {
 			// Archived counts of the statuses deleted go too, and count.
 			var archived int64
-			err := tx.QueryRow(ctx, `WITH del AS (
-					DELETE FROM archived_count WHERE spec_id = $1 AND ($2 OR status = ANY($3)) RETURNING n)
-				SELECT COALESCE(sum(n), 0)::bigint FROM del`, id, query.All, st).Scan(&archived)
+			err := tx.QueryRow(ctx, archivedDeleteSQL, id, query.All, st).Scan(&archived)
 			if err != nil {
 				return err
 			}
@@ -324,18 +324,7 @@ func (ns *namespace) Archive(ctx context.Context, names []string, policy coordin
 		maxCount = 1 << 62
 	}
 	err := ns.b.inTx(ctx, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, `WITH ranked AS (
-				SELECT u.spec_id, u.key, u.status, u.expires,
-					row_number() OVER (PARTITION BY u.spec_id, u.status ORDER BY u.expires DESC, u.key) AS rn
-				FROM work_unit u JOIN work_spec s ON s.id = u.spec_id
-				WHERE s.namespace_id = $1 AND (cardinality($2::bytea[]) = 0 OR s.name = ANY($2))
-					AND u.status IN (4, 5)
-			), del AS (
-				DELETE FROM work_unit u USING ranked r
-				WHERE u.spec_id = r.spec_id AND u.key = r.key AND (r.rn > $3 OR r.expires < $4)
-				RETURNING u.spec_id, u.status
-			)
-			SELECT spec_id, status, count(*) FROM del GROUP BY spec_id, status`,
+		rows, err := tx.Query(ctx, unitsArchiveSQL,
 			ns.id, bn, maxCount, cutoff)
 		if err != nil {
 			return err
@@ -357,9 +346,7 @@ func (ns *namespace) Archive(ctx context.Context, names []string, policy coordin
 			return err
 		}
 		if len(specIDs) > 0 {
-			_, err := tx.Exec(ctx, `INSERT INTO archived_count (spec_id, status, n)
-				SELECT * FROM unnest($1::bigint[], $2::smallint[], $3::bigint[])
-				ON CONFLICT (spec_id, status) DO UPDATE SET n = archived_count.n + EXCLUDED.n`,
+			_, err := tx.Exec(ctx, archivedAddSQL,
 				specIDs, statuses, counts)
 			if err != nil {
 				return err
@@ -376,8 +363,7 @@ func (ns *namespace) Archive(ctx context.Context, names []string, policy coordin
 // failDependentsOfDeleted fails the units that depended on deleted units
 // of spec (all of the spec's units when keys is nil).
 func (ns *namespace) failDependentsOfDeleted(ctx context.Context, tx dbtx, spec string, keys [][]byte, d countDelta, g groupBumps) error {
-	rows, err := tx.Query(ctx, `SELECT DISTINCT dep_key FROM unit_dep
-		WHERE namespace_id = $1 AND dep_spec = $2 AND ($3::bytea[] IS NULL OR dep_key = ANY($3))`,
+	rows, err := tx.Query(ctx, depsOnDeletedSQL,
 		ns.id, bytesOf(spec), keys)
 	if err != nil {
 		return err

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	_ "embed"
 	"errors"
 	"fmt"
 	"sort"
@@ -30,19 +31,26 @@ type updateRequest struct {
 func (r *updateRequest) unit() unitKey { return unitKey{r.ns.id, r.spec, r.key} }
 
 func (ns *namespace) UpdateWorkUnit(ctx context.Context, spec, key string, update coordinate.WorkUnitUpdate) error {
-	if update.Status == 0 && update.LeaseTime == nil {
-		return coordinate.ErrNothingToDo
+	if err := update.Check(); err != nil {
+		return err
 	}
 	return ns.b.commits.submit(ctx, &commitItem{upd: &updateRequest{ns: ns, spec: spec, key: key, upd: update, now: ns.now()}})
 }
 
 func (ns *namespace) UpdateAttempt(ctx context.Context, ref coordinate.AttemptRef, update coordinate.WorkUnitUpdate) error {
-	if update.Status == 0 && update.LeaseTime == nil {
-		return coordinate.ErrNothingToDo
+	if err := update.Check(); err != nil {
+		return err
 	}
 	id := ref.ID
 	return ns.b.commits.submit(ctx, &commitItem{upd: &updateRequest{ns: ns, spec: ref.Spec, key: ref.Key, upd: update, leaseID: &id, now: ns.now()}})
 }
+
+var (
+	//go:embed queries/lock_units.sql
+	lockUnitsSQL string
+	//go:embed queries/write_units.sql
+	writeUnitsSQL string
+)
 
 // lockedUnit is a unit row locked by an update batch, with the spec facts
 // the transition needs.
@@ -87,16 +95,7 @@ func queueLockUnits(b *pgx.Batch, updates []*updateRequest) {
 	}
 	sort.Slice(addrs, func(i, j int) bool { return addrs[i].less(addrs[j]) })
 	nsIDs, specs, keys := unitKeyArrays(addrs)
-	b.Queue(`SELECT x.* FROM unnest($1::bigint[], $2::bytea[], $3::bytea[]) WITH ORDINALITY AS r (ns, spec, key, i)
-		CROSS JOIN LATERAL (
-			SELECT s.namespace_id, s.id AS spec_id, s.name, s.name_text, s.then_name, s.max_retries,
-				u.key, u.data, u.status, u.priority, u.expires, u.worker, u.worker_text, u.lease_id, u.attempts, u.grp,
-				EXISTS (SELECT 1 FROM worker_unit w WHERE w.spec_id = u.spec_id AND w.key = u.key)
-			FROM work_spec s JOIN work_unit u ON u.spec_id = s.id
-			WHERE s.namespace_id = r.ns AND s.name = r.spec AND u.key = r.key
-			FOR UPDATE OF u
-		) x
-		ORDER BY r.i`, nsIDs, specs, keys)
+	b.Queue(lockUnitsSQL, nsIDs, specs, keys)
 }
 
 func scanLockedUnits(rows pgx.Rows) (*lockedUnits, error) {
@@ -165,7 +164,7 @@ func (a *afterUpdates) run(ctx context.Context, tx dbtx) error {
 	}
 	for _, c := range a.chains {
 		var next int64
-		err := tx.QueryRow(ctx, "SELECT id FROM work_spec WHERE namespace_id = $1 AND name = $2",
+		err := tx.QueryRow(ctx, specIDSQL,
 			c.ns.id, bytesOf(c.from.then)).Scan(&next)
 		if errNotFound(err) {
 			continue // `then` names a missing spec: chaining is skipped (SEMANTICS §10)
@@ -289,11 +288,7 @@ func applyUpdates(ctx context.Context, tx dbtx, batch []*updateRequest, locked *
 		}
 	}
 	if written.len() > 0 {
-		out.Queue(`UPDATE work_unit u SET status = r.status, data = r.data, expires = r.expires,
-				worker = r.worker, worker_text = r.worker_text, lease_id = r.lease_id
-			FROM unnest($1::bigint[], $2::bytea[], $3::smallint[], $4::bytea[], $5::bigint[], $6::bytea[], $7::boolean[], $8::bigint[])
-				AS r (spec_id, key, status, data, expires, worker, worker_text, lease_id)
-			WHERE u.spec_id = r.spec_id AND u.key = r.key`,
+		out.Queue(writeUnitsSQL,
 			written.specs, written.keys, statuses, datas, expiresCol, workers, workerTexts, leaseIDs)
 	}
 	if completed.len() > 0 {
@@ -306,24 +301,16 @@ func applyUpdates(ctx context.Context, tx dbtx, batch []*updateRequest, locked *
 	return after, nil
 }
 
-// expireInGo applies lease expiry to a locked unit whose lease ended
-// before now but that no sweep has expired yet, exactly as the sweep would.
+// expireInGo applies lease expiry (coordinate.ExpireLease) to a locked
+// unit whose lease ended before now but that no sweep has expired yet.
 func expireInGo(lu *lockedUnit, now time.Time) {
-	if lu.st.Status != coordinate.StatusPending || !lu.st.Expiration.Before(now) {
+	if lu.st.Status != coordinate.StatusPending || !coordinate.LeaseExpired(lu.st.Expiration, now) {
 		return
 	}
 	lu.dirty = true
 	lu.leaseID = nil
-	if lu.maxRetries > 0 && lu.attempts > lu.maxRetries {
-		lu.st.Status = coordinate.StatusFailed
-		lu.st.Data = coordinate.WithTraceback(lu.st.Data, coordinate.TracebackTooManyRetries)
-		lu.st.Expiration = now
-		lu.completed = true
-		return
-	}
-	lu.st.Status = coordinate.StatusAvailable
-	lu.st.Expiration = time.Time{}
-	lu.st.Worker = nil
+	lu.st = coordinate.ExpireLease(lu.st, lu.attempts, lu.maxRetries, now)
+	lu.completed = lu.completed || lu.st.Status.Completed()
 }
 
 // missingUnitError says whether the spec or the unit of r is missing.
@@ -331,8 +318,8 @@ func missingUnitError(ctx context.Context, tx dbtx, r *updateRequest) error {
 	if r.leaseID != nil {
 		return fmt.Errorf("%w: %q/%q no longer exists", coordinate.ErrLostLease, r.spec, r.key)
 	}
-	var one int
-	err := tx.QueryRow(ctx, "SELECT 1 FROM work_spec WHERE namespace_id = $1 AND name = $2", r.ns.id, bytesOf(r.spec)).Scan(&one)
+	var id int64
+	err := tx.QueryRow(ctx, specIDSQL, r.ns.id, bytesOf(r.spec)).Scan(&id)
 	switch {
 	case errNotFound(err):
 		return fmt.Errorf("%w %q", coordinate.ErrNoSuchWorkSpec, r.spec)

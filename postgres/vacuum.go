@@ -6,6 +6,12 @@ import (
 	"time"
 )
 
+// The statements, from sql/maintenance.sql.
+var (
+	sessionTryLockSQL = namedSQL("session_try_lock")
+	vacuumUnitsSQL    = namedSQL("vacuum_units")
+)
+
 // Vacuuming behind claims. A claim takes the best units from the front of
 // the partial index of available units; their entries stay there, dead,
 // until VACUUM removes them, and every later claim reads past them. At
@@ -65,14 +71,14 @@ func (b *Backend) vacuumOnce(ctx context.Context) (bool, error) {
 	}
 	defer conn.Release()
 	var locked bool
-	if err := conn.QueryRow(ctx, "SELECT pg_try_advisory_lock($1)", int64(vacuumLockKey)).Scan(&locked); err != nil {
+	if err := conn.QueryRow(ctx, sessionTryLockSQL, int64(vacuumLockKey)).Scan(&locked); err != nil {
 		return false, err
 	}
 	if !locked {
 		return false, nil
 	}
-	_, err = conn.Exec(ctx, "VACUUM work_unit")
-	if _, uerr := conn.Exec(ctx, "SELECT pg_advisory_unlock($1)", int64(vacuumLockKey)); uerr != nil {
+	_, err = conn.Exec(ctx, vacuumUnitsSQL)
+	if _, uerr := conn.Exec(ctx, sessionUnlockSQL, int64(vacuumLockKey)); uerr != nil {
 		// A connection that may still hold the lock must not go back to
 		// the pool.
 		conn.Conn().Close(ctx) //nolint:errcheck // the pool drops a closed connection

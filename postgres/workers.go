@@ -14,7 +14,15 @@ import (
 // whose expiry has passed is deleted before any registry operation reads
 // it, together with its outstanding-unit entries (ON DELETE CASCADE).
 
-const workerCols = `w.id, w.name, w.name_text, w.mode, w.data, w.parent, w.parent_text, w.last_heard, w.expires`
+// The statements, from sql/workers.sql.
+var (
+	workerExpireSQL     = namedSQL("worker_expire")
+	workerHeartbeatSQL  = namedSQL("worker_heartbeat")
+	workerUnregisterSQL = namedSQL("worker_unregister")
+	workersListSQL      = namedSQL("workers_list")
+	workerGetSQL        = namedSQL("worker_get")
+	workerChildrenSQL   = namedSQL("worker_children")
+)
 
 func scanWorker(r pgx.Row) (int64, *coordinate.WorkerInfo, error) {
 	var (
@@ -40,7 +48,10 @@ func scanWorker(r pgx.Row) (int64, *coordinate.WorkerInfo, error) {
 
 // expireWorkers deletes the records of workers whose expiry has passed.
 func (ns *namespace) expireWorkers(ctx context.Context, tx pgx.Tx, now time.Time) error {
-	_, err := tx.Exec(ctx, "DELETE FROM worker WHERE namespace_id = $1 AND expires < $2", ns.id, now.UnixNano())
+	if _, err := ns.b.endLeasesOfDeadOwners(ctx, tx, now, false, ownersExpiredSQL, ns.id, now.UnixNano()); err != nil {
+		return err
+	}
+	_, err := tx.Exec(ctx, workerExpireSQL, ns.id, now.UnixNano())
 	if err != nil {
 		return fmt.Errorf("postgres worker expiry: %w", err)
 	}
@@ -61,11 +72,7 @@ func (ns *namespace) WorkerHeartbeat(ctx context.Context, hb coordinate.Heartbea
 		if err := ns.expireWorkers(ctx, tx, now); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, `INSERT INTO worker (namespace_id, name, name_text, mode, data, parent, parent_text, last_heard, expires)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-			ON CONFLICT (namespace_id, name) DO UPDATE SET name_text = EXCLUDED.name_text,
-				mode = EXCLUDED.mode, data = EXCLUDED.data, parent = EXCLUDED.parent,
-				parent_text = EXCLUDED.parent_text, last_heard = EXCLUDED.last_heard, expires = EXCLUDED.expires`,
+		_, err := tx.Exec(ctx, workerHeartbeatSQL,
 			ns.id, bytesOf(hb.Worker.Bytes), hb.Worker.Text, []byte(mode), []byte(data), parent, parentText,
 			now.UnixNano(), now.Add(hb.Expire).UnixNano())
 		if err != nil {
@@ -81,7 +88,10 @@ func (ns *namespace) UnregisterWorker(ctx context.Context, id string) error {
 		if err := ns.expireWorkers(ctx, tx, now); err != nil {
 			return err
 		}
-		tag, err := tx.Exec(ctx, "DELETE FROM worker WHERE namespace_id = $1 AND name = $2", ns.id, bytesOf(id))
+		if _, err := ns.b.endLeasesOfDeadOwners(ctx, tx, now, false, ownerNamedSQL, ns.id, bytesOf(id)); err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, workerUnregisterSQL, ns.id, bytesOf(id))
 		if err != nil {
 			return fmt.Errorf("postgres unregister worker %q: %w", id, err)
 		}
@@ -100,7 +110,7 @@ func (ns *namespace) Workers(ctx context.Context) ([]*coordinate.WorkerInfo, err
 		if err := ns.expireWorkers(ctx, tx, now); err != nil {
 			return err
 		}
-		rows, err := tx.Query(ctx, "SELECT "+workerCols+" FROM worker w WHERE w.namespace_id = $1 ORDER BY w.name", ns.id)
+		rows, err := tx.Query(ctx, workersListSQL, ns.id)
 		if err != nil {
 			return err
 		}
@@ -117,9 +127,7 @@ func (ns *namespace) Workers(ctx context.Context) ([]*coordinate.WorkerInfo, err
 }
 
 func (ns *namespace) Worker(ctx context.Context, id string) (*coordinate.WorkerInfo, error) {
-	_, w, err := scanWorker(ns.b.pool.QueryRow(ctx, "SELECT "+workerCols+
-		" FROM worker w WHERE w.namespace_id = $1 AND w.name = $2 AND w.expires >= $3",
-		ns.id, bytesOf(id), ns.now().UnixNano()))
+	_, w, err := scanWorker(ns.b.pool.QueryRow(ctx, workerGetSQL, ns.id, bytesOf(id), ns.now().UnixNano()))
 	if errNotFound(err) {
 		return nil, fmt.Errorf("%w %q", coordinate.ErrNoSuchWorker, id)
 	}
@@ -134,24 +142,18 @@ func (ns *namespace) ChildWorkUnits(ctx context.Context, parent string) ([]coord
 	if err := ns.b.expireLeases(ctx, now); err != nil {
 		return nil, err
 	}
-	out, err := ns.workerUnits(ctx, "c.parent = $2", bytesOf(parent), now)
+	out, err := ns.workerUnits(ctx, workerChildrenSQL, bytesOf(parent), now)
 	if err != nil {
 		return nil, fmt.Errorf("postgres child work units of %q: %w", parent, err)
 	}
 	return out, nil
 }
 
-// workerUnits lists the live workers that match where (with $2 as arg)
-// and the units handed to them that are not yet finished or failed.
-func (ns *namespace) workerUnits(ctx context.Context, where string, arg []byte, now time.Time) ([]coordinate.ChildWorker, error) {
-	rows, err := ns.b.pool.Query(ctx, `SELECT c.name, c.name_text, s.name, s.name_text, u.key, u.key_text,
-			u.data, u.status, u.worker, u.worker_text, u.expires
-		FROM worker c
-		LEFT JOIN worker_unit wu ON wu.worker_id = c.id
-		LEFT JOIN work_unit u ON u.spec_id = wu.spec_id AND u.key = wu.key
-		LEFT JOIN work_spec s ON s.id = u.spec_id
-		WHERE c.namespace_id = $1 AND `+where+` AND c.expires >= $3
-		ORDER BY c.name, s.name, u.key`, ns.id, arg, now.UnixNano())
+// workerUnits lists the live workers a statement selects (sql/workers.sql:
+// $1 namespace, $2 arg, $3 now) and the units handed to them that are not
+// yet finished or failed.
+func (ns *namespace) workerUnits(ctx context.Context, sql string, arg []byte, now time.Time) ([]coordinate.ChildWorker, error) {
+	rows, err := ns.b.pool.Query(ctx, sql, ns.id, arg, now.UnixNano())
 	if err != nil {
 		return nil, err
 	}

@@ -128,6 +128,9 @@ else
   go build -o "$work/coordinated" ./cmd/coordinated || fail "go build ./cmd/coordinated failed"
   export COORDINATED_BIN="$work/coordinated"
 fi
+# The example Go worker, for pythontest/legacy/test_go_worker.py.
+go build -o "$work/go-worker" ./examples/worker || fail "go build ./examples/worker failed"
+export GO_WORKER_BIN="$work/go-worker"
 
 # use_fresh_postgres SUFFIX: set $url to a new, empty database on the test
 # server (dropped at exit), or to the test URL itself when psql is missing
@@ -205,6 +208,7 @@ run_all() {
     --timeout="$TEST_TIMEOUT" --count="$LEGACY_REPEAT" --repeat-scope=session \
     --rootdir="$repo" \
     pythontest/legacy --ignore=pythontest/legacy/test_cli.py \
+    --ignore=pythontest/legacy/test_go_worker.py \
     "$legacy_tests/test_job_client.py" \
     "$legacy_tests/test_task_master.py" \
     "$legacy_tests/test_job_flow.py"
@@ -212,7 +216,8 @@ run_all() {
   url=$backend; [ "$backend" = memory ] || use_fresh_postgres cli
   run_suite cli "$url" \
     .venv-py27/bin/python -m pytest -p no:cacheprovider -q \
-    --timeout="$TEST_TIMEOUT" --rootdir="$repo" pythontest/legacy/test_cli.py
+    --timeout="$TEST_TIMEOUT" --rootdir="$repo" pythontest/legacy/test_cli.py \
+    pythontest/legacy/test_go_worker.py
 
   url=$backend; [ "$backend" = memory ] || use_fresh_postgres compare
   run_suite "compare with the Python daemon" "$url" \

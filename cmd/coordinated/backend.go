@@ -19,7 +19,8 @@ func openBackend(ctx context.Context, opts *options, clock coordinate.Clock, log
 		if opts.dataDirSet && opts.dataDir != "" {
 			log.Warn("-data-dir is ignored with the postgres backend")
 		}
-		b, err := postgres.New(ctx, opts.backend, postgres.Options{Clock: clock, EnforceMinGB: opts.enforceMinGB, StallTimeout: opts.stallTimeout, Logger: log})
+		b, err := postgres.New(ctx, opts.backend, postgres.Options{Clock: clock, EnforceMinGB: opts.enforceMinGB,
+			StallTimeout: opts.stallTimeout, RequestTimeout: opts.pgTimeout, Logger: log})
 		if err != nil {
 			return nil, fmt.Errorf("-backend %s: %w", backendLabel(opts.backend), err)
 		}

@@ -11,8 +11,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/coordinated/coordinated/coordinate"
 	"github.com/coordinated/coordinated/journal"
 	"github.com/coordinated/coordinated/memory"
+	"github.com/coordinated/coordinated/postgres"
 )
 
 // errUsage marks a command-line error (already reported to stderr).
@@ -45,6 +47,8 @@ type options struct {
 	httpdActions bool
 	httpdPprof   bool
 	httpdToken   string
+
+	pgTimeout time.Duration // -postgres-timeout (postgres/liveness.go)
 
 	storage // -backend and the memory backend's persistence
 
@@ -120,7 +124,8 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.Int64Var(&o.maxRequestSize, "max-request-size", defaultMaxRequestSize, "largest request in `bytes`; a connection sending more is closed")
 	fs.TextVar(&o.logLevel, "log-level", slog.LevelInfo, "log `level`: debug, info, warn or error (-v, -q and --debug adjust it)")
 	fs.BoolVar(&o.enforceMinGB, "enforce-min-gb", false, "skip work specs whose min_gb exceeds the worker's available_gb")
-	fs.DurationVar(&o.stallTimeout, "stall-timeout", 10*time.Minute, "report a work-unit group as stalled after this long with runnable units and no progress")
+	fs.DurationVar(&o.stallTimeout, "stall-timeout", coordinate.DefaultStallTimeout, "report a work-unit group as stalled after this long with runnable units and no progress")
+	fs.DurationVar(&o.pgTimeout, "postgres-timeout", postgres.DefaultRequestTimeout, "with a postgres backend, fail a request with an error once the database has not answered for this `long` (long work goes on while the database answers)")
 	fs.IntVar(&o.gcPercent, "gc-percent", defaultGCPercent, "Go garbage-collector target `percent` (as GOGC; the GOGC environment variable wins unless this flag is given)")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
 	fs.StringVar(&o.httpd, "httpd", "", "serve the status page, /metrics, /healthz, /readyz and the /ui/ dashboard on `[ip]:port` (\":5933\" means 127.0.0.1:5933; give 0.0.0.0 to open it to the network); else coordinate.server.httpd")
@@ -154,6 +159,10 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	}
 	if err := o.limits.check(stderr); err != nil {
 		return nil, err
+	}
+	if o.pgTimeout <= 0 {
+		fmt.Fprintln(stderr, "coordinated: -postgres-timeout must be positive")
+		return nil, errUsage
 	}
 	if o.stallTimeout <= 0 {
 		fmt.Fprintln(stderr, "coordinated: -stall-timeout must be positive")

@@ -118,6 +118,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready cha
 	}
 
 	log.Info("shutting down")
+	js.StopWaiting() // long-polling get_work calls answer now
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err != nil {
@@ -133,7 +134,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready cha
 // journalFailed is closed when a persistent memory backend's journal
 // fails; nil (never ready) for other backends.
 func journalFailed(b coordinate.Backend) <-chan struct{} {
-	if f, ok := b.(interface{ Failed() <-chan struct{} }); ok {
+	if f, ok := b.(coordinate.FailureNotifier); ok {
 		return f.Failed()
 	}
 	return nil

@@ -17,6 +17,7 @@ var getWorkTests = []test{
 	{"MaxRunningCountsUpdatePending", testGetWorkMaxRunningCountsUpdatePending},
 	{"WorkSpecNames", testGetWorkSpecNames},
 	{"Runtime", testGetWorkRuntime},
+	{"RuntimeTasks", testGetWorkRuntimeTasks},
 	{"Paused", testGetWorkPaused},
 	{"LeaseTime", testGetWorkLeaseTime},
 	{"AttemptFields", testGetWorkAttemptFields},
@@ -139,6 +140,42 @@ func testGetWorkRuntime(e *env) {
 	as = e.work(coordinate.WorkRequest{Worker: text("w"), MaxJobs: 1, Runtimes: []string{"go"}})
 	e.checkKeys("Runtimes [go]", attemptKeys(as), []string{"g1"})
 	e.noWork(coordinate.WorkRequest{Worker: text("w"), MaxJobs: 1, Runtimes: []string{"rust"}})
+}
+
+// A Go worker lists its tasks: it gets only runtime specs whose task
+// (`task`, else the spec's name) it has; Python requests are unaffected.
+func testGetWorkRuntimeTasks(e *env) {
+	e.spec(m{"name": "hello", "runtime": "go"})
+	e.spec(m{"name": "greeting", "runtime": "go", "task": "hello", "priority": 1})
+	e.spec(m{"name": "other", "runtime": "go", "priority": 2})
+	e.spec(m{"name": "py", "task": "hello"})
+	e.addKeys("hello", "h1")
+	e.addKeys("greeting", "g1")
+	e.addKeys("other", "o1")
+	e.addKeys("py", "p1")
+	for name, want := range map[string]string{"hello": "hello", "greeting": "hello", "other": "other", "py": ""} {
+		ws, err := e.ns.WorkSpec(e.ctx, name)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		if ws.Meta.Task != want {
+			e.t.Errorf("spec %q: Task = %q, want %q", name, ws.Meta.Task, want)
+		}
+	}
+	goReq := func(tasks ...string) coordinate.WorkRequest {
+		return coordinate.WorkRequest{Worker: text("w"), MaxJobs: 10, Runtimes: []string{"go"}, Tasks: tasks}
+	}
+	e.noWork(goReq([]string{}...))
+	e.noWork(goReq("nothing"))
+	as := e.work(goReq("hello"))
+	e.checkKeys("task hello: greeting first (priority 1)", attemptKeys(as), []string{"g1"})
+	as = e.work(goReq("hello"))
+	e.checkKeys("task hello: then spec hello", attemptKeys(as), []string{"h1"})
+	e.noWork(goReq("hello"))
+	as = e.work(coordinate.WorkRequest{Worker: text("w"), MaxJobs: 10, Tasks: []string{"hello"}})
+	e.checkKeys("no runtime: tasks do not apply", attemptKeys(as), []string{"p1"})
+	as = e.work(goReq("hello", "other"))
+	e.checkKeys("task other", attemptKeys(as), []string{"o1"})
 }
 
 func testGetWorkPaused(e *env) {

@@ -65,8 +65,10 @@ func groups() []group {
 		{"Groups", groupTests},
 		{"Import", importTests},
 		{"Concurrency", concurrencyTests},
+		{"Locks", lockTests},
 		{"Fidelity", fidelityTests},
 		{"Stats", statsTests},
+		{"OwnerDeath", ownerDeathTests},
 	}
 }
 

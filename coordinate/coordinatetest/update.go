@@ -197,6 +197,14 @@ func testUpdateNothingToDo(e *env) {
 	err := e.ns.UpdateWorkUnit(e.ctx, "s", "k", coordinate.WorkUnitUpdate{Data: enc(e.t, m{"v": 2})})
 	e.wantErr("data-only update", err, coordinate.ErrNothingToDo)
 	checkData(e.t, "data after rejected update", e.mustGet("s", "k").Data, m{"v": 1})
+	// The request's own checks come before the spec is looked up, as in
+	// the Python daemon.
+	err = e.ns.UpdateWorkUnit(e.ctx, "nope", "k", coordinate.WorkUnitUpdate{Data: enc(e.t, m{"v": 2})})
+	e.wantErr("data-only update in an unknown spec", err, coordinate.ErrNothingToDo)
+	err = e.ns.UpdateWorkUnit(e.ctx, "nope", "k", coordinate.WorkUnitUpdate{Status: coordinate.StatusBlocked})
+	e.wantErr("status 2 in an unknown spec", err, coordinate.ErrInvalidWorkUnit)
+	err = e.ns.UpdateAttempt(e.ctx, coordinate.AttemptRef{Spec: "nope", Key: "k", ID: 1}, coordinate.WorkUnitUpdate{Status: 9})
+	e.wantErr("status 9 of a lost lease", err, coordinate.ErrInvalidWorkUnit)
 }
 
 func testUpdateUnknown(e *env) {

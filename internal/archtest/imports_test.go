@@ -48,8 +48,11 @@ var floors = map[string]int{
 	"migrate":             4,
 	"client/clienttest":   4,
 	"internal/testdaemon": 4,
+	// The Go worker library, over the interface and the client.
+	"worker": 4,
 	// 5: programs and end-to-end tests.
 	"cmd/coordinated": 5,
+	"examples/worker": 5,
 	"cmd/coordbench":  5,
 	"cmd/coordinate":  5,
 	"crashtest":       5,

@@ -1,7 +1,7 @@
 -- The scheduler's view of a namespace's runnable specs: control settings
 -- and unit counts from unit_count (no unit scan). $1 namespace id, $2
 -- spec-name filter (empty = all).
--- The spec columns are specCols (specs.go), in the same order.
+-- The spec columns are spec_cols (sql/specs.sql), in the same order.
 SELECT s.id, s.name, s.name_text, s.definition, s.priority, s.weight, s.paused,
     s.continuous, s.can_be_continuous, s.interval_ns, s.next_continuous, s.max_running,
     s.max_getwork, s.max_retries, s.min_gb, s.then_name, s.then_preempts, s.runtime,

@@ -18,6 +18,7 @@ WITH picked AS (
     WHERE u.spec_id = $1 AND u.key = ANY (ARRAY(SELECT key FROM picked))
     RETURNING u.key, u.key_text, u.data, u.priority, u.lease_id, u.grp
 ), counted AS (
+    -- unit_count_add (migration 0008), inline: a function call costs here.
     INSERT INTO unit_count (spec_id, status, slot, n)
     SELECT $1, d.status, (pg_backend_pid() % 64)::smallint, d.n FROM (
         SELECT 1 AS status, -count(*) AS n FROM leased

@@ -33,6 +33,7 @@ WITH r AS (
 ), unlisted AS (
     DELETE FROM worker_unit w USING done WHERE w.spec_id = done.spec_id AND w.key = done.key
 ), counted AS (
+    -- unit_count_add (migration 0008), inline: a function call costs here.
     INSERT INTO unit_count (spec_id, status, slot, n)
     SELECT d.spec_id, d.status, (pg_backend_pid() % 64)::smallint, d.n FROM (
         SELECT spec_id, 3 AS status, -count(*) AS n FROM done GROUP BY spec_id

@@ -1,6 +1,9 @@
 -- Expires the leases that ended before $1 (now, ns), in any namespace: the
--- unit becomes available again. Units whose spec's max_retries is
--- exhausted are left to expireExhausted (their data changes in Go). Rows
+-- unit becomes available again. This is coordinate.ExpireLease in SQL
+-- (expires < now is coordinate.LeaseExpired, the max_retries test is
+-- coordinate.RetriesExhausted): change them together. Units whose spec's
+-- max_retries is exhausted are left to expireExhausted (sweep.go), which
+-- calls ExpireLease itself (their data changes). Rows
 -- another transaction holds are skipped (that transaction is changing them
 -- anyway). Keeps unit_count in step. $2 is the most rows to expire at
 -- once.
@@ -17,6 +20,7 @@ WITH expired AS (
     WHERE u.spec_id = e.spec_id AND u.key = e.key
     RETURNING u.spec_id
 ), counted AS (
+    -- unit_count_add (migration 0008), inline: a function call costs here.
     INSERT INTO unit_count (spec_id, status, slot, n)
     SELECT d.spec_id, d.status, (pg_backend_pid() % 64)::smallint, d.n FROM (
         SELECT spec_id, 1 AS status, count(*) AS n FROM upd GROUP BY spec_id

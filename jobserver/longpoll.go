@@ -1,0 +1,184 @@
+package jobserver
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/fxamacker/cbor/v2"
+
+	"github.com/coordinated/coordinated/coordinate"
+)
+
+// Long-poll for idle Go workers (docs/compat.md, "Go workers"): get_work
+// with option `wait` (seconds, at most MaxGetWorkWait) that finds no work
+// waits until a change made through this daemon may have made some
+// available, or the wait ends, and tries again. The changes that wake
+// waiters: add_work_units, set_work_spec, control_work_spec,
+// worker_unregister (which may end a dead worker's leases), and an
+// update_work_unit that gives a unit back (status AVAILABLE) or finishes
+// one with output to chain. Units that become available otherwise (an
+// expired lease, a delay, a max_running slot freed by a finish, another
+// daemon sharing a PostgreSQL database) are found at the end of the wait.
+// A waiter woken for nothing it can take ignores wakes for wakeHoldoff, so
+// a stream of changes to specs it cannot run costs each waiter at most
+// one get_work per holdoff. Requests of one connection are answered in
+// order, so each connection has at most one waiting get_work; at most
+// maxWaiters wait at once daemon-wide (more are answered at once);
+// StopWaiting, at shutdown, answers them all.
+
+// MaxGetWorkWait is the longest get_work `wait` honoured.
+const MaxGetWorkWait = 30 * time.Second
+
+// maxWaiters bounds the get_work calls waiting at once.
+const maxWaiters = 16384
+
+// wakeMethods are the methods after whose success waiting get_work calls
+// try again (update_work_unit wakes them itself, for some updates only:
+// wakeAfterUpdate).
+var wakeMethods = []string{"add_work_units", "set_work_spec", "control_work_spec", "worker_unregister"}
+
+// wakeHoldoff is how long a waiter woken for nothing ignores wakes.
+const wakeHoldoff = 50 * time.Millisecond
+
+// waitList is a broadcast: waiters take the current channel, a change
+// closes it and starts a new one.
+type waitList struct {
+	mu      sync.Mutex
+	ch      chan struct{}
+	n       int
+	stopped bool
+}
+
+func newWaitList() *waitList { return &waitList{ch: make(chan struct{})} }
+
+// enter registers a waiter and returns the channel to wait on, or false
+// when the daemon is stopping or full.
+func (w *waitList) enter() (<-chan struct{}, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.stopped || w.n >= maxWaiters {
+		return nil, false
+	}
+	w.n++
+	return w.ch, true
+}
+
+// again returns the current channel for a waiter already entered, or false
+// when the daemon is stopping.
+func (w *waitList) again() (<-chan struct{}, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.ch, !w.stopped
+}
+
+func (w *waitList) leave() {
+	w.mu.Lock()
+	w.n--
+	w.mu.Unlock()
+}
+
+// waiting reports whether any get_work is waiting.
+func (w *waitList) waiting() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.n > 0
+}
+
+// wake wakes every waiter.
+func (w *waitList) wake() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.n == 0 || w.stopped {
+		return
+	}
+	close(w.ch)
+	w.ch = make(chan struct{})
+}
+
+// stop wakes every waiter for good.
+func (w *waitList) stop() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.stopped {
+		w.stopped = true
+		close(w.ch)
+	}
+}
+
+// StopWaiting answers every waiting get_work now (with what it can find)
+// and makes later ones answer at once: call it when shutting down.
+func (js *JobServer) StopWaiting() { js.waits.stop() }
+
+// wakeWaitersAfter wraps the methods that may make work available.
+func (js *JobServer) wakeWaitersAfter(m map[string]method) {
+	for _, name := range wakeMethods {
+		mt := m[name]
+		run := mt.run
+		mt.run = func(ctx context.Context, p []cbor.RawMessage) (any, error) {
+			res, err := run(ctx, p)
+			if err == nil {
+				js.waits.wake()
+			}
+			return res, err
+		}
+		m[name] = mt
+	}
+}
+
+// wakeAfterUpdate wakes the waiters after an update_work_unit that may
+// have made work available: a unit given back, or finished with output
+// that chains units.
+func (js *JobServer) wakeAfterUpdate(upd coordinate.WorkUnitUpdate) {
+	if !js.waits.waiting() {
+		return
+	}
+	if upd.Status == coordinate.StatusAvailable ||
+		upd.Status == coordinate.StatusFinished && upd.Data != nil && len(coordinate.ChainedUnits(upd.Data, 0)) > 0 {
+		js.waits.wake()
+	}
+}
+
+// getWorkWaiting is GetWork for a request with a `wait`: it tries, and
+// while it finds nothing waits for a change or the end of the wait.
+func (js *JobServer) getWorkWaiting(ctx context.Context, req coordinate.WorkRequest, wait time.Duration) ([]coordinate.Attempt, error) {
+	ch, ok := js.waits.enter()
+	if !ok {
+		return js.ns.GetWork(ctx, req)
+	}
+	defer js.waits.leave()
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	for first := true; ; first = false {
+		// The channel is taken before trying, so a change made while
+		// GetWork runs is not missed.
+		as, err := js.ns.GetWork(ctx, req)
+		if err != nil || len(as) > 0 {
+			return as, err
+		}
+		select {
+		case <-ch:
+		case <-timer.C:
+			return js.ns.GetWork(ctx, req)
+		case <-ctx.Done():
+			return as, nil
+		}
+		if ch, ok = js.waits.again(); !ok {
+			return js.ns.GetWork(ctx, req)
+		}
+		if !first {
+			// The last wake found nothing: hold off before trying
+			// again (a wake meanwhile is kept in ch).
+			hold := time.NewTimer(wakeHoldoff)
+			select {
+			case <-hold.C:
+			case <-timer.C:
+				hold.Stop()
+				return js.ns.GetWork(ctx, req)
+			case <-ctx.Done():
+				hold.Stop()
+				return as, nil
+			}
+		}
+	}
+}

@@ -1,0 +1,78 @@
+package jobserver
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/coordinated/coordinated/cborrpc"
+	"github.com/coordinated/coordinated/coordinate"
+)
+
+// gatedNamespace holds GetWork's answer until released, as a slow database
+// would.
+type gatedNamespace struct {
+	coordinate.Namespace
+	entered, release chan struct{}
+}
+
+func (g *gatedNamespace) GetWork(ctx context.Context, req coordinate.WorkRequest) ([]coordinate.Attempt, error) {
+	as, err := g.Namespace.GetWork(ctx, req)
+	g.entered <- struct{}{}
+	<-g.release
+	return as, err
+}
+
+// testUndeliveredGetWorkReleased: a worker that gave up waiting for
+// get_work and hung up does not keep the units it was leased: they are
+// available again at once, not when the lease ends.
+func testUndeliveredGetWorkReleased(t *testing.T, newServer serverFactory) {
+	js, _ := newServer(t, Config{})
+	addSpec(t, js, "ws", nil)
+	call(t, js, "add_work_units", b("ws"), []any{tuple{b("a"), m{}}, tuple{b("b"), m{}}})
+	gate := &gatedNamespace{Namespace: js.ns, entered: make(chan struct{}, 1), release: make(chan struct{}, 1)}
+	js.ns = gate
+	js.log = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := cborrpc.NewServer(js, cborrpc.ServerOptions{Logger: js.log})
+	go srv.Serve(ln)
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		srv.Shutdown(ctx)
+	}()
+	nc, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := cborrpc.EncodeRequest(1, "get_work", b("w"), m{"max_jobs": 2, "lease_time": 3600})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := nc.Write(req); err != nil {
+		t.Fatal(err)
+	}
+	<-gate.entered
+	nc.Close() // the worker gives up before the reply
+	gate.release <- struct{}{}
+
+	want := `128([[{'status': 1, 'expiration': null}, {'status': 1, 'expiration': null}], null])`
+	got := ""
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if got = call(t, js, "get_work_unit_status", b("ws"), []any{b("a"), b("b")}); got == want {
+			break
+		}
+	}
+	expect(t, "units after an undelivered get_work", got, want)
+	// A get_work whose reply is delivered keeps its lease.
+	gate.release <- struct{}{}
+	go func() { <-gate.entered }()
+	expect(t, "delivered get_work", call(t, js, "get_work", b("w2"), m{}), `128([128(['ws', 'a', {}]), null])`)
+}

@@ -1,0 +1,69 @@
+package postgres
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/fxamacker/cbor/v2"
+
+	"github.com/coordinated/coordinated/coordinate"
+)
+
+// TestLongWorkOutlivesTheWatch: work that takes many request timeouts on a
+// database that answers is not cut short.
+func TestLongWorkOutlivesTheWatch(t *testing.T) {
+	b, _ := openBackend(t, freshSchema(t), Options{RequestTimeout: 100 * time.Millisecond})
+	ctx, end := b.live.watch(t.Context())
+	_, err := b.pool.Exec(ctx, "SELECT pg_sleep(1)")
+	if err = end(err); err != nil {
+		t.Fatalf("a one-second statement under a 100 ms request timeout: %v", err)
+	}
+}
+
+// TestAbandonedClaimIsReleased: units a claim leased for a caller that
+// gave up before the commit answered are made available again.
+func TestAbandonedClaimIsReleased(t *testing.T) {
+	b, ns := openBackend(t, freshSchema(t), Options{})
+	ctx := t.Context()
+	def, _ := cbor.Marshal(map[string]any{"name": "s"})
+	if _, err := ns.SetWorkSpec(ctx, def); err != nil {
+		t.Fatal(err)
+	}
+	if err := ns.AddWorkUnits(ctx, "s", []coordinate.WorkUnitInput{{Key: coordinate.Name{Bytes: "u", Text: true}, Data: coordinate.EmptyMap}}); err != nil {
+		t.Fatal(err)
+	}
+	as, err := ns.GetWork(ctx, coordinate.WorkRequest{Worker: coordinate.Name{Bytes: "w", Text: true}, MaxJobs: 1, LeaseTime: time.Hour})
+	if err != nil || len(as) != 1 {
+		t.Fatalf("GetWork: %v, %v", as, err)
+	}
+	// The committer answers a claim whose submitter already gave up.
+	it := &commitItem{claim: &claimRequest{ns: ns.(*watchedNamespace).ns, attempts: as}, done: make(chan error, 1)}
+	it.state.Store(itemAbandoned)
+	b.commits.answer(it, nil)
+	var st coordinate.Status
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		us, err := ns.GetWorkUnits(context.Background(), "s", []string{"u"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st = us[0].Status; st == coordinate.StatusAvailable {
+			return
+		}
+	}
+	t.Errorf("unit of an abandoned claim is %v, want available", st)
+}
+
+// BenchmarkWatch is what the liveness watch adds to every call when the
+// database answers: no database round trip is needed to measure it.
+func BenchmarkWatch(b *testing.B) {
+	l := newLiveness(nil, DefaultRequestTimeout, nil)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		_, end := l.watch(ctx)
+		if err := end(nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,211 @@
+package postgres
+
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// The life of a hot request (get_work's claim, update_work_unit) after
+// the committer (committer.go) put it in a batch with others, top to
+// bottom, in one transaction on one connection:
+//
+//  1. Plan (planBatch): split the batch into claims, updates the fast
+//     finish statement may apply (finish.go's fastFinishable) and the
+//     rest, which the general path computes in Go.
+//  2. Fast statements, round trip 1 (queueFirstTrip, readFirstTrip):
+//     BEGIN; the max_running locks of capped specs (maxrunning.go); every
+//     claim (claim.sql, claim_many.sql); finish.sql for the fast finishes
+//     and the resolution of edges to what it finished; and either COMMIT
+//     (nothing for the general path: the request is done here) or the
+//     statement locking the general path's units FOR UPDATE.
+//  3. Lock and compute (compute): coordinate.ApplyUpdate on each locked
+//     unit (update.go's applyUpdates), queueing the writes: units,
+//     outstanding sets, dependency edges, unit_count, groups.
+//  4. Side effects (update.go's afterUpdates): chaining, failing and
+//     re-blocking dependents, in statements of their own when there are
+//     any.
+//  5. Commit: round trip 2 sends the writes and COMMIT together when there
+//     are no side effects; otherwise the writes, the side effects, then
+//     COMMIT.
+//
+// The committer answers each request from results; a fast finish the
+// statement did not match comes back in the outcome's again and runs
+// through the general path in the next batch (committer.apply).
+
+// batchOutcome is what runBatch reports besides each request's result.
+type batchOutcome struct {
+	again []bool // by batch index: updates left to run through the general path
+	fast  int    // updates the fast path applied
+}
+
+// batchPlan is stage 1: the batch taken apart.
+type batchPlan struct {
+	claims      []*claimRequest
+	claimGroups [][]*claimRequest // claims one statement serves together
+	updates     []*updateRequest
+	updIdx      []int // updates[j] is batch[updIdx[j]]
+	fast        fastFinishes
+	slowIdx     []int            // indexes into updates
+	slow        []*updateRequest // updates for the general path
+	locks       int              // max_running locks queued
+}
+
+func planBatch(batch []*commitItem, results []error) *batchPlan {
+	p := &batchPlan{}
+	for i, it := range batch {
+		results[i] = nil
+		if it.claim != nil {
+			it.claim.attempts = nil
+			p.claims = append(p.claims, it.claim)
+		} else {
+			p.updates = append(p.updates, it.upd)
+			p.updIdx = append(p.updIdx, i)
+		}
+	}
+	p.fast, p.slowIdx = splitFast(p.updates)
+	p.slow = make([]*updateRequest, len(p.slowIdx))
+	for j, i := range p.slowIdx {
+		p.slow[j] = p.updates[i]
+	}
+	p.claimGroups = groupClaims(p.claims)
+	return p
+}
+
+// queueFirstTrip is stage 2's batch of statements.
+func (p *batchPlan) queueFirstTrip(b *Backend) *pgx.Batch {
+	first := &pgx.Batch{}
+	first.Queue("BEGIN")
+	first.Queue(genericPlans)
+	p.locks = queueMaxRunningLocks(first, p.claims)
+	for _, grp := range p.claimGroups {
+		queueClaims(first, grp)
+		b.cache.claiming(grp)
+	}
+	if len(p.fast.reqs) > 0 {
+		p.fast.queue(first, p.updates)
+	}
+	if len(p.slow) > 0 {
+		queueLockUnits(first, p.slow)
+	} else {
+		first.Queue("COMMIT")
+	}
+	return first
+}
+
+// readFirstTrip reads stage 2's answers into the claims and out, and
+// returns the general path's locked units (nil when there is none and
+// the transaction is committed).
+func (p *batchPlan) readFirstTrip(b *Backend, br pgx.BatchResults, out *batchOutcome) (*lockedUnits, error) {
+	for range 2 + p.locks { // BEGIN, genericPlans, max_running locks
+		if _, err := br.Exec(); err != nil {
+			return nil, err
+		}
+	}
+	for _, grp := range p.claimGroups {
+		rows, err := br.Query()
+		if err == nil {
+			err = collectClaims(rows, grp)
+		}
+		if err != nil {
+			return nil, err
+		}
+		b.cache.claimed(grp)
+	}
+	if len(p.fast.reqs) > 0 {
+		done, err := p.fast.read(br, len(p.updates))
+		if err != nil {
+			return nil, err
+		}
+		for _, i := range p.fast.reqs {
+			if done[i] {
+				out.fast++
+			} else {
+				out.again[p.updIdx[i]] = true
+			}
+		}
+	}
+	if len(p.slow) == 0 {
+		_, err := br.Exec() // COMMIT
+		return nil, err
+	}
+	rows, err := br.Query()
+	if err != nil {
+		return nil, err
+	}
+	return scanLockedUnits(rows)
+}
+
+// compute is stage 3: the general path's transitions from the locked
+// units, their results and the writes of round trip 2.
+func (p *batchPlan) compute(ctx context.Context, conn *pgxpool.Conn, locked *lockedUnits, results []error) (*pgx.Batch, *afterUpdates, error) {
+	second := &pgx.Batch{}
+	slowResults := make([]error, len(p.slow))
+	after, err := applyUpdates(ctx, conn, p.slow, locked, slowResults, second)
+	if err != nil {
+		return nil, nil, err
+	}
+	for j, i := range p.slowIdx {
+		results[p.updIdx[i]] = slowResults[j]
+	}
+	return second, after, nil
+}
+
+// runBatch runs the batch in one transaction on one connection, stage by
+// stage.
+func (c *committer) runBatch(ctx context.Context, batch []*commitItem, results []error) (out batchOutcome, err error) {
+	p := planBatch(batch, results) // 1
+	out.again = make([]bool, len(batch))
+
+	conn, err := c.b.pool.Acquire(ctx)
+	if err != nil {
+		return out, err
+	}
+	defer conn.Release()
+	inTx := false
+	defer func() {
+		if err != nil && inTx {
+			if _, rbErr := conn.Exec(ctx, "ROLLBACK"); rbErr != nil {
+				conn.Conn().Close(ctx) //nolint:errcheck // the pool drops a closed connection
+			}
+		}
+	}()
+
+	br := conn.SendBatch(ctx, p.queueFirstTrip(c.b)) // 2
+	inTx = true
+	locked, err := p.readFirstTrip(c.b, br, &out)
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return batchOutcome{}, err
+	}
+	if locked == nil { // committed in round trip 2's place
+		inTx = false
+		return out, nil
+	}
+
+	second, after, err := p.compute(ctx, conn, locked, results) // 3
+	if err != nil {
+		return batchOutcome{}, err
+	}
+	if after.empty() { // 5, with no 4
+		second.Queue("COMMIT")
+		if err := conn.SendBatch(ctx, second).Close(); err != nil {
+			return batchOutcome{}, err
+		}
+	} else {
+		if err := conn.SendBatch(ctx, second).Close(); err != nil {
+			return batchOutcome{}, err
+		}
+		if err := after.run(ctx, conn); err != nil { // 4
+			return batchOutcome{}, err
+		}
+		if _, err := conn.Exec(ctx, "COMMIT"); err != nil { // 5
+			return batchOutcome{}, err
+		}
+	}
+	inTx = false
+	return out, nil
+}

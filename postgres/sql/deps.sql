@@ -1,0 +1,56 @@
+-- Dependencies between units (deps.go, docs/dependencies.md).
+
+-- Which of the units (slot i: namespace $1, spec $2, key $3) some unit
+-- depends on, by position.
+-- name: deps_pending
+SELECT r.i FROM unnest($1::bigint[], $2::bytea[], $3::bytea[]) WITH ORDINALITY AS r (ns, spec, key, i)
+    WHERE EXISTS (SELECT 1 FROM unit_dep e WHERE e.namespace_id = r.ns AND e.dep_spec = r.spec AND e.dep_key = r.key)
+    ORDER BY r.i
+
+-- The unfinished units depending on unit ($2, $3) of namespace $1, locked.
+-- name: deps_dependents_unfinished
+SELECT u.spec_id, s.name, u.key, u.data, u.status, u.grp
+    FROM unit_dep e
+    JOIN work_unit u ON u.spec_id = e.spec_id AND u.key = e.key
+    JOIN work_spec s ON s.id = u.spec_id
+    WHERE e.namespace_id = $1 AND e.dep_spec = $2 AND e.dep_key = $3 AND u.status NOT IN (4, 5)
+    ORDER BY s.name, u.key
+    FOR UPDATE OF u
+
+-- Fails units ($1 spec ids, $2 keys) at $3 (ns) with new data $4 because a
+-- dependency failed.
+-- name: units_fail_dependents
+UPDATE work_unit u SET status = 5, data = r.data, expires = $3,
+        lease_id = NULL, dep_failed = true
+    FROM unnest($1::bigint[], $2::bytea[], $4::bytea[]) AS r (spec_id, key, data)
+    WHERE u.spec_id = r.spec_id AND u.key = r.key
+
+-- Blocks again the units failed because unit ($2, $3) of namespace $1
+-- failed, when no other dependency of theirs failed.
+-- name: deps_unfail
+UPDATE work_unit u SET status = 2, dep_failed = false, expires = NULL,
+        worker = NULL, worker_text = NULL, lease_id = NULL
+    FROM unit_dep e, work_spec s
+    WHERE e.namespace_id = $1 AND e.dep_spec = $2 AND e.dep_key = $3
+        AND u.spec_id = e.spec_id AND u.key = e.key
+        AND s.id = u.spec_id AND u.status = 5 AND u.dep_failed
+        AND NOT EXISTS (
+            SELECT 1 FROM unit_dep e2
+            JOIN work_spec s2 ON s2.namespace_id = e2.namespace_id AND s2.name = e2.dep_spec
+            JOIN work_unit u2 ON u2.spec_id = s2.id AND u2.key = e2.dep_key
+            WHERE e2.spec_id = u.spec_id AND e2.key = u.key AND u2.status = 5
+                AND NOT (e2.dep_spec = $2 AND e2.dep_key = $3))
+    RETURNING u.spec_id, s.name, u.key, u.grp
+
+-- The edges to the units (namespace $1, slot i: spec $2, key $3).
+-- name: deps_dependents_of
+SELECT e.dep_spec, e.dep_key, s.name, e.key
+    FROM unnest($2::bytea[], $3::bytea[]) AS r (spec, key)
+    JOIN unit_dep e ON e.namespace_id = $1 AND e.dep_spec = r.spec AND e.dep_key = r.key
+    JOIN work_spec s ON s.id = e.spec_id
+    ORDER BY s.name, e.key
+
+-- The edges from the units of spec $1 with keys in $2, in order.
+-- name: deps_of_units
+SELECT key, dep_spec, dep_key FROM unit_dep
+    WHERE spec_id = $1 AND key = ANY($2) ORDER BY key, seq

@@ -1,0 +1,24 @@
+-- Monitoring reads (stats.go): the dashboard and /metrics.
+
+-- Every spec of namespace $1 with its counts by status, archived
+-- included (a row of NULL counts for a spec with none).
+-- name: stats_specs
+SELECT s.id, s.name, s.name_text, s.paused, s.continuous, c.status, c.n
+    FROM work_spec s LEFT JOIN (
+        SELECT spec_id, status, sum(n)::bigint AS n FROM (
+            SELECT spec_id, status, n FROM unit_count
+            UNION ALL SELECT spec_id, status, n FROM archived_count) x
+        GROUP BY spec_id, status) c ON c.spec_id = s.id
+    WHERE s.namespace_id = $1
+    ORDER BY s.name, s.id
+
+-- The specs of namespace $1 with units in group $2, through the
+-- work_unit_group index.
+-- name: group_specs
+SELECT {{spec_cols}} FROM work_spec s
+    WHERE s.namespace_id = $1 AND s.id IN (SELECT spec_id FROM work_unit WHERE grp = $2)
+    ORDER BY s.name
+
+-- The units of spec $1 in group $2 in key order, at most $3 (NULL: all).
+-- name: group_spec_units
+SELECT {{unit_cols}} FROM work_unit u WHERE u.spec_id = $1 AND u.grp = $2 ORDER BY u.key LIMIT $3

@@ -1,0 +1,101 @@
+package postgres
+
+import (
+	"embed"
+	"fmt"
+	"io/fs"
+	"regexp"
+	"strings"
+	"sync"
+)
+
+// The cold-path statements live in sql/*.sql, one topic per file, each
+// under a line "-- name: NAME" (the comment lines before it describe it).
+// A statement may include a fragment, another named block, as {{NAME}}
+// (column lists shared by several statements). The hot statements are in
+// queries/, one per file, embedded where they are used. Statements are
+// looked up by name once, when the package starts (package-level vars),
+// so a missing name stops every test at once; TestEveryNamedStatementUsed
+// finds the unused ones.
+
+//go:embed sql/*.sql
+var sqlDir embed.FS
+
+var (
+	namedOnce sync.Once
+	named     map[string]string
+	namedErr  error
+	usedMu    sync.Mutex
+	usedNames = map[string]bool{}
+)
+
+var (
+	nameLine     = regexp.MustCompile(`(?m)^-- name: ([a-z0-9_]+)[ \t]*$`)
+	fragmentRef  = regexp.MustCompile(`\{\{([a-z0-9_]+)\}\}`)
+	commentLines = regexp.MustCompile(`(?m)^--.*\n`)
+)
+
+// parseNamed reads every named block of sql/*.sql.
+func parseNamed() (map[string]string, error) {
+	out := map[string]string{}
+	files, err := fs.Glob(sqlDir, "sql/*.sql")
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range files {
+		text, err := sqlDir.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		s := string(text)
+		idx := nameLine.FindAllStringSubmatchIndex(s, -1)
+		for i, m := range idx {
+			end := len(s)
+			if i+1 < len(idx) {
+				end = idx[i+1][0]
+			}
+			name := s[m[2]:m[3]]
+			if _, dup := out[name]; dup {
+				return nil, fmt.Errorf("%s: statement %q named twice", f, name)
+			}
+			body := strings.TrimSpace(commentLines.ReplaceAllString(s[m[1]:end], ""))
+			if body == "" {
+				return nil, fmt.Errorf("%s: statement %q is empty", f, name)
+			}
+			out[name] = body
+		}
+	}
+	for name, body := range out {
+		var missing []string
+		out[name] = fragmentRef.ReplaceAllStringFunc(body, func(ref string) string {
+			frag := ref[2 : len(ref)-2]
+			usedNames[frag] = true
+			if f, ok := out[frag]; ok {
+				return f
+			}
+			missing = append(missing, frag)
+			return ref
+		})
+		if len(missing) > 0 {
+			return nil, fmt.Errorf("statement %q includes missing fragments %v", name, missing)
+		}
+	}
+	return out, nil
+}
+
+// namedSQL returns the statement called name in sql/*.sql, panicking when
+// there is none (a programming error caught at start).
+func namedSQL(name string) string {
+	namedOnce.Do(func() { named, namedErr = parseNamed() })
+	if namedErr != nil {
+		panic("postgres: sql/*.sql: " + namedErr.Error())
+	}
+	s, ok := named[name]
+	if !ok {
+		panic("postgres: no statement named " + name + " in sql/*.sql")
+	}
+	usedMu.Lock()
+	usedNames[name] = true
+	usedMu.Unlock()
+	return s
+}
