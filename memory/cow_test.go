@@ -2,9 +2,11 @@ package memory
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"regexp"
+	"sync"
 	"testing"
 	"time"
 
@@ -135,4 +137,71 @@ func snapshotOnly(t *testing.T, dir string, clock *coordinate.FakeClock) string 
 		t.Fatal(err)
 	}
 	return logicalDump(b)
+}
+
+// TestSnapshotConcurrentWithClients takes snapshots (three units per lock
+// hold) while clients add, lease and finish units from other goroutines,
+// as the daemon does; run under -race it checks the capture's locking,
+// and the recovered state must equal the live one.
+func TestSnapshotConcurrentWithClients(t *testing.T) {
+	dir := t.TempDir()
+	clock := coordinate.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	b := openPersistent(t, dir, clock, 1<<40)
+	b.wal.captureChunk = 3
+	ctx := context.Background()
+	ns := nsOf(t, b, "")
+	if _, err := ns.SetWorkSpec(ctx, coordinate.Data{0xa1, 0x64, 'n', 'a', 'm', 'e', 0x61, 's'}); err != nil {
+		t.Fatal(err)
+	}
+	fill(t, ns, ctx, "q", 300)
+	stop := make(chan struct{})
+	errs := make(chan error, 4)
+	var wg sync.WaitGroup
+	for c := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			worker := coordinate.Name{Bytes: fmt.Sprint("w", c), Text: true}
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				in := []coordinate.WorkUnitInput{{Key: coordinate.Name{Bytes: fmt.Sprintf("c%d-%d", c, i), Text: true}, Data: smallData}}
+				if err := ns.AddWorkUnits(ctx, "s", in); err != nil {
+					errs <- err
+					return
+				}
+				as, err := ns.GetWork(ctx, coordinate.WorkRequest{Worker: worker, LeaseTime: time.Minute, MaxJobs: 2})
+				if err == nil && len(as) > 0 {
+					err = ns.UpdateWorkUnit(ctx, "s", as[0].Key.Bytes, coordinate.WorkUnitUpdate{Status: coordinate.StatusFinished})
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	for range 20 {
+		if _, err := b.Snapshot(ctx); err != nil {
+			t.Errorf("snapshot: %v", err)
+			break
+		}
+	}
+	close(stop)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	want := logicalDump(b)
+	crash(t, b)
+	b2 := openPersistent(t, dir, clock, 1<<40)
+	defer b2.Close()
+	checkInvariants(t, b2.namespaces[""].st)
+	if got := logicalDump(b2); got != want {
+		t.Fatalf("recovered state differs:\n--- recovered\n%s\n--- live\n%s", got, want)
+	}
 }
