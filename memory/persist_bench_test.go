@@ -65,11 +65,12 @@ func BenchmarkJournaledGetWorkFinish(b *testing.B) {
 	}
 }
 
-// BenchmarkSnapshotPause measures, at 1M queued units, how long a snapshot
-// locks the namespaces (pause-ms), how long writing it takes outside the
-// locks (write-ms), and how long recovery from it takes (recover-ms).
+// BenchmarkSnapshotPause measures, at 1M queued units (COORD_BENCH_UNITS
+// sets another count), how long a snapshot locks the namespaces at its
+// boundary (pause-ms), how long copying and writing it takes after that
+// (write-ms), and how long recovery from it takes (recover-ms).
 func BenchmarkSnapshotPause(b *testing.B) {
-	const units = 1_000_000
+	units := benchUnits(b)
 	ctx := context.Background()
 	dir := b.TempDir()
 	opts := Options{Clock: coordinate.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)),

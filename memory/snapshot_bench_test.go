@@ -27,14 +27,7 @@ import (
 //
 //	go test -run '^$' -bench SnapshotClientLatency -benchtime 3x ./memory/
 func BenchmarkSnapshotClientLatency(b *testing.B) {
-	units := 1_000_000
-	if s := os.Getenv("COORD_BENCH_UNITS"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil {
-			b.Fatalf("COORD_BENCH_UNITS: %v", err)
-		}
-		units = n
-	}
+	units := benchUnits(b)
 	ctx := context.Background()
 	opts := Options{Clock: coordinate.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)),
 		DataDir: b.TempDir(), Sync: journal.SyncNone, SnapshotBytes: 1 << 40, Logger: quietLogger()}
@@ -116,4 +109,18 @@ func BenchmarkSnapshotClientLatency(b *testing.B) {
 	b.ReportMetric(float64(len(lat))/float64(b.N), "calls/snapshot")
 	b.ReportMetric(ms(snapTook)/float64(b.N), "snapshot-ms")
 	b.ReportMetric(ms(longestHold), "lock-hold-max-ms")
+}
+
+// benchUnits is the queue size of the big-queue benchmarks: 1,000,000, or
+// COORD_BENCH_UNITS.
+func benchUnits(b *testing.B) int {
+	s := os.Getenv("COORD_BENCH_UNITS")
+	if s == "" {
+		return 1_000_000
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n <= 0 {
+		b.Fatalf("COORD_BENCH_UNITS=%q: want a positive count", s)
+	}
+	return n
 }
