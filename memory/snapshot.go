@@ -9,6 +9,7 @@ import (
 	"math"
 	"slices"
 	"time"
+	"unsafe"
 
 	"github.com/coordinated/coordinated/coordinate"
 )
@@ -489,7 +490,16 @@ func (d *snapReader) bytes() []byte {
 	return b
 }
 
-func (d *snapReader) str() string { return string(d.bytes()) }
+// str reads a string. The bytes are freshly allocated and referenced by
+// nothing else, so the string takes them over instead of copying them
+// (one allocation per string instead of two: recovery reads millions).
+func (d *snapReader) str() string {
+	b := d.bytes()
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
+}
 
 func (d *snapReader) name() coordinate.Name {
 	return coordinate.Name{Bytes: d.str(), Text: d.bool()}
