@@ -4,7 +4,7 @@ import (
 	"github.com/coordinated/coordinated/coordinate"
 )
 
-// Work-unit dependencies (issue 6). A unit with unmet dependencies is
+// Work-unit dependencies (docs/dependencies.md). A unit with unmet dependencies is
 // BLOCKED; state.dependents holds the reverse edges so a dependency's
 // completion touches only its own dependents.
 

@@ -92,7 +92,7 @@ func TestSnapshotGolden(t *testing.T) {
 }
 
 // Damaged contents behind valid checksums are errors, never a crash or a
-// huge allocation (issue 17 §2).
+// huge allocation.
 func TestSnapshotDamagedContentsAreErrors(t *testing.T) {
 	golden, err := os.ReadFile(filepath.FromSlash(goldenSnapshot))
 	if err != nil {

@@ -216,10 +216,10 @@ func usage(fs *flag.FlagSet, w io.Writer) {
 
 // defaultGCPercent is the garbage collector's target unless GOGC or
 // -gc-percent says otherwise. A queue's heap is mostly long-lived work
-// units, which every collection must mark again; collecting a quarter as
-// often as Go's default keeps draining a queue of a million units within
-// 10% of draining a small one (issue 3), at the price of a peak heap up to
-// five times the live one.
+// units, which every collection must mark again, so collecting a quarter
+// as often as Go's default keeps large queues draining nearly as fast as
+// small ones (docs/persistence.md has the figures), at the price of a peak
+// heap up to five times the live one.
 const defaultGCPercent = 400
 
 // defaultDataDir is where a memory daemon keeps its data unless told
