@@ -7,7 +7,8 @@ import (
 	"time"
 )
 
-// Capturing a snapshot without stopping the world (issue 18).
+// Capturing a snapshot without stopping the world (docs/persistence.md,
+// "Snapshots").
 //
 // A snapshot must hold every unit as it was at the journal boundary, but
 // copying millions of units under the namespace lock would stall every
