@@ -37,10 +37,8 @@ func (ns *namespace) ImportWorkSpec(ctx context.Context, in *coordinate.Imported
 		attempts             = make([]int32, n)
 	)
 	keys, datas, workers = make([][]byte, n), make([][]byte, n), make([][]byte, n)
-	d := countDelta{}
 	var id int64
-	err = ns.b.inTx(ctx, func(tx pgx.Tx) error {
-		clear(d)
+	err = ns.b.inTxCounted(ctx, func(tx pgx.Tx, d countDelta) error {
 		err := tx.QueryRow(ctx, importSpecSQL,
 			ns.id, bytesOf(name.Bytes), name.Text, []byte(in.Definition),
 			meta.Priority, meta.Weight, meta.Paused, meta.Continuous, meta.CanBeContinuous,

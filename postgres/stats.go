@@ -16,6 +16,7 @@ import (
 // The statements, from sql/stats.sql (workerUnitsSQL: sql/workers.sql).
 var (
 	statsSpecsSQL     = namedSQL("stats_specs")
+	specsExistingSQL  = namedSQL("specs_existing")
 	groupSpecsSQL     = namedSQL("group_specs")
 	groupSpecUnitsSQL = namedSQL("group_spec_units")
 	workerUnitsSQL    = namedSQL("worker_units")
@@ -31,10 +32,14 @@ var (
 	_ coordinate.WorkerUnitLister = (*namespace)(nil)
 )
 
-// Stats implements coordinate.StatsReader. Unit transitions (Events) and
-// OldestAvailable are not tracked by this backend (nil and zero).
+// Stats implements coordinate.StatsReader. Events are the transitions
+// this process committed (events.go); OldestAvailable is not tracked by
+// this backend (zero: docs/operations.md says why).
 func (ns *namespace) Stats(ctx context.Context) (*coordinate.NamespaceStats, error) {
 	if err := ns.b.expireLeases(ctx, ns.now()); err != nil {
+		return nil, err
+	}
+	if err := ns.b.pruneEvents(ctx); err != nil {
 		return nil, err
 	}
 	rows, err := ns.b.pool.Query(ctx, statsSpecsSQL, ns.id)
@@ -55,6 +60,7 @@ func (ns *namespace) Stats(ctx context.Context) (*coordinate.NamespaceStats, err
 			out.Specs = append(out.Specs, coordinate.SpecStats{
 				Name:   coordinate.Name{Bytes: string(name), Text: text},
 				Paused: paused, Continuous: contin,
+				Events: ns.b.events.read(id),
 			})
 		}
 		if status != nil && n != nil && coordinate.Status(*status).Valid() {
@@ -65,6 +71,29 @@ func (ns *namespace) Stats(ctx context.Context) (*coordinate.NamespaceStats, err
 		return nil, fmt.Errorf("postgres stats: %w", err)
 	}
 	return out, nil
+}
+
+// pruneEvents drops the transition counters of deleted specs once they
+// fill the bound (events.go).
+func (b *Backend) pruneEvents(ctx context.Context) error {
+	ids, full := b.events.full()
+	if !full {
+		return nil
+	}
+	rows, err := b.pool.Query(ctx, specsExistingSQL, ids)
+	if err != nil {
+		return fmt.Errorf("postgres stats: %w", err)
+	}
+	live := make(map[int64]bool, len(ids))
+	var id int64
+	if _, err := pgx.ForEachRow(rows, []any{&id}, func() error {
+		live[id] = true
+		return nil
+	}); err != nil {
+		return fmt.Errorf("postgres stats: %w", err)
+	}
+	b.events.drop(ids, live)
+	return nil
 }
 
 // GroupUnits implements coordinate.GroupLister through the work_unit_group

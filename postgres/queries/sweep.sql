@@ -6,7 +6,7 @@
 -- calls ExpireLease itself (their data changes). Rows
 -- another transaction holds are skipped (that transaction is changing them
 -- anyway). Keeps unit_count in step. $2 is the most rows to expire at
--- once.
+-- once. Answers how many leases it expired, by spec.
 WITH expired AS (
     SELECT u.spec_id, u.key FROM work_unit u JOIN work_spec s ON s.id = u.spec_id
     WHERE u.status = 3 AND u.expires < $1
@@ -29,4 +29,4 @@ WITH expired AS (
     ) d
     ON CONFLICT (spec_id, status, slot) DO UPDATE SET n = unit_count.n + EXCLUDED.n
 )
-SELECT count(*) FROM upd
+SELECT spec_id, count(*) FROM upd GROUP BY spec_id

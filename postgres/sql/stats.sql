@@ -12,6 +12,10 @@ SELECT s.id, s.name, s.name_text, s.paused, s.continuous, c.status, c.n
     WHERE s.namespace_id = $1
     ORDER BY s.name, s.id
 
+-- Which of the spec ids $1 still exist (events.go's bound).
+-- name: specs_existing
+SELECT id FROM work_spec WHERE id = ANY ($1)
+
 -- The specs of namespace $1 with units in group $2, through the
 -- work_unit_group index.
 -- name: group_specs
