@@ -3,8 +3,6 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"strings"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -164,13 +162,3 @@ func (b *Backend) PoolStats() *pgxpool.Stat { return b.pool.Stat() }
 func (b *Backend) CommitBatchSizes() *histo.Histogram { return b.commits.batches }
 
 func newCommitBatchHistogram() *histo.Histogram { return histo.Exponential(1, 2, 10) }
-
-// Ping checks that the database answers, for readiness probes.
-func (b *Backend) Ping(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	if err := b.pool.Ping(ctx); err != nil {
-		return fmt.Errorf("postgres: %s", strings.TrimSpace(err.Error()))
-	}
-	return nil
-}
