@@ -58,6 +58,7 @@ type Backend struct {
 	cache     cacheKeeper // cachekeeper.go: readAhead, analyze, vacuum
 	live      *liveness
 	events    *transitions // unit transitions this process committed (events.go)
+	started   time.Time    // when New returned (stats.go's oldest available)
 
 	mu         sync.Mutex
 	namespaces map[string]*namespace // by name; ids never change once created
@@ -102,6 +103,7 @@ func New(ctx context.Context, url string, opts Options) (*Backend, error) {
 		namespaces: map[string]*namespace{},
 		live:       newLiveness(cfg.ConnConfig.Copy(), opts.RequestTimeout, opts.Logger),
 		events:     newTransitions(),
+		started:    opts.Clock.Now(),
 	}
 	var buffers int
 	if err := pool.QueryRow(ctx, sharedBuffersSQL).Scan(&buffers); err != nil {

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -15,6 +16,7 @@ import (
 var (
 	statsSpecsSQL     = namedSQL("stats_specs")
 	specsExistingSQL  = namedSQL("specs_existing")
+	oldestAvailSQL    = namedSQL("stats_oldest_available")
 	groupSpecsSQL     = namedSQL("group_specs")
 	groupSpecUnitsSQL = namedSQL("group_spec_units")
 	workerUnitsSQL    = namedSQL("worker_units")
@@ -31,10 +33,11 @@ var (
 )
 
 // Stats implements coordinate.StatsReader. Events are the transitions
-// this process committed (events.go); OldestAvailable is not tracked by
-// this backend (zero: docs/operations.md says why).
+// this process committed (events.go); OldestAvailable comes from
+// work_unit_available_since (migration 0009).
 func (ns *namespace) Stats(ctx context.Context) (*coordinate.NamespaceStats, error) {
-	if err := ns.b.expireLeases(ctx, ns.now()); err != nil {
+	now := ns.now()
+	if err := ns.b.expireLeases(ctx, now); err != nil {
 		return nil, err
 	}
 	if err := ns.b.pruneEvents(ctx); err != nil {
@@ -67,6 +70,42 @@ func (ns *namespace) Stats(ctx context.Context) (*coordinate.NamespaceStats, err
 		return nil
 	}); err != nil {
 		return nil, fmt.Errorf("postgres stats: %w", err)
+	}
+	oldest, err := ns.oldestAvailable(ctx, now)
+	if err != nil {
+		return nil, err
+	}
+	for i := range out.Specs {
+		out.Specs[i].OldestAvailable = oldest[out.Specs[i].Name.Bytes]
+	}
+	return out, nil
+}
+
+// oldestAvailable returns, by spec name, when the unit of each spec that
+// has been runnable AVAILABLE the longest became so: units AVAILABLE since
+// before migration 0009 count from this backend's start; a spec whose
+// earliest time is after now has only delayed units.
+func (ns *namespace) oldestAvailable(ctx context.Context, now time.Time) (map[string]time.Time, error) {
+	rows, err := ns.b.pool.Query(ctx, oldestAvailSQL, ns.id)
+	if err != nil {
+		return nil, fmt.Errorf("postgres stats: oldest available: %w", err)
+	}
+	out := map[string]time.Time{}
+	var (
+		name  []byte
+		since *int64
+	)
+	if _, err := pgx.ForEachRow(rows, []any{&name, &since}, func() error {
+		t := ns.b.started
+		if since != nil {
+			t = time.Unix(0, *since)
+		}
+		if !t.After(now) {
+			out[string(name)] = t
+		}
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("postgres stats: oldest available: %w", err)
 	}
 	return out, nil
 }

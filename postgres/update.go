@@ -256,6 +256,7 @@ func applyUpdates(ctx context.Context, tx dbtx, batch []*updateRequest, locked *
 		expiresCol, leaseIDs []*int64
 		workerTexts          []*bool
 		finished             []unitKey
+		nows                 []int64
 	)
 	for _, lu := range ordered {
 		if !lu.dirty {
@@ -286,13 +287,14 @@ func applyUpdates(ctx context.Context, tx dbtx, batch []*updateRequest, locked *
 		workers = append(workers, w)
 		workerTexts = append(workerTexts, wt)
 		leaseIDs = append(leaseIDs, lu.leaseID)
+		nows = append(nows, lastNow[lu].UnixNano())
 		if lu.completed && lu.st.Status.Completed() && lu.outstanding {
 			completed.add(lu.specID, []byte(lu.key))
 		}
 	}
 	if written.len() > 0 {
 		out.Queue(writeUnitsSQL,
-			written.specs, written.keys, statuses, datas, expiresCol, workers, workerTexts, leaseIDs)
+			written.specs, written.keys, statuses, datas, expiresCol, workers, workerTexts, leaseIDs, nows)
 	}
 	if completed.len() > 0 {
 		out.Queue(unlistSQL, completed.specs, completed.keys)
