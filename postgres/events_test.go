@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fxamacker/cbor/v2"
+
 	"github.com/coordinated/coordinated/coordinate"
 )
 
@@ -98,5 +100,32 @@ func TestEventsBound(t *testing.T) {
 	}
 	if n := len(e.b.events.specs); n != 1 {
 		t.Errorf("%d specs counted after pruning, want 1 (s)", n)
+	}
+}
+
+// TestImportAvailableSince: units imported AVAILABLE are so since the
+// import, and the import counts as adding them.
+func TestImportAvailableSince(t *testing.T) {
+	e := newFastEnv(t)
+	def, _ := cbor.Marshal(map[string]any{"name": "imp"})
+	e.clock.Add(time.Minute)
+	in := &coordinate.ImportedWorkSpec{Definition: def, Units: []coordinate.ImportedWorkUnit{
+		{Key: coordinate.Name{Bytes: "a", Text: true}, Status: coordinate.StatusAvailable},
+		{Key: coordinate.Name{Bytes: "b", Text: true}, Status: coordinate.StatusFinished},
+	}}
+	if err := e.ns.ImportWorkSpec(t.Context(), in); err != nil {
+		t.Fatal(err)
+	}
+	e.clock.Add(time.Minute)
+	st, err := e.ns.(coordinate.StatsReader).Stats(t.Context())
+	if err != nil || len(st.Specs) != 1 {
+		t.Fatalf("Stats = %+v, %v", st, err)
+	}
+	s := st.Specs[0]
+	if want := e.clock.Now().Add(-time.Minute); !s.OldestAvailable.Equal(want) {
+		t.Errorf("oldest available = %v, want the import's %v", s.OldestAvailable, want)
+	}
+	if s.Events == nil || s.Events.Added != 2 || s.Events.Finished != 1 {
+		t.Errorf("events = %+v, want 2 added, 1 finished", s.Events)
 	}
 }

@@ -6,8 +6,8 @@
 -- of its delay (not_before) if that is later; NULL on units that were
 -- AVAILABLE before this migration (Stats counts those from the daemon's
 -- start, as the memory backend does for units recovered from disk). Every
--- statement that makes a unit AVAILABLE sets it: add.sql, sweep.sql,
--- write_units.sql and resolve_finished_units below. The index is partial:
+-- statement that makes a unit AVAILABLE sets it: add.sql, import.sql,
+-- sweep.sql, write_units.sql and resolve_finished_units below. The index is partial:
 -- a unit leaving AVAILABLE (a claim, the hot path) adds no entry to it,
 -- and a unit entering it adds one at the right end of its spec's range
 -- (times grow). Stats reads its first entry per spec.
