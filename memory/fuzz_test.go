@@ -7,8 +7,9 @@ import (
 	"testing"
 )
 
-// Fuzz targets (issue 17 §2). scripts/test.sh runs each for a few seconds,
-// `make fuzz` for longer; with plain `go test` they run their seeds.
+// Fuzz targets (docs/persistence.md, "Recovery"). scripts/test.sh runs
+// each for a few seconds, `make fuzz` for longer; with plain `go test`
+// they run their seeds.
 
 // FuzzSnapshotLoad: any bytes, read as a snapshot and restored, give a
 // state or an error: no panic, no allocation beyond what the bytes can

@@ -34,6 +34,10 @@ type wal struct {
 	j             *journal.Journal
 	log           *slog.Logger
 	snapshotBytes int64
+	captureChunk  int // units copied per lock hold by a snapshot (cow.go)
+	// betweenChunks, if set (tests), runs between two lock holds of a
+	// snapshot's copying, with the namespace unlocked.
+	betweenChunks func()
 
 	sinceSnapshot atomic.Int64 // record bytes appended since the last rotation
 	failed        atomic.Pointer[error]
@@ -138,7 +142,7 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 		log = slog.Default()
 	}
 	start := time.Now()
-	j, err := journal.Open(journal.Options{Dir: opts.DataDir, Sync: opts.Sync, Logger: log, Recover: opts.Recover, ContentVersion: recordFormat})
+	j, err := journal.Open(journal.Options{Dir: opts.DataDir, Sync: opts.Sync, SyncInterval: opts.SyncInterval, Logger: log, Recover: opts.Recover, ContentVersion: recordFormat})
 	if err != nil {
 		return nil, fmt.Errorf("memory backend: data directory %s: %w", opts.DataDir, err)
 	}
@@ -146,6 +150,7 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 		j:             j,
 		log:           log,
 		snapshotBytes: opts.SnapshotBytes,
+		captureChunk:  captureChunk,
 		failedCh:      make(chan struct{}),
 		kick:          make(chan struct{}, 1),
 		stop:          make(chan struct{}),
@@ -171,7 +176,7 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 			units += len(sp.units)
 		}
 	}
-	attrs := []any{"dir", opts.DataDir, "sync", opts.Sync.String(), "snapshot", rep.Snapshot,
+	attrs := []any{"dir", opts.DataDir, "sync", journal.FormatSync(opts.Sync, opts.SyncInterval), "snapshot", rep.Snapshot,
 		"records_replayed", rep.Records, "namespaces", len(b.namespaces), "units", units, "took", time.Since(start)}
 	if rep.TornTail != "" {
 		attrs = append(attrs, "torn_tail_truncated", rep.TornTail, "torn_bytes", rep.TruncatedSize)
@@ -253,17 +258,23 @@ func (b *Backend) snapshotLoop() {
 
 // SnapshotStats describe one snapshot.
 type SnapshotStats struct {
-	Units   int           // units in the snapshot
-	Pause   time.Duration // how long every namespace was locked to capture it
-	Encode  time.Duration // encoding and writing, outside the locks
-	Skipped bool          // volatile backend or closed journal: nothing written
+	Units int // units in the snapshot
+	// Pause is how long every namespace was locked at the boundary (to
+	// rotate the journal and copy specs, workers and groups); LongestHold
+	// the longest single lock hold while the units were copied after it.
+	Pause, LongestHold time.Duration
+	Encode             time.Duration // copying, encoding and writing, outside the pause
+	// Saved counts the units changed while they were being copied, whose
+	// value at the boundary was saved on write (cow.go).
+	Saved   int
+	Skipped bool // volatile backend or closed journal: nothing written
 }
 
 // Snapshot compacts the journal: it locks every namespace (and namespace
-// creation) just long enough to rotate the journal and copy the state,
-// then encodes and writes the copy while service goes on, and finally lets
-// the journal delete what the snapshot supersedes. A volatile backend
-// returns Skipped.
+// creation) just long enough to rotate the journal and start a capture
+// (cow.go), copies the units in short lock holds while service goes on,
+// then encodes and writes the copy, and finally lets the journal delete
+// what the snapshot supersedes. A volatile backend returns Skipped.
 func (b *Backend) Snapshot(ctx context.Context) (SnapshotStats, error) {
 	w := b.wal
 	if w == nil {
@@ -284,9 +295,11 @@ func (b *Backend) Snapshot(ctx context.Context) (SnapshotStats, error) {
 	}
 	boundary := w.j.Rotate()
 	w.sinceSnapshot.Store(0)
-	caps := make([]*capturedNamespace, len(names))
-	for i, n := range names {
-		caps[i] = captureNamespace(b.namespaces[n])
+	var caps []*capture
+	if boundary.Seq != 0 {
+		for _, n := range names {
+			caps = append(caps, beginCapture(b.namespaces[n], w.captureChunk))
+		}
 	}
 	stats := SnapshotStats{Pause: time.Since(start)}
 	for _, n := range names {
@@ -296,18 +309,34 @@ func (b *Backend) Snapshot(ctx context.Context) (SnapshotStats, error) {
 	if boundary.Seq == 0 {
 		return SnapshotStats{Skipped: true}, nil
 	}
-	for _, c := range caps {
-		stats.Units += len(c.units)
-	}
 
 	start = time.Now()
-	err := w.j.WriteSnapshot(ctx, boundary, func(out io.Writer) error { return writeSnapshot(out, caps) })
+	nss := make([]*capturedNamespace, len(caps))
+	var errs []error
+	for i, c := range caps {
+		// Always to the end, even if ctx is done: a walk cut short would
+		// leave units marked as captured for the next snapshot (cow.go).
+		stats.LongestHold = max(stats.LongestHold, c.copyUnits(w.betweenChunks))
+		var err error
+		nss[i], err = c.finish() // always: it ends copy-on-write
+		stats.Saved += c.saved
+		errs = append(errs, err)
+	}
+	errs = append(errs, ctx.Err())
+	if err := errors.Join(errs...); err != nil {
+		return stats, fmt.Errorf("memory: snapshot: %w", err)
+	}
+	for _, c := range nss {
+		stats.Units += len(c.units)
+	}
+	err := w.j.WriteSnapshot(ctx, boundary, func(out io.Writer) error { return writeSnapshot(out, nss) })
 	stats.Encode = time.Since(start)
 	if err != nil {
 		return stats, fmt.Errorf("memory: snapshot: %w", err)
 	}
 	w.snapshots.Observe((stats.Pause + stats.Encode).Seconds())
-	w.log.Info("snapshot written", "units", stats.Units, "namespaces", len(caps), "pause", stats.Pause, "write", stats.Encode)
+	w.log.Info("snapshot written", "units", stats.Units, "namespaces", len(nss), "pause", stats.Pause,
+		"longest_hold", stats.LongestHold, "saved_on_write", stats.Saved, "write", stats.Encode)
 	return stats, nil
 }
 

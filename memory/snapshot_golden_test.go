@@ -20,7 +20,13 @@ const goldenSnapshot = "testdata/snapshot-v1.bin"
 // dependency, a worker with a parent holding the lease.
 func goldenState(t testing.TB) *namespace {
 	t.Helper()
-	def, err := cbor.Marshal(map[string]any{"name": "s", "max_retries": 3})
+	// Deterministic encoding: map keys in a fixed order, or the golden
+	// bytes would depend on Go's map iteration order.
+	em, err := cbor.CoreDetEncOptions().EncMode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	def, err := em.Marshal(map[string]any{"name": "s", "max_retries": 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +98,7 @@ func TestSnapshotGolden(t *testing.T) {
 }
 
 // Damaged contents behind valid checksums are errors, never a crash or a
-// huge allocation (issue 17 §2).
+// huge allocation.
 func TestSnapshotDamagedContentsAreErrors(t *testing.T) {
 	golden, err := os.ReadFile(filepath.FromSlash(goldenSnapshot))
 	if err != nil {

@@ -17,7 +17,7 @@ import (
 	"github.com/coordinated/coordinated/coordinate"
 )
 
-// Benchmarks of the issue 4 targets. They need COORDINATE_TEST_POSTGRES
+// Benchmarks of the workloads docs/postgres.md reports. They need COORDINATE_TEST_POSTGRES
 // like the tests. Queue sizes come from COORDINATE_BENCH_QUEUED (comma
 // separated, default "10000,100000"; add 1000000 by hand, it takes a while
 // to fill). Concurrency comes from COORDINATE_BENCH_CLIENTS (default 32).

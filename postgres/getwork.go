@@ -33,9 +33,8 @@ var (
 // (one round trip). Its plan must reach unit_count through the index, once
 // per spec: with statistics from when the namespace had one spec (a
 // namespace whose specs were all created within autovacuum's last minute)
-// the planner scanned all of unit_count once per spec instead, 7-9 ms per
-// read with 100 specs instead of 0.6, and the 100-spec benchmark ran 3
-// times slower in such runs.
+// the planner scanned all of unit_count once per spec instead, an order of
+// magnitude slower with many specs (docs/postgres.md, "10,000 units").
 const candidatesSettings = "SET LOCAL enable_seqscan = off"
 
 // candidate is one spec as the scheduler sees it.

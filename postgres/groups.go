@@ -20,7 +20,7 @@ var (
 	unitsFailWithDataSQL    = namedSQL("units_fail_with_data")
 )
 
-// Groups (issue 6): a unit's group is the work_unit.grp column; unit_group
+// Groups (docs/dependencies.md): a unit's group is the work_unit.grp column; unit_group
 // remembers when a unit of each group last changed status, for the stall
 // watchdog.
 
