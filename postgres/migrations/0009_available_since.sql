@@ -1,5 +1,6 @@
--- When each AVAILABLE unit became runnable (issue 19: the oldest
--- available unit's age per spec, without a scan of units per scrape).
+-- When each AVAILABLE unit became runnable (for the oldest
+-- available unit age per spec in /metrics, docs/operations.md, without a
+-- scan of units per scrape).
 --
 -- available_since is the time (ns) a unit last became AVAILABLE -- added,
 -- its lease lapsed, retried, its last dependency finished -- or the end
