@@ -199,7 +199,6 @@ func (c *committer) runBatch(ctx context.Context, batch []*commitItem, results [
 	if err != nil {
 		return batchOutcome{}, err
 	}
-
 	if after.empty() { // 5, with no 4
 		second.Queue("COMMIT")
 		if err := conn.SendBatch(ctx, second).Close(); err != nil {
