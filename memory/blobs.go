@@ -54,7 +54,8 @@ type blobStore struct {
 	// raises it to measure snapshots with all data inline (version 1).
 	threshold int
 	// known maps the data of the last snapshot to its hash, so unchanged
-	// data is neither hashed nor written again.
+	// data is neither hashed nor written again. It keeps that data alive
+	// until the next snapshot replaces it.
 	known map[dataKey]blobHash
 	// written counts the bytes of blob files written (tests, stats).
 	written int64
