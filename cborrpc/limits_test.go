@@ -245,7 +245,7 @@ func TestHandlerPanicLogTruncatesMethod(t *testing.T) {
 	}
 }
 
-// The probe of issue 17 over TCP: many connections each send a 7-byte
+// The large-head probe of docs/limits.md over TCP: many connections each send a 7-byte
 // head announcing 200 MiB and nothing more. Once every connection's reader
 // is waiting for the body, the server must have allocated little more than
 // its per-connection buffers (each used to reserve 1 MiB at once).

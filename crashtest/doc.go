@@ -1,4 +1,4 @@
-// Package crashtest holds end-to-end crash tests of the daemon (issue 5):
+// Package crashtest holds end-to-end crash tests of the daemon (docs/persistence.md):
 // they build the real coordinated binary, drive adds, get_work and
 // finishes through several CBOR-RPC connections, kill -9 the process at
 // random moments, restart it on the same storage and check the state

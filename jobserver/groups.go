@@ -8,8 +8,8 @@ import (
 	"github.com/coordinated/coordinated/coordinate"
 )
 
-// Work-unit groups are an extension beyond the legacy protocol (issue 6,
-// docs/dependencies.md): units join a group through the `group` key of
+// Work-unit groups are an extension beyond the legacy protocol
+// (docs/dependencies.md): units join a group through the `group` key of
 // their add_work_units metadata. Legacy clients never call these methods.
 
 // groupStatus: group_status(group) -> ({counts, complete, stalled,

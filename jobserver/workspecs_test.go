@@ -116,7 +116,7 @@ func testArchiveWithoutPolicyKeepsEverything(t *testing.T, newServer serverFacto
 	expect(t, "still listed", call(t, js, "get_work_units", b("ws"), m{}), `128([[128(['a', {}])], null])`)
 }
 
-// testSpecFidelity: what issue 14 made match the Python daemon at the RPC
+// testSpecFidelity: where we match the Python daemon at the RPC
 // layer (docs/compat.md, "Work-spec definitions").
 func testSpecFidelity(t *testing.T, newServer serverFactory) {
 	var logs bytes.Buffer

@@ -12,7 +12,7 @@ import (
 )
 
 // Damage to acknowledged records is never taken for a torn write
-// (issue 17 §2): each probe starts from 400 acknowledged records and the
+// (docs/persistence.md): each probe starts from 400 acknowledged records and the
 // files a kill -9 leaves (copied while the journal is open).
 
 // killedAfter400 returns a copy of a directory whose journal acknowledged

@@ -37,7 +37,9 @@
 // a segment preallocated with zeros, see segment.go); after a crash
 // Replay returns them, in append order. Under SyncNone they are written to
 // the operating system (they survive the process being killed, not a power
-// loss). A record whose Wait has not returned may or may not survive.
+// loss). Under SyncInterval they are written too, and synced within
+// Options.SyncInterval of being written (a power loss loses at most the
+// records of the last interval). A record whose Wait has not returned may or may not survive.
 //
 // Recovery (Open then Replay) loads the newest complete snapshot and
 // replays every segment from its number on, in order. A crash can tear

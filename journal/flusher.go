@@ -13,16 +13,33 @@ const spareLimit = 4 << 20
 // as this one is published: there is no gathering delay. Zeros are
 // preallocated after publishing, so waiters never wait for them unless
 // they appended during that step.
+//
+// Under SyncInterval a round only writes; the first round that leaves the
+// segment unsynced arms a timer, and the round it starts when it fires
+// syncs (so a write waits at most one interval for its fsync).
 func (j *Journal) flushLoop() {
 	defer close(j.done)
-	failed := false // a round failed: the journal writes nothing more
+	failed := false     // a round failed: the journal writes nothing more
+	var due *time.Timer // SyncInterval: armed while written data is unsynced
+	defer func() {
+		if due != nil {
+			due.Stop()
+		}
+	}()
 	for {
+		var dueC <-chan time.Time
+		if due != nil {
+			dueC = due.C
+		}
+		forced := false
 		select {
 		case <-j.kick:
 		case <-j.stop:
+		case <-dueC:
+			due, forced = nil, true
 		}
 		chunks, upTo, closing := j.takePending()
-		err := j.writeChunks(chunks, j.opts.Sync == SyncGroup || closing)
+		err := j.writeChunks(chunks, j.opts.Sync == SyncGroup || closing || forced)
 		if closing && j.seg != nil {
 			if ferr := j.seg.finishClose(); err == nil {
 				err = ferr
@@ -42,6 +59,9 @@ func (j *Journal) flushLoop() {
 		}
 		if !failed && j.seg.needsZeros() {
 			j.preallocate()
+		}
+		if !failed && due == nil && j.opts.Sync == SyncInterval && j.seg.dirty {
+			due = time.NewTimer(j.opts.SyncInterval)
 		}
 	}
 }

@@ -75,7 +75,10 @@ func Open(opts Options) (*Journal, error) {
 	if opts.Dir == "" {
 		return nil, errors.New("journal: Options.Dir is empty")
 	}
-	if opts.Sync != SyncGroup && opts.Sync != SyncNone {
+	switch {
+	case opts.Sync == SyncInterval && opts.SyncInterval <= 0:
+		return nil, fmt.Errorf("journal: Options.SyncInterval must be positive under SyncInterval, got %v", opts.SyncInterval)
+	case opts.Sync != SyncGroup && opts.Sync != SyncNone && opts.Sync != SyncInterval:
 		return nil, fmt.Errorf("journal: invalid Options.Sync %d", int(opts.Sync))
 	}
 	log := opts.Logger

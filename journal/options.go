@@ -3,6 +3,8 @@ package journal
 import (
 	"fmt"
 	"log/slog"
+	"strings"
+	"time"
 )
 
 // SyncPolicy says when a record counts as durable, that is when Wait
@@ -20,21 +22,31 @@ const (
 	// killed, not the machine losing power. Segment switches, snapshots and
 	// Close still fsync.
 	SyncNone
+	// SyncInterval acknowledges a record once it has been written to the
+	// operating system, like SyncNone, and fsyncs the segment at most once
+	// per Options.SyncInterval: the first write after a sync arms a timer
+	// that syncs everything written by then. Records survive the process
+	// being killed; a power loss loses at most the records acknowledged in
+	// the last interval (plus however late the timer fires).
+	SyncInterval
 )
 
-// String names the policy as a flag would.
+// String names the policy as a flag would (without SyncInterval's
+// duration; see FormatSync).
 func (p SyncPolicy) String() string {
 	switch p {
 	case SyncGroup:
 		return "group"
 	case SyncNone:
 		return "none"
+	case SyncInterval:
+		return "interval"
 	default:
 		return fmt.Sprintf("SyncPolicy(%d)", int(p))
 	}
 }
 
-// ParseSyncPolicy reads the names String produces.
+// ParseSyncPolicy reads "group" and "none".
 func ParseSyncPolicy(s string) (SyncPolicy, error) {
 	switch s {
 	case "group":
@@ -42,7 +54,34 @@ func ParseSyncPolicy(s string) (SyncPolicy, error) {
 	case "none":
 		return SyncNone, nil
 	}
-	return 0, fmt.Errorf("journal: unknown sync policy %q (want group or none)", s)
+	return 0, fmt.Errorf("journal: unknown sync policy %q (want group, none or interval=DURATION)", s)
+}
+
+// ParseSync reads a -sync flag value: "group", "none" or
+// "interval=DURATION" (a positive time.ParseDuration string), returning
+// the policy and, for SyncInterval, the interval.
+func ParseSync(s string) (SyncPolicy, time.Duration, error) {
+	rest, ok := strings.CutPrefix(s, "interval=")
+	if !ok {
+		p, err := ParseSyncPolicy(s)
+		return p, 0, err
+	}
+	d, err := time.ParseDuration(rest)
+	if err != nil {
+		return 0, 0, fmt.Errorf("journal: sync policy %q: %w", s, err)
+	}
+	if d <= 0 {
+		return 0, 0, fmt.Errorf("journal: sync policy %q: the interval must be positive", s)
+	}
+	return SyncInterval, d, nil
+}
+
+// FormatSync is the inverse of ParseSync.
+func FormatSync(p SyncPolicy, interval time.Duration) string {
+	if p == SyncInterval {
+		return "interval=" + interval.String()
+	}
+	return p.String()
 }
 
 // Options configure Open.
@@ -53,6 +92,9 @@ type Options struct {
 	Dir string
 	// Sync is the durability policy; the zero value is SyncGroup.
 	Sync SyncPolicy
+	// SyncInterval is the longest time between a write and its fsync
+	// under SyncInterval (which requires it positive); unused otherwise.
+	SyncInterval time.Duration
 	// Logger receives warnings about repaired tails, dropped data and
 	// removed leftovers; nil means slog.Default().
 	Logger *slog.Logger

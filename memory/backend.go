@@ -21,6 +21,7 @@ type Options struct {
 	// Persistence, used by Open only (New is always volatile).
 	DataDir       string             // journal and snapshots; "" = volatile
 	Sync          journal.SyncPolicy // when a change counts as durable
+	SyncInterval  time.Duration      // fsync interval under journal.SyncInterval
 	Recover       bool               // keep what is readable past damage
 	SnapshotBytes int64              // journal growth that triggers a snapshot; 0 = DefaultSnapshotBytes
 	Logger        *slog.Logger       // recovery and snapshot logs; nil = slog.Default()

@@ -14,7 +14,7 @@ import (
 	"github.com/coordinated/coordinated/journal"
 )
 
-// The probes of issue 17 §2 through the backend: 400 acknowledged adds,
+// The damage probes of docs/persistence.md through the backend: 400 acknowledged adds,
 // then the disk as kill -9 leaves it, then damage that removes
 // acknowledged records. Each must stop Open; -recover starts and says
 // what it dropped.

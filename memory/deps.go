@@ -4,7 +4,7 @@ import (
 	"github.com/coordinated/coordinated/coordinate"
 )
 
-// Work-unit dependencies (issue 6). A unit with unmet dependencies is
+// Work-unit dependencies (docs/dependencies.md). A unit with unmet dependencies is
 // BLOCKED; state.dependents holds the reverse edges so a dependency's
 // completion touches only its own dependents.
 
@@ -21,6 +21,7 @@ func (s *state) lookup(r coordinate.UnitRef) *unit {
 // BLOCKED while some are unmet, FAILED (depFailed) when one has already
 // failed, AVAILABLE when all are finished.
 func (s *state) addEdges(u *unit, deps []coordinate.UnitRef) (coordinate.Status, *coordinate.UnitRef) {
+	s.touch(u)
 	var unmet []coordinate.UnitRef
 	var failed *coordinate.UnitRef
 	for _, d := range deps {
@@ -61,6 +62,7 @@ func (s *state) addEdges(u *unit, deps []coordinate.UnitRef) (coordinate.Status,
 
 // dropEdges forgets u's own dependency edges.
 func (s *state) dropEdges(u *unit) {
+	s.touch(u)
 	if u.ext == nil {
 		return
 	}
@@ -86,6 +88,7 @@ func (s *state) resolveDependents(done *unit, now int64) {
 	}
 	delete(s.dependents, r)
 	for _, d := range sortedUnits(set) {
+		s.touch(d)
 		d.ext.deps = removeRef(d.ext.deps, r)
 		if len(d.ext.deps) == 0 && d.status == coordinate.StatusBlocked {
 			s.place(d, coordinate.StatusAvailable, now)
@@ -110,6 +113,7 @@ func (s *state) failDependents(r coordinate.UnitRef, now int64) {
 		if d.status.Completed() || s.cancelling[d] {
 			continue
 		}
+		s.touch(d)
 		d.data = coordinate.WithTraceback(d.data, coordinate.DependencyFailedTraceback(*s.failCause))
 		d.ext.depFailed = true
 		d.expiration = now
@@ -125,6 +129,7 @@ func (s *state) reblockDependents(r coordinate.UnitRef, now int64) {
 		if d.status != coordinate.StatusFailed || !d.ext.depFailed || s.anyDepFailed(d, r) {
 			continue
 		}
+		s.touch(d)
 		d.ext.depFailed = false
 		d.expiration = 0
 		d.setWorker(nil)
@@ -194,6 +199,7 @@ func sortedUnits(set map[*unit]struct{}) []*unit {
 
 // joinGroup puts u (already placed) in group g.
 func (s *state) joinGroup(u *unit, g string, now int64) {
+	s.touch(u)
 	if u.group() == g {
 		return
 	}
@@ -220,6 +226,7 @@ func (s *state) joinGroup(u *unit, g string, now int64) {
 }
 
 func (s *state) leaveGroup(u *unit, now int64) {
+	s.touch(u)
 	g := u.group()
 	if g == "" {
 		return

@@ -8,7 +8,7 @@ import (
 	"github.com/coordinated/coordinated/coordinate/coordinatetest"
 )
 
-// Dependency release at the size issue 6 asks about: 100,000 units.
+// Dependency release at a size users run: 100,000 units.
 //
 //	go test -run '^$' -bench 'FanOut|Chain' -benchtime 1x ./memory/
 func BenchmarkFanOut(b *testing.B) {

@@ -7,8 +7,9 @@ import (
 	"testing"
 )
 
-// Fuzz targets (issue 17 §2). scripts/test.sh runs each for a few seconds,
-// `make fuzz` for longer; with plain `go test` they run their seeds.
+// Fuzz targets (docs/persistence.md, "Recovery"). scripts/test.sh runs
+// each for a few seconds, `make fuzz` for longer; with plain `go test`
+// they run their seeds.
 
 // FuzzSnapshotLoad: any bytes, read as a snapshot and restored, give a
 // state or an error: no panic, no allocation beyond what the bytes can
@@ -20,10 +21,16 @@ func FuzzSnapshotLoad(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
+	v1, err := os.ReadFile(filepath.FromSlash(goldenSnapshotV1))
+	if err != nil {
+		f.Fatal(err)
+	}
+	store, _, _ := goldenBlobs(f)
 	f.Add(golden)
+	f.Add(v1)
 	f.Add([]byte("CDMS\x01\x00"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		nss, err := readSnapshot(bytes.NewReader(b), int64(len(b)))
+		nss, err := readSnapshot(bytes.NewReader(b), int64(len(b)), store.read)
 		if err != nil {
 			return
 		}

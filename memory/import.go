@@ -121,7 +121,7 @@ func (o *opImportWorkSpec) apply(s *state) {
 		iu := &o.Units[i]
 		u := &unit{
 			spec: sp, key: iu.Key, keyText: iu.KeyText, data: iu.Data,
-			priority: iu.Priority, expiration: iu.Expiration, heapIdx: -1,
+			priority: iu.Priority, expiration: iu.Expiration, heapIdx: -1, snapMark: s.snapParity,
 		}
 		if iu.HasWorker {
 			u.setWorker(&coordinate.Name{Bytes: iu.Worker, Text: iu.WorkerText})

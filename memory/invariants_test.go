@@ -108,7 +108,7 @@ func dump(s *state) string {
 		for _, u := range allUnits(sp) {
 			fmt.Fprintf(&b, "  unit %q text=%v st=%v data=%x prio=%v exp=%d nb=%d lease=%d w=%q/%v/%v att=%d where=%d idx=%d",
 				u.key, u.keyText, u.status, u.data, u.priority, u.expiration, u.notBefore, u.leaseID,
-				u.worker, u.hasWorker, u.workerText, u.attempts, u.where, u.heapIdx)
+				u.worker, u.workerKind != noWorker, u.workerKind == workerTextName, u.attempts, u.where, u.heapIdx)
 			if u.ext != nil {
 				fmt.Fprintf(&b, " group=%q deps=%v depFailed=%v", u.ext.group, u.ext.deps, u.ext.depFailed)
 			}

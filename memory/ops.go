@@ -114,13 +114,16 @@ func (s *state) addUnits(sp *spec, units []coordinate.WorkUnitInput, now int64) 
 		}
 		u, exists := sp.units[in.Key.Bytes]
 		if !exists {
-			u = &unit{spec: sp, key: in.Key.Bytes, keyText: in.Key.Text, heapIdx: -1}
+			u = &unit{spec: sp, key: in.Key.Bytes, keyText: in.Key.Text, heapIdx: -1, snapMark: s.snapParity}
 			if in.Priority != nil {
 				u.priority = *in.Priority
 			}
 			sp.units[u.key] = u
-		} else if in.Priority != nil {
-			u.priority = *in.Priority
+		} else {
+			s.touch(u)
+			if in.Priority != nil {
+				u.priority = *in.Priority
+			}
 		}
 		u.data = data
 		u.notBefore = notBefore
@@ -172,6 +175,7 @@ func (o *opPrioritizeWorkUnits) apply(s *state) {
 		if u == nil {
 			continue
 		}
+		s.touch(u)
 		if o.Priority != nil {
 			u.priority = *o.Priority
 		} else {
@@ -257,6 +261,7 @@ func (o *opUpdateWorkUnit) apply(s *state) {
 		return // validated before the op was built
 	}
 	wasPending := u.status == coordinate.StatusPending
+	s.touch(u)
 	u.data = next.Data
 	u.expiration = nanos(next.Expiration)
 	u.setWorker(next.Worker)
@@ -316,6 +321,7 @@ func (o *opExpire) apply(s *state) {
 		for u := sp.pending.top(); u != nil && coordinate.LeaseExpired(timeOf(u.expiration), now); u = sp.pending.top() {
 			st := coordinate.ExpireLease(coordinate.UnitState{Status: u.status, Data: u.data, Worker: u.workerName()},
 				int(u.attempts), sp.meta.MaxRetries, now)
+			s.touch(u)
 			u.data = st.Data
 			u.expiration = nanos(st.Expiration)
 			u.setWorker(st.Worker)
@@ -389,6 +395,7 @@ func (o *opGetWork) apply(s *state) {
 }
 
 func (s *state) lease(u *unit, o *opGetWork) {
+	s.touch(u)
 	u.attempts++
 	u.expiration = o.Now + int64(o.Lease)
 	u.setWorker(&o.Worker)
@@ -505,6 +512,7 @@ func (o *opCancelGroup) apply(s *state) {
 		}
 	}
 	for _, u := range victims {
+		s.touch(u)
 		u.data = coordinate.WithTraceback(u.data, coordinate.TracebackCancelled)
 		u.expiration = o.Now
 		s.place(u, coordinate.StatusFailed, o.Now)

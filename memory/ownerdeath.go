@@ -26,7 +26,7 @@ func (s *state) endLeasesOfDeadOwners(now int64) {
 	for _, w := range dead {
 		units := make([]*unit, 0, len(w.outstanding))
 		for u := range w.outstanding {
-			if u.status == coordinate.StatusPending && u.hasWorker && u.worker == w.id.Bytes && u.expiration >= now {
+			if u.status == coordinate.StatusPending && u.workerKind != noWorker && u.worker == w.id.Bytes && u.expiration >= now {
 				units = append(units, u)
 			}
 		}
@@ -34,6 +34,7 @@ func (s *state) endLeasesOfDeadOwners(now int64) {
 			return cmp.Or(cmp.Compare(a.spec.name.Bytes, b.spec.name.Bytes), cmp.Compare(a.key, b.key))
 		})
 		for _, u := range units {
+			s.touch(u)
 			u.expiration = now - 1
 			u.spec.pending.fix(u)
 		}

@@ -32,8 +32,14 @@ const failedTicket = journalTicket(math.MaxUint64 - 1)
 // records through it, and it takes snapshots when the journal has grown.
 type wal struct {
 	j             *journal.Journal
+	blobs         *blobStore // large unit data of snapshots (blobs.go)
+	recover       bool       // -recover: drop units whose blob is lost
 	log           *slog.Logger
 	snapshotBytes int64
+	captureChunk  int // units copied per lock hold by a snapshot (cow.go)
+	// betweenChunks, if set (tests), runs between two lock holds of a
+	// snapshot's copying, with the namespace unlocked.
+	betweenChunks func()
 
 	sinceSnapshot atomic.Int64 // record bytes appended since the last rotation
 	failed        atomic.Pointer[error]
@@ -138,14 +144,17 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 		log = slog.Default()
 	}
 	start := time.Now()
-	j, err := journal.Open(journal.Options{Dir: opts.DataDir, Sync: opts.Sync, Logger: log, Recover: opts.Recover, ContentVersion: recordFormat})
+	j, err := journal.Open(journal.Options{Dir: opts.DataDir, Sync: opts.Sync, SyncInterval: opts.SyncInterval, Logger: log, Recover: opts.Recover, ContentVersion: recordFormat})
 	if err != nil {
 		return nil, fmt.Errorf("memory backend: data directory %s: %w", opts.DataDir, err)
 	}
 	w := &wal{
 		j:             j,
+		blobs:         newBlobStore(opts.DataDir, log),
+		recover:       opts.Recover,
 		log:           log,
 		snapshotBytes: opts.SnapshotBytes,
+		captureChunk:  captureChunk,
 		failedCh:      make(chan struct{}),
 		kick:          make(chan struct{}, 1),
 		stop:          make(chan struct{}),
@@ -171,7 +180,7 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 			units += len(sp.units)
 		}
 	}
-	attrs := []any{"dir", opts.DataDir, "sync", opts.Sync.String(), "snapshot", rep.Snapshot,
+	attrs := []any{"dir", opts.DataDir, "sync", journal.FormatSync(opts.Sync, opts.SyncInterval), "snapshot", rep.Snapshot,
 		"records_replayed", rep.Records, "namespaces", len(b.namespaces), "units", units, "took", time.Since(start)}
 	if rep.TornTail != "" {
 		attrs = append(attrs, "torn_tail_truncated", rep.TornTail, "torn_bytes", rep.TruncatedSize)
@@ -253,17 +262,27 @@ func (b *Backend) snapshotLoop() {
 
 // SnapshotStats describe one snapshot.
 type SnapshotStats struct {
-	Units   int           // units in the snapshot
-	Pause   time.Duration // how long every namespace was locked to capture it
-	Encode  time.Duration // encoding and writing, outside the locks
-	Skipped bool          // volatile backend or closed journal: nothing written
+	Units int // units in the snapshot
+	// Pause is how long every namespace was locked at the boundary (to
+	// rotate the journal and copy specs, workers and groups); LongestHold
+	// the longest single lock hold while the units were copied after it.
+	Pause, LongestHold time.Duration
+	Encode             time.Duration // copying, encoding and writing, outside the pause
+	// Saved counts the units changed while they were being copied, whose
+	// value at the boundary was saved on write (cow.go).
+	Saved int
+	// Bytes is the snapshot's encoded size, BlobBytes the bytes of unit
+	// data written to new blobs for it (blobs.go): together what the
+	// snapshot wrote.
+	Bytes, BlobBytes int64
+	Skipped          bool // volatile backend or closed journal: nothing written
 }
 
 // Snapshot compacts the journal: it locks every namespace (and namespace
-// creation) just long enough to rotate the journal and copy the state,
-// then encodes and writes the copy while service goes on, and finally lets
-// the journal delete what the snapshot supersedes. A volatile backend
-// returns Skipped.
+// creation) just long enough to rotate the journal and start a capture
+// (cow.go), copies the units in short lock holds while service goes on,
+// then encodes and writes the copy, and finally lets the journal delete
+// what the snapshot supersedes. A volatile backend returns Skipped.
 func (b *Backend) Snapshot(ctx context.Context) (SnapshotStats, error) {
 	w := b.wal
 	if w == nil {
@@ -284,9 +303,11 @@ func (b *Backend) Snapshot(ctx context.Context) (SnapshotStats, error) {
 	}
 	boundary := w.j.Rotate()
 	w.sinceSnapshot.Store(0)
-	caps := make([]*capturedNamespace, len(names))
-	for i, n := range names {
-		caps[i] = captureNamespace(b.namespaces[n])
+	var caps []*capture
+	if boundary.Seq != 0 {
+		for _, n := range names {
+			caps = append(caps, beginCapture(b.namespaces[n], w.captureChunk))
+		}
 	}
 	stats := SnapshotStats{Pause: time.Since(start)}
 	for _, n := range names {
@@ -296,30 +317,65 @@ func (b *Backend) Snapshot(ctx context.Context) (SnapshotStats, error) {
 	if boundary.Seq == 0 {
 		return SnapshotStats{Skipped: true}, nil
 	}
-	for _, c := range caps {
-		stats.Units += len(c.units)
-	}
 
 	start = time.Now()
-	err := w.j.WriteSnapshot(ctx, boundary, func(out io.Writer) error { return writeSnapshot(out, caps) })
+	nss := make([]*capturedNamespace, len(caps))
+	var errs []error
+	for i, c := range caps {
+		// Always to the end, even if ctx is done: a walk cut short would
+		// leave units marked as captured for the next snapshot (cow.go).
+		stats.LongestHold = max(stats.LongestHold, c.copyUnits(w.betweenChunks))
+		var err error
+		nss[i], err = c.finish() // always: it ends copy-on-write
+		stats.Saved += c.saved
+		errs = append(errs, err)
+	}
+	errs = append(errs, ctx.Err())
+	if err := errors.Join(errs...); err != nil {
+		return stats, fmt.Errorf("memory: snapshot: %w", err)
+	}
+	for _, c := range nss {
+		stats.Units += len(c.units)
+	}
+	written := w.blobs.written
+	refs, err := w.blobs.prepare(nss)
+	stats.BlobBytes = w.blobs.written - written
+	if err != nil {
+		return stats, fmt.Errorf("memory: snapshot: %w", err)
+	}
+	err = w.j.WriteSnapshot(ctx, boundary, func(out io.Writer) error {
+		cw := &countingWriter{w: out}
+		err := writeSnapshot(cw, nss, refs)
+		stats.Bytes = cw.n
+		return err
+	})
 	stats.Encode = time.Since(start)
 	if err != nil {
 		return stats, fmt.Errorf("memory: snapshot: %w", err)
 	}
+	// Only now that the snapshot is installed may the blobs it does not
+	// refer to go.
+	w.blobs.collect(refs)
 	w.snapshots.Observe((stats.Pause + stats.Encode).Seconds())
-	w.log.Info("snapshot written", "units", stats.Units, "namespaces", len(caps), "pause", stats.Pause, "write", stats.Encode)
+	w.log.Info("snapshot written", "units", stats.Units, "namespaces", len(nss), "pause", stats.Pause,
+		"longest_hold", stats.LongestHold, "saved_on_write", stats.Saved, "write", stats.Encode,
+		"bytes", stats.Bytes, "blob_bytes_written", stats.BlobBytes)
 	return stats, nil
 }
 
 // loadSnapshot restores the state a snapshot holds (recovery only).
 func (b *Backend) loadSnapshot(r io.Reader, info journal.SnapshotInfo) error {
-	nss, err := readSnapshot(r, info.MaxBytes)
+	nss, err := readSnapshot(r, info.MaxBytes, b.wal.readBlob)
 	if err != nil {
 		return fmt.Errorf("memory: reading snapshot: %w", err)
 	}
 	for _, c := range nss {
 		if _, dup := b.namespaces[c.name]; dup {
 			return fmt.Errorf("memory: snapshot holds namespace %q twice", c.name)
+		}
+		if dropped := c.dropLost(); len(dropped) > 0 {
+			b.wal.log.Error("recovery dropped work units whose data blob is missing or damaged",
+				"namespace", c.name, "units", len(dropped), "dropped", dropped)
 		}
 		st, err := c.restore()
 		if err != nil {
@@ -328,6 +384,34 @@ func (b *Backend) loadSnapshot(r io.Reader, info journal.SnapshotInfo) error {
 		b.replayNamespace(c.name).st = st
 	}
 	return nil
+}
+
+// readBlob is loadSnapshot's blobReader: it reads and checks a blob and
+// remembers its hash for the next snapshot. Under -recover a missing or
+// damaged blob drops its unit (named in the log) instead of stopping.
+func (w *wal) readBlob(h blobHash, n int) ([]byte, error) {
+	data, err := w.blobs.read(h, n)
+	if err != nil {
+		if w.recover {
+			w.log.Error("recovery drops a work unit: its data blob is missing or damaged", "err", err)
+			return nil, errDropUnit
+		}
+		return nil, err
+	}
+	w.blobs.known[keyOf(data)] = h
+	return data, nil
+}
+
+// countingWriter counts the bytes written through it.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // closeJournal stops the snapshot loop, takes a final snapshot so the next

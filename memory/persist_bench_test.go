@@ -65,11 +65,12 @@ func BenchmarkJournaledGetWorkFinish(b *testing.B) {
 	}
 }
 
-// BenchmarkSnapshotPause measures, at 1M queued units, how long a snapshot
-// locks the namespaces (pause-ms), how long writing it takes outside the
-// locks (write-ms), and how long recovery from it takes (recover-ms).
+// BenchmarkSnapshotPause measures, at 1M queued units (COORD_BENCH_UNITS
+// sets another count), how long a snapshot locks the namespaces at its
+// boundary (pause-ms), how long copying and writing it takes after that
+// (write-ms), and how long recovery from it takes (recover-ms).
 func BenchmarkSnapshotPause(b *testing.B) {
-	const units = 1_000_000
+	units := benchUnits(b)
 	ctx := context.Background()
 	dir := b.TempDir()
 	opts := Options{Clock: coordinate.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)),
@@ -171,16 +172,19 @@ func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard
 // BenchmarkJournaledDrain8 drains one unit at a time from 8 goroutines, as
 // 8 daemon connections would (lease, then finish), without the network:
 // the journal's own limit on a drain. "records/group" is the group-commit
-// batch size; under group sync only the finishes are waited for.
+// batch size (about half of them finishes, half leases); under group sync
+// only the finishes are waited for. "fsyncs/kunit" counts fsyncs per 1000
+// units and "cpu-us/unit" the process's CPU time (user + system, so the
+// kernel's share of write and fsync included) per unit.
 func BenchmarkJournaledDrain8(b *testing.B) {
 	const workers = 8
-	for _, mode := range []string{"volatile", "none", "group"} {
+	for _, mode := range []string{"volatile", "none", "interval=5ms", "group"} {
 		b.Run(mode, func(b *testing.B) {
 			ctx := context.Background()
 			opts := Options{Clock: coordinate.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), Logger: quietLogger()}
 			if mode != "volatile" {
 				opts.DataDir = b.TempDir()
-				opts.Sync, _ = journal.ParseSyncPolicy(mode)
+				opts.Sync, opts.SyncInterval, _ = journal.ParseSync(mode)
 			}
 			be, err := Open(ctx, opts)
 			if err != nil {
@@ -195,6 +199,7 @@ func BenchmarkJournaledDrain8(b *testing.B) {
 			fill(b, ns, ctx, "q", b.N)
 			done := coordinate.WorkUnitUpdate{Status: coordinate.StatusFinished}
 			before := be.JournalStats()
+			cpu := processCPU()
 			b.ResetTimer()
 			var wg sync.WaitGroup
 			for w := range workers {
@@ -220,10 +225,14 @@ func BenchmarkJournaledDrain8(b *testing.B) {
 			}
 			wg.Wait()
 			b.StopTimer()
+			cpu = processCPU() - cpu
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "units/s")
-			if st := be.JournalStats(); st.Flushes > before.Flushes {
+			b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-us/unit")
+			st := be.JournalStats()
+			if st.Flushes > before.Flushes {
 				b.ReportMetric(float64(st.Records-before.Records)/float64(st.Flushes-before.Flushes), "records/group")
 			}
+			b.ReportMetric(float64(st.Syncs-before.Syncs)*1000/float64(b.N), "fsyncs/kunit")
 		})
 	}
 }

@@ -31,10 +31,20 @@ type unit struct {
 	status     coordinate.Status
 	where      uint8
 	keyText    bool
-	hasWorker  bool
-	workerText bool
-	since      uint32 // Unix second it last became runnable AVAILABLE (stats.go)
+	workerKind uint8 // noWorker, workerBytes or workerTextName
+	// snapMark: the snapshot being captured has this unit's value (or
+	// must not have it); see cow.go. Unit fields a snapshot holds change
+	// only after state.touch.
+	snapMark bool
+	since    uint32 // Unix second it last became runnable AVAILABLE (stats.go)
 }
+
+// unit.workerKind values.
+const (
+	noWorker uint8 = iota
+	workerBytes
+	workerTextName
+)
 
 // unitExt holds the rarely used parts of a unit.
 type unitExt struct {
@@ -60,18 +70,21 @@ func (u *unit) group() string {
 func (u *unit) keyName() coordinate.Name { return coordinate.Name{Bytes: u.key, Text: u.keyText} }
 
 func (u *unit) workerName() *coordinate.Name {
-	if !u.hasWorker {
+	if u.workerKind == noWorker {
 		return nil
 	}
-	return &coordinate.Name{Bytes: u.worker, Text: u.workerText}
+	return &coordinate.Name{Bytes: u.worker, Text: u.workerKind == workerTextName}
 }
 
 func (u *unit) setWorker(w *coordinate.Name) {
-	if w == nil {
-		u.worker, u.hasWorker, u.workerText = "", false, false
-		return
+	switch {
+	case w == nil:
+		u.worker, u.workerKind = "", noWorker
+	case w.Text:
+		u.worker, u.workerKind = w.Bytes, workerTextName
+	default:
+		u.worker, u.workerKind = w.Bytes, workerBytes
 	}
-	u.worker, u.hasWorker, u.workerText = w.Bytes, true, w.Text
 }
 
 // spec is one work spec and its units.
@@ -121,6 +134,11 @@ type state struct {
 	failCause  *coordinate.UnitRef // root of a dependency-failure cascade
 	cancelling map[*unit]bool      // units opCancelGroup is failing
 	expiring   bool                // opExpire is lapsing leases
+
+	// Snapshot capture (cow.go): cow is non-nil while one is under way;
+	// a unit whose snapMark equals snapParity is settled for it.
+	cow        *cowCapture
+	snapParity bool
 }
 
 func newState() *state {
@@ -137,6 +155,7 @@ func newState() *state {
 // dependents consistent. Every unit status change goes through here; a unit
 // not yet counted has status 0.
 func (s *state) place(u *unit, status coordinate.Status, now int64) {
+	s.touch(u)
 	sp := u.spec
 	old := u.status
 	sp.events.Note(old, status, s.expiring)
@@ -195,6 +214,7 @@ func (s *state) place(u *unit, status coordinate.Status, now int64) {
 // removeUnit deletes u from its spec. archived says it is dropped by the
 // retention policy (and counted) rather than deleted.
 func (s *state) removeUnit(u *unit, now int64, archived bool) {
+	s.touch(u)
 	sp := u.spec
 	switch u.where {
 	case inAvailable:

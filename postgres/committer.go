@@ -324,6 +324,7 @@ func (c *committer) applyLane(batch []*commitItem) {
 	}
 	if err == nil {
 		c.fast.Add(int64(out.fast))
+		c.b.events.committed(out.events)
 		claimed := 0
 		for _, it := range batch {
 			if it.claim != nil {

@@ -22,7 +22,7 @@ var (
 	depsOfUnitsSQL              = namedSQL("deps_of_units")
 )
 
-// Work-unit dependencies (issue 6, DECISIONS §9). unit_dep holds each
+// Work-unit dependencies (docs/dependencies.md, DECISIONS §9). unit_dep holds each
 // unit's dependencies that are not FINISHED yet. A unit with edges is
 // BLOCKED; when a dependency finishes its edges go and dependents left
 // without edges become AVAILABLE; when one fails (or is deleted) its

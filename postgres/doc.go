@@ -3,7 +3,7 @@
 // of daemons, with exactly the memory backend's behaviour (the conformance
 // suite in coordinate/coordinatetest runs against both).
 //
-// Design (issue 4):
+// Design:
 //   - The schema is created and upgraded by embedded migrations
 //     (migrations/*.sql) under a PostgreSQL advisory lock, so several
 //     daemons may start at once; applied versions are in schema_migrations.
@@ -50,7 +50,7 @@
 //     UpdateAttempt compares the lease id, so a stale lease gets
 //     coordinate.ErrLostLease.
 //   - Dependencies (unit_dep edges) and groups (work_unit.grp, unit_group)
-//     implement issue 6 (deps.go, groups.go).
+//     implement docs/dependencies.md (deps.go, groups.go).
 //   - max_running holds exactly with any number of daemons (maxrunning.go):
 //     a claim on a spec with max_running set takes that spec's transaction
 //     advisory lock and caps itself at max_running minus the pending units
@@ -61,6 +61,8 @@
 //     about Options.RequestTimeout instead of hanging them (liveness.go),
 //     while long work on a database that answers runs to its end; the
 //     backend's Ready answers the same question for /readyz.
+//   - The unit transition counters of Stats (events.go) are this process's:
+//     each daemon counts what its own transactions committed.
 //
 // Known limit: a claim sized from a spec read before control_work_spec set
 // max_running (from 0) in the same instant is not gated.

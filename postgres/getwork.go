@@ -33,9 +33,8 @@ var (
 // (one round trip). Its plan must reach unit_count through the index, once
 // per spec: with statistics from when the namespace had one spec (a
 // namespace whose specs were all created within autovacuum's last minute)
-// the planner scanned all of unit_count once per spec instead, 7-9 ms per
-// read with 100 specs instead of 0.6, and the 100-spec benchmark ran 3
-// times slower in such runs.
+// the planner scanned all of unit_count once per spec instead, an order of
+// magnitude slower with many specs (docs/postgres.md, "10,000 units").
 const candidatesSettings = "SET LOCAL enable_seqscan = off"
 
 // candidate is one spec as the scheduler sees it.
@@ -213,7 +212,7 @@ func (ns *namespace) claim(ctx context.Context, spec specRow, n int, worker coor
 func (ns *namespace) claimContinuous(ctx context.Context, spec specRow, worker coordinate.Name, now, expires time.Time) ([]coordinate.Attempt, error) {
 	key := coordinate.ContinuousKey(now)
 	var as []coordinate.Attempt
-	err := ns.b.inTx(ctx, func(tx pgx.Tx) error {
+	err := ns.b.inTxCounted(ctx, func(tx pgx.Tx, d countDelta) error {
 		as = nil
 		if spec.spec.Meta.MaxRunning != 0 {
 			room, err := lockMaxRunning(ctx, tx, spec.id) // maxrunning.go
@@ -244,7 +243,6 @@ func (ns *namespace) claimContinuous(ctx context.Context, spec specRow, worker c
 			ns.id, bytesOf(worker.Bytes), now.UnixNano(), spec.id, bytesOf(key.Bytes)); err != nil {
 			return err
 		}
-		d := countDelta{}
 		d.move(spec.id, 0, coordinate.StatusPending)
 		if err := d.apply(ctx, tx); err != nil {
 			return err

@@ -11,8 +11,8 @@ import (
 // Shared scheduler reads. Every get_work starts by reading the scheduler's
 // view of the namespace (candidates.sql and best_units.sql), which costs
 // in proportion to the number of specs: with 100 specs it was more
-// database time than all the claims and finishes together, and capped the
-// weighted workload at 1.5k units/s. Concurrent get_work calls now share
+// database time than all the claims and finishes together (docs/postgres.md
+// has the figures). Concurrent get_work calls now share
 // one read: a call joins the next read to start, never one already
 // running, so what it sees was read after it arrived, exactly as if it
 // had read alone at that moment. Calls that arrive together therefore see

@@ -14,11 +14,10 @@ var (
 
 // Vacuuming behind claims. A claim takes the best units from the front of
 // the partial index of available units; their entries stay there, dead,
-// until VACUUM removes them, and every later claim reads past them. At
-// 12,000 units/s autovacuum (which looks once a minute) lets hundreds of
-// thousands pile up, and a claim of 100 units that costs 2.5 ms on a clean
-// index costs 10 ms and more: draining a million units ran a third slower
-// than draining ten thousand. So the backend runs VACUUM on work_unit
+// until VACUUM removes them, and every later claim reads past them. At the
+// rates a busy queue drains, autovacuum (which looks once a minute) lets
+// hundreds of thousands pile up and claims grow several times costlier
+// (docs/postgres.md has the figures). So the backend runs VACUUM on work_unit
 // itself, in the background, each time the units it claimed since the last
 // one reach vacuumAfterClaims. Of several daemons only one vacuums at a
 // time (a try-lock, never a wait). A database user that does not own the

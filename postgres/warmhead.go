@@ -7,9 +7,8 @@ import "time"
 // alongside (readahead.go): at a million queued units, 128 workers asking
 // for 100 units each make a claim that reads 12,800 rows' pages, and each
 // page read first evicts, and writes back, a page the adds left dirty in
-// shared_buffers. In the load generator, draining the first 10,000 units
-// of a 1M-unit queue ran at 13.1k units/s, against about 21k for the
-// drain after them.
+// shared_buffers, so the start of a drain ran markedly slower than the
+// rest of it (docs/postgres.md, "Warming the front of a queue").
 //
 // So when a spec has had at least warmMinAdded units added and then no
 // adds for warmIdle, the backend reads the rows of the units at the front
@@ -17,8 +16,8 @@ import "time"
 // It reads as many units as shared_buffers has pages (at most
 // warmMaxUnits): the units are spread over the table, so that is the most
 // that can stay cached, and the first claims of a drain take that many
-// soon (128 workers asking for 100 each take 12,800 at once; with the
-// 128 MB default a warm of half as many left most of the gain untaken).
+// soon (128 workers asking for 100 each take 12,800 at once; a warm of
+// half as many left most of the gain untaken).
 // One spec is warmed at a time; a spec whose claims are being read ahead
 // already is left to that.
 

@@ -33,6 +33,7 @@ func openBackend(ctx context.Context, opts *options, clock coordinate.Clock, log
 	}
 	mopts.DataDir = opts.dataDir
 	mopts.Sync = opts.sync
+	mopts.SyncInterval = opts.syncInterval
 	mopts.Recover = opts.recover
 	mopts.SnapshotBytes = opts.snapshotBytes
 	mopts.Logger = log

@@ -67,6 +67,7 @@ type storage struct {
 	dataDirSet    bool   // -data-dir was given explicitly
 	dataDirErr    error  // why there is no default data directory, if none
 	sync          journal.SyncPolicy
+	syncInterval  time.Duration // -sync interval=DURATION
 	syncName      string
 	recover       bool
 	snapshotBytes int64
@@ -78,7 +79,7 @@ func (s *storage) register(fs *flag.FlagSet) {
 	defaultDir, dirErr := defaultDataDir()
 	s.dataDirErr = dirErr
 	fs.StringVar(&s.dataDir, "data-dir", defaultDir, "`directory` where the memory backend keeps its journal and snapshots; \"\" keeps nothing (volatile)")
-	fs.StringVar(&s.syncName, "sync", journal.SyncGroup.String(), "journal `policy`: \"group\" fsyncs every group of changes before answering; \"none\" only writes them (survives a crash of the daemon, not of the machine)")
+	fs.StringVar(&s.syncName, "sync", journal.SyncGroup.String(), "journal `policy`: \"group\" fsyncs every group of changes before answering; \"interval=DURATION\" answers once written and fsyncs at most every DURATION (survives a crash of the daemon; a power loss loses at most about DURATION); \"none\" only writes them (survives a crash of the daemon, not of the machine)")
 	fs.BoolVar(&s.recover, "recover", false, "start even if the journal is damaged before its end, keeping what can be read (damaged files are renamed aside)")
 	fs.Int64Var(&s.snapshotBytes, "snapshot-bytes", memory.DefaultSnapshotBytes, "take a snapshot once the journal has grown by this many `bytes`")
 }
@@ -92,7 +93,7 @@ func (s *storage) check(explicit map[string]bool, stderr io.Writer) error {
 	}
 	s.dataDirSet = explicit["data-dir"]
 	var err error
-	if s.sync, err = journal.ParseSyncPolicy(s.syncName); err != nil {
+	if s.sync, s.syncInterval, err = journal.ParseSync(s.syncName); err != nil {
 		fmt.Fprintf(stderr, "coordinated: -sync: %v\n", err)
 		return errUsage
 	}
@@ -215,10 +216,10 @@ func usage(fs *flag.FlagSet, w io.Writer) {
 
 // defaultGCPercent is the garbage collector's target unless GOGC or
 // -gc-percent says otherwise. A queue's heap is mostly long-lived work
-// units, which every collection must mark again; collecting a quarter as
-// often as Go's default keeps draining a queue of a million units within
-// 10% of draining a small one (issue 3), at the price of a peak heap up to
-// five times the live one.
+// units, which every collection must mark again, so collecting a quarter
+// as often as Go's default keeps large queues draining nearly as fast as
+// small ones (docs/persistence.md has the figures), at the price of a peak
+// heap up to five times the live one.
 const defaultGCPercent = 400
 
 // defaultDataDir is where a memory daemon keeps its data unless told

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/coordinated/coordinated/cborrpc"
 	"github.com/coordinated/coordinated/journal"
@@ -24,6 +25,7 @@ func TestPersistenceFlags(t *testing.T) {
 	}{
 		{nil, "/state/coordinated", false, journal.SyncGroup},
 		{[]string{"-sync", "none"}, "/state/coordinated", false, journal.SyncNone},
+		{[]string{"-sync", "interval=20ms"}, "/state/coordinated", false, journal.SyncInterval},
 		{[]string{"-data-dir", "/x"}, "/x", false, journal.SyncGroup},
 		{[]string{"-data-dir", ""}, "", true, journal.SyncGroup},
 		{[]string{"-backend", "memory:"}, "", true, journal.SyncGroup},
@@ -36,13 +38,16 @@ func TestPersistenceFlags(t *testing.T) {
 		if o.dataDir != tc.dir || o.volatile != tc.volatile || o.sync != tc.sync {
 			t.Errorf("%q: dir %q volatile %v sync %v, want %q %v %v", tc.args, o.dataDir, o.volatile, o.sync, tc.dir, tc.volatile, tc.sync)
 		}
+		if tc.sync == journal.SyncInterval && o.syncInterval != 20*time.Millisecond {
+			t.Errorf("%q: sync interval %v", tc.args, o.syncInterval)
+		}
 	}
 	t.Setenv("XDG_STATE_HOME", "")
 	t.Setenv("HOME", "/home/u")
 	if o, err := parseOptions(nil, io.Discard); err != nil || o.dataDir != "/home/u/.local/state/coordinated" {
 		t.Errorf("without XDG_STATE_HOME: %q, %v", o.dataDir, err)
 	}
-	for _, args := range [][]string{{"-sync", "always"}, {"-snapshot-bytes", "0"}, {"-backend", "memory:/tmp"}} {
+	for _, args := range [][]string{{"-sync", "always"}, {"-sync", "interval=0s"}, {"-snapshot-bytes", "0"}, {"-backend", "memory:/tmp"}} {
 		var stderr bytes.Buffer
 		if _, err := parseOptions(args, &stderr); err != errUsage {
 			t.Errorf("%q: err %v, want a usage error", args, err)

@@ -7,7 +7,7 @@ import (
 	"github.com/coordinated/coordinated/coordinate"
 )
 
-// depTests cover work-unit dependencies (issue 6, DECISIONS §9): a unit
+// depTests cover work-unit dependencies (docs/dependencies.md, DECISIONS §9): a unit
 // with unmet dependencies is BLOCKED, becomes AVAILABLE when all of them
 // are FINISHED, and fails when one of them fails.
 var depTests = []test{

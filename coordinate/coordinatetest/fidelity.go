@@ -5,7 +5,7 @@ import (
 )
 
 // fidelityTests hold backends to the Python daemon's readings that users
-// can tell apart (docs/compat.md, issue 14): definitions Python stored are
+// can tell apart (docs/compat.md): definitions Python stored are
 // stored, `max_running: 0` runs none, `max_getwork: 0` hands out one unit
 // per call, synthetic continuous keys are byte strings.
 var fidelityTests = []test{

@@ -7,7 +7,7 @@ import (
 	"github.com/coordinated/coordinated/coordinate"
 )
 
-// groupTests cover unit groups (issue 6): status, cancel, stall detection.
+// groupTests cover unit groups (docs/dependencies.md): status, cancel, stall detection.
 var groupTests = []test{
 	{"Status", testGroupStatus},
 	{"Cancel", testGroupCancel},

@@ -6,6 +6,8 @@
 -- the progress of the units' groups in step. The picked keys are updated
 -- through an array so the plan is the primary key's index whatever LIMIT
 -- the planner assumes (committer transactions use generic plans).
+-- available_since (migration 0009) is cleared: it means nothing once the
+-- unit is leased, and a row version without it is 8 bytes smaller.
 WITH picked AS (
     SELECT key FROM work_unit
     WHERE spec_id = $1 AND status = 1 AND (not_before IS NULL OR not_before <= $2)
@@ -14,7 +16,7 @@ WITH picked AS (
     FOR UPDATE SKIP LOCKED
 ), leased AS (
     UPDATE work_unit u SET status = 3, expires = $4, worker = $5, worker_text = $6,
-        lease_id = nextval('lease_id_seq'), attempts = u.attempts + 1
+        lease_id = nextval('lease_id_seq'), attempts = u.attempts + 1, available_since = NULL
     WHERE u.spec_id = $1 AND u.key = ANY (ARRAY(SELECT key FROM picked))
     RETURNING u.key, u.key_text, u.data, u.priority, u.lease_id, u.grp
 ), counted AS (

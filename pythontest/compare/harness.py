@@ -186,6 +186,8 @@ class Recorder(object):
             self._record(label, ('error', m.group(1) if m else
                                  text.split('\n', 1)[0][:60]), kw)
             return ex
+        if method == 'get_child_work_units':
+            reply = _child_units_in_key_order(reply)
         self._record(label, typed(reply, now), kw)
         return reply
 
@@ -201,6 +203,20 @@ class Recorder(object):
 
     def close(self):
         self.tm.close()
+
+
+def _child_units_in_key_order(reply):
+    """get_child_work_units with each child's units sorted by key.
+
+    The Python daemon keeps a worker's units in a set of objects, so it
+    lists them in an order that changes from run to run; only which units
+    a child holds is comparable.
+    """
+    if not isinstance(reply, dict):
+        return reply
+    return dict((child, sorted(units, key=lambda u: repr(u.get('work_unit_key')))
+                 if isinstance(units, list) else units)
+                for child, units in reply.items())
 
 
 def compare(py_replies, our_replies):

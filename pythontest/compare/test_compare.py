@@ -1,4 +1,4 @@
-"""The real Python daemon and coordinated, side by side (issue 14).
+"""The real Python daemon and coordinated, side by side (docs/compat.md).
 
 Every case runs the same calls through the legacy client against both
 daemons and compares the typed replies (harness.py). A case whose replies

@@ -267,7 +267,11 @@ def test_newest_snapshot_with_python_command_line(python_state, tmpdir):
         assert 'imported the Python daemon' in log, log
         carry_on(ours.address)
         if coordinated_proc.backend() == 'memory':
-            assert os.path.exists(os.path.join(d, 'coordinated', 'LOCK')), log
+            # Our data directory is DIR/coordinated: it holds our journal.
+            ours_dir = os.path.join(d, 'coordinated')
+            assert any(n.startswith(('journal-', 'snapshot-'))
+                       for n in os.listdir(ours_dir)), (os.listdir(ours_dir),
+                                                        log)
         else:
             clear(ours.address)
     finally:

@@ -1,0 +1,207 @@
+package memory
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"regexp"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/coordinated/coordinated/coordinate"
+	"github.com/coordinated/coordinated/journal"
+)
+
+// heapIdxField is the heap position in dump's output: a snapshot taken
+// while units moved lays its heaps out anew (cow.go), which may differ
+// from the live layout without changing what the heaps hand out.
+var heapIdxField = regexp.MustCompile(` idx=-?\d+`)
+
+func logicalDump(b *Backend) string { return heapIdxField.ReplaceAllString(dumpAll(b), "") }
+
+// TestSnapshotDuringChanges takes snapshots, copying three units per lock
+// hold, while a random workload changes the namespace between the holds
+// (ten calls between each two holds);
+// after each one, it plus the journal after it must give exactly the
+// live state (recovering a copy of the directory), so every snapshot held
+// the state of its boundary (a unit missed, doubled or captured after its change would
+// show, and a unit count that does not add up fails the snapshot).
+func TestSnapshotDuringChanges(t *testing.T) {
+	dir := t.TempDir()
+	clock := coordinate.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	b := openPersistent(t, dir, clock, 1<<40)
+	b.wal.captureChunk = 3
+	ns := nsOf(t, b, "")
+	randomWorkload(t, ns, clock, rand.New(rand.NewPCG(7, 1)), 500)
+
+	r := rand.New(rand.NewPCG(7, 2))
+	b.wal.betweenChunks = func() { randomWorkload(t, ns, clock, r, 10) }
+	snaps, saved := 0, 0
+	for range 8 {
+		atBoundary := logicalDump(b) // nothing changes before the first pause
+		st, err := b.Snapshot(context.Background())
+		if err != nil {
+			t.Fatalf("snapshot during changes: %v", err)
+		}
+		snaps++
+		saved += st.Saved
+		// The snapshot plus the journal after it is the live state.
+		if err := b.wal.j.Flush(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		copied := t.TempDir()
+		if err := os.CopyFS(copied, os.DirFS(dir)); err != nil {
+			t.Fatal(err)
+		}
+		if got := snapshotOnly(t, copied, clock); got != atBoundary {
+			t.Fatalf("snapshot %d differs from the state at its boundary:\n--- snapshot\n%s\n--- at the boundary\n%s", snaps, got, atBoundary)
+		}
+		c := openPersistent(t, copied, clock, 1<<40)
+		if c.wal.j.Report().Snapshot == "" {
+			t.Fatal("recovery used no snapshot")
+		}
+		checkInvariants(t, c.namespaces[""].st)
+		if got, want := logicalDump(c), logicalDump(b); got != want {
+			t.Fatalf("snapshot %d and the journal after it differ from the live state:\n--- recovered\n%s\n--- live\n%s", snaps, got, want)
+		}
+		crash(t, c)
+	}
+	b.wal.betweenChunks = nil
+	if saved == 0 {
+		t.Fatal("no unit was saved on write: the workload never changed a unit during a capture, the test proves nothing")
+	}
+	// Changes after the last snapshot are in the journal only.
+	randomWorkload(t, ns, clock, rand.New(rand.NewPCG(7, 3)), 200)
+	want := logicalDump(b)
+	crash(t, b)
+
+	b2 := openPersistent(t, dir, clock, 1<<40)
+	defer b2.Close()
+	if b2.wal.j.Report().Snapshot == "" {
+		t.Fatal("recovery used no snapshot")
+	}
+	checkInvariants(t, b2.namespaces[""].st)
+	if got := logicalDump(b2); got != want {
+		t.Fatalf("recovered state differs:\n--- recovered\n%s\n--- live\n%s", got, want)
+	}
+	t.Logf("%d snapshots, %d units saved on write", snaps, saved)
+}
+
+// TestLayoutHeapsKeepsUnmovedLayout: a capture during which nothing moved
+// keeps the live heap layout, and a scrambled one becomes a valid heap.
+func TestLayoutHeapsKeepsUnmovedLayout(t *testing.T) {
+	clock := coordinate.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	ns := newNamespace("x", Options{Clock: clock, StallTimeout: time.Minute})
+	randomWorkload(t, ns, clock, rand.New(rand.NewPCG(3, 3)), 2000)
+	c := captureNamespace(ns)
+	st, err := c.restore()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := dump(st), dump(ns.st); a != b {
+		t.Fatalf("layout changed:\n%s\n---\n%s", a, b)
+	}
+	// Scramble positions as concurrent sifting would.
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := range c.units {
+		if r.IntN(3) == 0 {
+			c.units[i].heapIdx = int32(r.IntN(50) - 5)
+		}
+	}
+	units := c.units
+	for i := range c.specs {
+		layoutHeaps(units[:c.specs[i].units])
+		units = units[c.specs[i].units:]
+	}
+	st, err = c.restore()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkInvariants(t, st)
+}
+
+// snapshotOnly loads the newest snapshot of a copied data directory,
+// without the journal after it, and dumps it.
+func snapshotOnly(t *testing.T, dir string, clock *coordinate.FakeClock) string {
+	t.Helper()
+	j, err := journal.Open(journal.Options{Dir: dir, ContentVersion: recordFormat})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	b := New(Options{Clock: clock, StallTimeout: time.Minute})
+	skip := func([]byte, uint32) error { return nil }
+	if err := j.Replay(b.loadSnapshot, skip); err != nil {
+		t.Fatal(err)
+	}
+	return logicalDump(b)
+}
+
+// TestSnapshotConcurrentWithClients takes snapshots (three units per lock
+// hold) while clients add, lease and finish units from other goroutines,
+// as the daemon does; run under -race it checks the capture's locking,
+// and the recovered state must equal the live one.
+func TestSnapshotConcurrentWithClients(t *testing.T) {
+	dir := t.TempDir()
+	clock := coordinate.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	b := openPersistent(t, dir, clock, 1<<40)
+	b.wal.captureChunk = 3
+	ctx := context.Background()
+	ns := nsOf(t, b, "")
+	if _, err := ns.SetWorkSpec(ctx, coordinate.Data{0xa1, 0x64, 'n', 'a', 'm', 'e', 0x61, 's'}); err != nil {
+		t.Fatal(err)
+	}
+	fill(t, ns, ctx, "q", 300)
+	stop := make(chan struct{})
+	errs := make(chan error, 4)
+	var wg sync.WaitGroup
+	for c := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			worker := coordinate.Name{Bytes: fmt.Sprint("w", c), Text: true}
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				in := []coordinate.WorkUnitInput{{Key: coordinate.Name{Bytes: fmt.Sprintf("c%d-%d", c, i), Text: true}, Data: smallData}}
+				if err := ns.AddWorkUnits(ctx, "s", in); err != nil {
+					errs <- err
+					return
+				}
+				as, err := ns.GetWork(ctx, coordinate.WorkRequest{Worker: worker, LeaseTime: time.Minute, MaxJobs: 2})
+				if err == nil && len(as) > 0 {
+					err = ns.UpdateWorkUnit(ctx, "s", as[0].Key.Bytes, coordinate.WorkUnitUpdate{Status: coordinate.StatusFinished})
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	for range 20 {
+		if _, err := b.Snapshot(ctx); err != nil {
+			t.Errorf("snapshot: %v", err)
+			break
+		}
+	}
+	close(stop)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	want := logicalDump(b)
+	crash(t, b)
+	b2 := openPersistent(t, dir, clock, 1<<40)
+	defer b2.Close()
+	checkInvariants(t, b2.namespaces[""].st)
+	if got := logicalDump(b2); got != want {
+		t.Fatalf("recovered state differs:\n--- recovered\n%s\n--- live\n%s", got, want)
+	}
+}

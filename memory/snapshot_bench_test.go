@@ -1,0 +1,126 @@
+package memory
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/coordinated/coordinated/coordinate"
+	"github.com/coordinated/coordinated/journal"
+)
+
+// BenchmarkSnapshotClientLatency measures what clients see while a
+// snapshot of a big queue is taken: two goroutines lease and finish units
+// one at a time (no fsync, so only the backend's own pauses show) while
+// each iteration takes one snapshot. It reports the longest call and the
+// 99.9th percentile during snapshots (client-max-ms, client-p999-ms), the
+// longest get_work (getwork-max-ms: it never waits for the disk, so it
+// shows the backend's own pauses, where a finish also waits for its
+// journal write behind the snapshot file's writeback), the
+// calls served during them, and how long a snapshot took. The queue holds
+// 1,000,000 units; COORD_BENCH_UNITS sets another size.
+//
+//	go test -run '^$' -bench SnapshotClientLatency -benchtime 3x ./memory/
+func BenchmarkSnapshotClientLatency(b *testing.B) {
+	units := benchUnits(b)
+	ctx := context.Background()
+	opts := Options{Clock: coordinate.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)),
+		DataDir: b.TempDir(), Sync: journal.SyncNone, SnapshotBytes: 1 << 40, Logger: quietLogger()}
+	be, err := Open(ctx, opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer be.Close()
+	nsi, _ := be.Namespace(ctx, "")
+	ns := nsi.(*namespace)
+	if _, err := ns.SetWorkSpec(ctx, coordinate.Data{0xa1, 0x64, 'n', 'a', 'm', 'e', 0x61, 's'}); err != nil {
+		b.Fatal(err)
+	}
+	fill(b, ns, ctx, "q", units)
+	if _, err := be.Snapshot(ctx); err != nil { // the first one compacts the fill
+		b.Fatal(err)
+	}
+	done := coordinate.WorkUnitUpdate{Status: coordinate.StatusFinished}
+	var lat, leases []time.Duration
+	var snapTook, longestHold time.Duration
+	b.ResetTimer()
+	for range b.N {
+		stop := make(chan struct{})
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		for c := range 2 {
+			worker := coordinate.Name{Bytes: fmt.Sprintf("worker-%d", c), Text: true}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				var mine, mineLeases []time.Duration
+				defer func() {
+					mu.Lock()
+					lat = append(lat, mine...)
+					leases = append(leases, mineLeases...)
+					mu.Unlock()
+				}()
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					t0 := time.Now()
+					as, err := ns.GetWork(ctx, coordinate.WorkRequest{Worker: worker, LeaseTime: time.Hour, MaxJobs: 1})
+					t1 := time.Now()
+					if err != nil || len(as) != 1 {
+						b.Errorf("get work: %v %v", as, err)
+						return
+					}
+					if err := ns.UpdateWorkUnit(ctx, "s", as[0].Key.Bytes, done); err != nil {
+						b.Error(err)
+						return
+					}
+					mine = append(mine, t1.Sub(t0), time.Since(t1))
+					mineLeases = append(mineLeases, t1.Sub(t0))
+				}
+			}()
+		}
+		start := time.Now()
+		st, err := be.Snapshot(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		snapTook += time.Since(start)
+		longestHold = max(longestHold, st.Pause, st.LongestHold)
+		close(stop)
+		wg.Wait()
+	}
+	b.StopTimer()
+	if len(lat) == 0 {
+		b.Fatal("no client call completed during the snapshots")
+	}
+	slices.Sort(lat)
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	b.ReportMetric(ms(lat[len(lat)-1]), "client-max-ms")
+	b.ReportMetric(ms(slices.Max(leases)), "getwork-max-ms")
+	b.ReportMetric(ms(lat[len(lat)*999/1000]), "client-p999-ms")
+	b.ReportMetric(float64(len(lat))/float64(b.N), "calls/snapshot")
+	b.ReportMetric(ms(snapTook)/float64(b.N), "snapshot-ms")
+	b.ReportMetric(ms(longestHold), "lock-hold-max-ms")
+}
+
+// benchUnits is the queue size of the big-queue benchmarks: 1,000,000, or
+// COORD_BENCH_UNITS.
+func benchUnits(b *testing.B) int {
+	s := os.Getenv("COORD_BENCH_UNITS")
+	if s == "" {
+		return 1_000_000
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n <= 0 {
+		b.Fatalf("COORD_BENCH_UNITS=%q: want a positive count", s)
+	}
+	return n
+}
