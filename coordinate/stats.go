@@ -68,6 +68,16 @@ type SpecEvents struct {
 	Added, Leased, Finished, Failed, Retried, Expired uint64
 }
 
+// Add adds o's counts to e.
+func (e *SpecEvents) Add(o *SpecEvents) {
+	e.Added += o.Added
+	e.Leased += o.Leased
+	e.Finished += o.Finished
+	e.Failed += o.Failed
+	e.Retried += o.Retried
+	e.Expired += o.Expired
+}
+
 // Note counts one transition from old to status (old 0: a new unit).
 // expiry says the transition is a lease lapsing.
 func (e *SpecEvents) Note(old, status Status, expiry bool) {

@@ -47,6 +47,7 @@ var methodTests = []struct {
 	{"GetConfig", testGetConfig},
 	{"GroupsAndDependencies", testGroupsAndDependencies},
 	{"UndeliveredGetWorkReleased", testUndeliveredGetWorkReleased},
+	{"LongPollAbandonedReleased", testLongPollAbandonedReleased},
 	{"LockConflictsWithPrefixAndExtension", testLockConflictsWithPrefixAndExtension},
 	{"LockRenewUnlockAndExpiry", testLockRenewUnlockAndExpiry},
 	{"DeleteNamespaceAndNow", testDeleteNamespaceAndNow},

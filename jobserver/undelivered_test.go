@@ -1,10 +1,13 @@
 package jobserver
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"log/slog"
 	"net"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -75,4 +78,77 @@ func testUndeliveredGetWorkReleased(t *testing.T, newServer serverFactory) {
 	gate.release <- struct{}{}
 	go func() { <-gate.entered }()
 	expect(t, "delivered get_work", call(t, js, "get_work", b("w2"), m{}), `128([128(['ws', 'a', {}]), null])`)
+}
+
+// testLongPollAbandonedReleased: a worker long-polls, gives up and closes
+// its connection; the work that arrives later is leased to the waiting
+// call, whose reply finds the connection closed, so the lease is taken
+// back at once rather than held until it expires.
+func testLongPollAbandonedReleased(t *testing.T, newServer serverFactory) {
+	js, _ := newServer(t, Config{})
+	var logged lockedBuffer
+	js.log = slog.New(slog.NewTextHandler(&logged, nil))
+	addSpec(t, js, "ws", nil)
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := cborrpc.NewServer(js, cborrpc.ServerOptions{Logger: js.log})
+	go srv.Serve(ln)
+	defer func() {
+		js.StopWaiting()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		srv.Shutdown(ctx)
+	}()
+	nc, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := cborrpc.EncodeRequest(1, "get_work", b("w"), m{"lease_time": 3600, "wait": 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := nc.Write(req); err != nil {
+		t.Fatal(err)
+	}
+	// Wait until the call is waiting (nothing to hand out), then hang up.
+	for deadline := time.Now().Add(10 * time.Second); !js.waits.waiting(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the get_work never started waiting")
+		}
+	}
+	nc.Close()
+	call(t, js, "add_work_units", b("ws"), []any{tuple{b("a"), m{}}})
+
+	// The waiting call leases the unit, then its reply finds the
+	// connection closed and the lease is released.
+	const released = "get_work reply not delivered; lease released"
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(logged.String(), released); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %q in the log:\n%s", released, logged.String())
+		}
+	}
+	expect(t, "a unit leased to an abandoned long-poll",
+		call(t, js, "get_work_unit_status", b("ws"), []any{b("a")}),
+		`128([[{'status': 1, 'expiration': null}], null])`)
+}
+
+// lockedBuffer is a bytes.Buffer safe for a logger and a test to share.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

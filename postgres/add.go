@@ -90,7 +90,7 @@ func insertIfNew(ctx context.Context, tx dbtx, nsID, spec int64, units []coordin
 		nbs[i] = notBefore(in, now)
 		grps[i] = groupCol(in.Group)
 	}
-	rows, err := tx.Query(ctx, unitsInsertNewSQL, spec, keys, texts, datas, prios, nbs, grps)
+	rows, err := tx.Query(ctx, unitsInsertNewSQL, spec, keys, texts, datas, prios, nbs, grps, now.UnixNano())
 	if err != nil {
 		return nil, err
 	}
@@ -313,7 +313,7 @@ func insertNewUnits(ctx context.Context, tx dbtx, spec int64, out []addedUnit, n
 		return nil
 	}
 	_, err := tx.Exec(ctx, unitsInsertSQL,
-		spec, keys, texts, datas, statuses, prios, nbs, expires, depFailed, grps)
+		spec, keys, texts, datas, statuses, prios, nbs, expires, depFailed, grps, now.UnixNano())
 	return err
 }
 
@@ -350,7 +350,7 @@ func updateExistingUnits(ctx context.Context, tx dbtx, spec int64, out []addedUn
 		return nil
 	}
 	_, err := tx.Exec(ctx, unitsReplaceSQL,
-		ukeys, datas, statuses, prios, hasPrio, nbs, clr, expires, depFailed, grps, spec)
+		ukeys, datas, statuses, prios, hasPrio, nbs, clr, expires, depFailed, grps, spec, now.UnixNano())
 	return err
 }
 

@@ -57,6 +57,8 @@ type Backend struct {
 	readAhead readAhead
 	cache     cacheKeeper // cachekeeper.go: readAhead, analyze, vacuum
 	live      *liveness
+	events    *transitions // unit transitions this process committed (events.go)
+	started   time.Time    // when New returned (stats.go's oldest available)
 
 	mu         sync.Mutex
 	namespaces map[string]*namespace // by name; ids never change once created
@@ -100,6 +102,8 @@ func New(ctx context.Context, url string, opts Options) (*Backend, error) {
 		log:        opts.Logger,
 		namespaces: map[string]*namespace{},
 		live:       newLiveness(cfg.ConnConfig.Copy(), opts.RequestTimeout, opts.Logger),
+		events:     newTransitions(),
+		started:    opts.Clock.Now(),
 	}
 	var buffers int
 	if err := pool.QueryRow(ctx, sharedBuffersSQL).Scan(&buffers); err != nil {
@@ -204,6 +208,21 @@ func (b *Backend) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 		}
 		b.log.Debug("postgres backend: retrying transaction", "attempt", attempt, "err", err)
 	}
+}
+
+// inTxCounted is inTx for a transaction that changes units: fn gets a
+// fresh countDelta on each attempt (and applies it), and the transitions
+// of the attempt that committed are counted (events.go).
+func (b *Backend) inTxCounted(ctx context.Context, fn func(tx pgx.Tx, d countDelta) error) error {
+	var d countDelta
+	err := b.inTx(ctx, func(tx pgx.Tx) error {
+		d = newCountDelta()
+		return fn(tx, d)
+	})
+	if err == nil {
+		b.events.committed(d.events)
+	}
+	return err
 }
 
 // errNotFound reports whether err is pgx.ErrNoRows.

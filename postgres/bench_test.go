@@ -82,6 +82,29 @@ func checkpoint(b *testing.B) {
 	}
 }
 
+// walMeter starts measuring the WAL the database writes (every session's:
+// the throwaway test server has no other users), a figure the machine's
+// load does not change; the returned func reports it per unit.
+func walMeter(b *testing.B) func(units int64) {
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, testURL(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var start string
+	if err := conn.QueryRow(ctx, "SELECT pg_current_wal_insert_lsn()::text").Scan(&start); err != nil {
+		b.Fatal(err)
+	}
+	return func(units int64) {
+		defer conn.Close(ctx)
+		var n float64
+		if err := conn.QueryRow(ctx, "SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), $1::pg_lsn)", start).Scan(&n); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(n/float64(units), "WAL-B/unit")
+	}
+}
+
 var benchData = func() coordinate.Data {
 	d, _ := cbor.Marshal(map[string]any{"url": "http://example.com/some/page", "n": 12345})
 	return d
@@ -115,6 +138,7 @@ func BenchmarkAdd(b *testing.B) {
 			fill(b, ns, "q", size)
 			const clients, batch = 4, 1000
 			var next atomic.Int64
+			wal := walMeter(b)
 			b.ResetTimer()
 			start := time.Now()
 			var wg sync.WaitGroup
@@ -141,6 +165,7 @@ func BenchmarkAdd(b *testing.B) {
 			}
 			wg.Wait()
 			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "units/s")
+			wal(int64(b.N))
 		})
 	}
 }
@@ -181,6 +206,7 @@ func benchDrain(b *testing.B, perCall, size, maxRunning int) {
 		clients = min(clients, 8)
 	}
 	var done atomic.Int64
+	wal := walMeter(b)
 	b.ResetTimer()
 	start := time.Now()
 	var wg sync.WaitGroup
@@ -218,4 +244,5 @@ func benchDrain(b *testing.B, perCall, size, maxRunning int) {
 	}
 	wg.Wait()
 	b.ReportMetric(float64(done.Load())/time.Since(start).Seconds(), "units/s")
+	wal(done.Load())
 }

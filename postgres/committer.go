@@ -273,6 +273,7 @@ func (c *committer) apply(batch []*commitItem) {
 	}
 	if err == nil {
 		c.fast.Add(int64(out.fast))
+		c.b.events.committed(out.events)
 		claimed := 0
 		for _, it := range batch {
 			if it.claim != nil {

@@ -16,20 +16,40 @@ type countKey struct {
 	status coordinate.Status
 }
 
-// countDelta accumulates changes to unit_count made by one transaction.
-type countDelta map[countKey]int64
+// countDelta accumulates the changes to unit_count made by one
+// transaction, and the unit transitions they are (for the daemon's
+// counters, events.go, once the transaction has committed). A copy shares
+// the maps: make one with newCountDelta.
+type countDelta struct {
+	cells  map[countKey]int64
+	events specEvents
+}
+
+func newCountDelta() countDelta {
+	return countDelta{cells: map[countKey]int64{}, events: specEvents{}}
+}
 
 // move records that one unit of spec went from status from to status to
 // (0 = did not exist / no longer exists).
 func (d countDelta) move(spec int64, from, to coordinate.Status) {
+	d.transition(spec, from, to, false)
+}
+
+// expire is move for a lease lapsing (from is PENDING).
+func (d countDelta) expire(spec int64, from, to coordinate.Status) {
+	d.transition(spec, from, to, true)
+}
+
+func (d countDelta) transition(spec int64, from, to coordinate.Status, expiry bool) {
 	if from == to {
 		return
 	}
+	d.events.note(spec, from, to, expiry)
 	if from != 0 {
-		d[countKey{spec, from}]--
+		d.cells[countKey{spec, from}]--
 	}
 	if to != 0 {
-		d[countKey{spec, to}]++
+		d.cells[countKey{spec, to}]++
 	}
 }
 
@@ -57,8 +77,8 @@ func (d countDelta) queue(b *pgx.Batch) {
 // statement is the call that applies d ("" when there is nothing to do):
 // unit_count_add (migration 0008) with the cells in (spec, status) order.
 func (d countDelta) statement() (string, []any) {
-	keys := make([]countKey, 0, len(d))
-	for k, n := range d {
+	keys := make([]countKey, 0, len(d.cells))
+	for k, n := range d.cells {
 		if n != 0 {
 			keys = append(keys, k)
 		}
@@ -76,7 +96,7 @@ func (d countDelta) statement() (string, []any) {
 	statuses := make([]int16, len(keys))
 	ns := make([]int64, len(keys))
 	for i, k := range keys {
-		specs[i], statuses[i], ns[i] = k.spec, int16(k.status), d[k]
+		specs[i], statuses[i], ns[i] = k.spec, int16(k.status), d.cells[k]
 	}
 	return "SELECT unit_count_add($1, $2, $3)", []any{specs, statuses, ns}
 }

@@ -61,6 +61,8 @@
 //     about Options.RequestTimeout instead of hanging them (liveness.go),
 //     while long work on a database that answers runs to its end; the
 //     backend's Ready answers the same question for /readyz.
+//   - The unit transition counters of Stats (events.go) are this process's:
+//     each daemon counts what its own transactions committed.
 //
 // Known limit: a claim sized from a spec read before control_work_spec set
 // max_running (from 0) in the same instant is not gated.

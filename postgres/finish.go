@@ -87,16 +87,19 @@ func (f fastFinishes) queue(b *pgx.Batch, updates []*updateRequest) {
 	queueResolveFinished(b, units, latest)
 }
 
-// read reads finish.sql's answer: which updates it applied.
-func (f fastFinishes) read(br pgx.BatchResults, n int) ([]bool, error) {
+// read reads finish.sql's answer: which updates it applied, each a unit
+// of its spec finished (counted in events).
+func (f fastFinishes) read(br pgx.BatchResults, n int, events specEvents) ([]bool, error) {
 	done := make([]bool, n)
 	rows, err := br.Query()
 	if err != nil {
 		return nil, err
 	}
 	var req int32
-	if _, err := pgx.ForEachRow(rows, []any{&req}, func() error {
+	var spec int64
+	if _, err := pgx.ForEachRow(rows, []any{&req, &spec}, func() error {
 		done[req] = true
+		events.of(spec).Finished++
 		return nil
 	}); err != nil {
 		return nil, err

@@ -213,7 +213,7 @@ func (ns *namespace) claim(ctx context.Context, spec specRow, n int, maxBytes in
 func (ns *namespace) claimContinuous(ctx context.Context, spec specRow, worker coordinate.Name, now, expires time.Time) ([]coordinate.Attempt, error) {
 	key := coordinate.ContinuousKey(now)
 	var as []coordinate.Attempt
-	err := ns.b.inTx(ctx, func(tx pgx.Tx) error {
+	err := ns.b.inTxCounted(ctx, func(tx pgx.Tx, d countDelta) error {
 		as = nil
 		if spec.spec.Meta.MaxRunning != 0 {
 			room, err := lockMaxRunning(ctx, tx, spec.id) // maxrunning.go
@@ -244,7 +244,6 @@ func (ns *namespace) claimContinuous(ctx context.Context, spec specRow, worker c
 			ns.id, bytesOf(worker.Bytes), now.UnixNano(), spec.id, bytesOf(key.Bytes)); err != nil {
 			return err
 		}
-		d := countDelta{}
 		d.move(spec.id, 0, coordinate.StatusPending)
 		if err := d.apply(ctx, tx); err != nil {
 			return err

@@ -150,7 +150,7 @@ func (ns *namespace) CancelGroup(ctx context.Context, group string) (int, error)
 		return 0, err
 	}
 	var cancelled int
-	err := ns.b.inTx(ctx, func(tx pgx.Tx) error {
+	err := ns.b.inTxCounted(ctx, func(tx pgx.Tx, d countDelta) error {
 		cancelled = 0
 		rows, err := tx.Query(ctx, groupUnfinishedUnitsSQL, ns.id, bytesOf(group))
 		if err != nil {
@@ -166,7 +166,6 @@ func (ns *namespace) CancelGroup(ctx context.Context, group string) (int, error)
 			data   []byte
 			status int16
 		)
-		d := countDelta{}
 		if _, err := pgx.ForEachRow(rows, []any{&spec, &sname, &key, &data, &status}, func() error {
 			d.move(spec, coordinate.Status(status), coordinate.StatusFailed)
 			units.add(spec, key)

@@ -37,10 +37,9 @@ func (ns *namespace) ImportWorkSpec(ctx context.Context, in *coordinate.Imported
 		attempts             = make([]int32, n)
 	)
 	keys, datas, workers = make([][]byte, n), make([][]byte, n), make([][]byte, n)
-	d := countDelta{}
+	now := ns.now().UnixNano() // AVAILABLE units are so since the import
 	var id int64
-	err = ns.b.inTx(ctx, func(tx pgx.Tx) error {
-		clear(d)
+	err = ns.b.inTxCounted(ctx, func(tx pgx.Tx, d countDelta) error {
 		err := tx.QueryRow(ctx, importSpecSQL,
 			ns.id, bytesOf(name.Bytes), name.Text, []byte(in.Definition),
 			meta.Priority, meta.Weight, meta.Paused, meta.Continuous, meta.CanBeContinuous,
@@ -73,7 +72,7 @@ func (ns *namespace) ImportWorkSpec(ctx context.Context, in *coordinate.Imported
 			hi := min(n, lo+importBatch)
 			_, err = tx.Exec(ctx, importUnitsSQL,
 				id, keys[lo:hi], keyTexts[lo:hi], datas[lo:hi], statuses[lo:hi], prios[lo:hi],
-				expires[lo:hi], workers[lo:hi], workerTexts[lo:hi], attempts[lo:hi])
+				expires[lo:hi], workers[lo:hi], workerTexts[lo:hi], attempts[lo:hi], now)
 			if err != nil {
 				return fmt.Errorf("postgres import work spec %q: units: %w", name.Bytes, err)
 			}

@@ -38,6 +38,9 @@ import (
 type batchOutcome struct {
 	again []bool // by batch index: updates left to run through the general path
 	fast  int    // updates the fast path applied
+	// events are the batch's unit transitions, counted once it commits
+	// (events.go).
+	events specEvents
 }
 
 // batchPlan is stage 1: the batch taken apart.
@@ -112,9 +115,14 @@ func (p *batchPlan) readFirstTrip(b *Backend, br pgx.BatchResults, out *batchOut
 			return nil, err
 		}
 		b.cache.claimed(grp)
+		for _, cl := range grp {
+			if n := len(cl.attempts); n > 0 {
+				out.events.of(cl.spec.id).Leased += uint64(n)
+			}
+		}
 	}
 	if len(p.fast.reqs) > 0 {
-		done, err := p.fast.read(br, len(p.updates))
+		done, err := p.fast.read(br, len(p.updates), out.events)
 		if err != nil {
 			return nil, err
 		}
@@ -157,6 +165,7 @@ func (p *batchPlan) compute(ctx context.Context, conn *pgxpool.Conn, locked *loc
 func (c *committer) runBatch(ctx context.Context, batch []*commitItem, results []error) (out batchOutcome, err error) {
 	p := planBatch(batch, results) // 1
 	out.again = make([]bool, len(batch))
+	out.events = specEvents{}
 
 	conn, err := c.b.pool.Acquire(ctx)
 	if err != nil {
@@ -207,5 +216,8 @@ func (c *committer) runBatch(ctx context.Context, batch []*commitItem, results [
 		}
 	}
 	inTx = false
+	for spec, ev := range after.events { // the general path's and run's
+		out.events.of(spec).Add(ev)
+	}
 	return out, nil
 }

@@ -114,3 +114,43 @@ func TestCandidatesUseCountIndex(t *testing.T) {
 		}
 	}
 }
+
+// TestOldestAvailablePlanProbesIndex: Stats reads each spec's oldest
+// AVAILABLE unit as the first entry of work_unit_available_since (one
+// probe per spec), never by reading the spec's available units.
+func TestOldestAvailablePlanProbesIndex(t *testing.T) {
+	e := newFastEnv(t)
+	e.spec(map[string]any{"name": "s"})
+	e.add("s", numbered(10000)...)
+	e.exec("ANALYZE work_unit")
+	var plan string
+	for _, line := range e.rows("EXPLAIN "+oldestAvailSQL, e.b.namespaces[""].id) {
+		plan += line + "\n"
+	}
+	if !strings.Contains(plan, "Limit") || !strings.Contains(plan, "work_unit_available_since") ||
+		strings.Contains(plan, "Sort") || strings.Contains(plan, "Seq Scan on work_unit") {
+		t.Errorf("stats_oldest_available does not probe work_unit_available_since:\n%s", plan)
+	}
+}
+
+// exec runs a statement, failing the test on an error.
+func (e *fastEnv) exec(sql string, args ...any) {
+	e.t.Helper()
+	if _, err := e.b.pool.Exec(e.t.Context(), sql, args...); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// rows runs a query whose rows are one string each.
+func (e *fastEnv) rows(sql string, args ...any) []string {
+	e.t.Helper()
+	rows, err := e.b.pool.Query(e.t.Context(), sql, args...)
+	if err == nil {
+		var out []string
+		if out, err = pgx.CollectRows(rows, pgx.RowTo[string]); err == nil {
+			return out
+		}
+	}
+	e.t.Fatal(err)
+	return nil
+}

@@ -176,7 +176,7 @@ func (ns *namespace) ControlWorkSpec(ctx context.Context, name string, control c
 }
 
 func (ns *namespace) DeleteWorkSpec(ctx context.Context, name string) error {
-	return ns.b.inTx(ctx, func(tx pgx.Tx) error {
+	return ns.b.inTxCounted(ctx, func(tx pgx.Tx, d countDelta) error {
 		tag, err := tx.Exec(ctx, specDeleteSQL, ns.id, bytesOf(name))
 		if err != nil {
 			return fmt.Errorf("postgres delete work spec %q: %w", name, err)
@@ -185,7 +185,7 @@ func (ns *namespace) DeleteWorkSpec(ctx context.Context, name string) error {
 			return fmt.Errorf("%w %q", coordinate.ErrNoSuchWorkSpec, name)
 		}
 		// Units of other specs waiting for the deleted units fail.
-		d, g := countDelta{}, groupBumps{}
+		g := groupBumps{}
 		if err := ns.failDependentsOfDeleted(ctx, tx, name, nil, d, g); err != nil {
 			return fmt.Errorf("postgres delete work spec %q: %w", name, err)
 		}

@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -16,6 +15,8 @@ import (
 // The statements, from sql/stats.sql (workerUnitsSQL: sql/workers.sql).
 var (
 	statsSpecsSQL     = namedSQL("stats_specs")
+	specsExistingSQL  = namedSQL("specs_existing")
+	oldestAvailSQL    = namedSQL("stats_oldest_available")
 	groupSpecsSQL     = namedSQL("group_specs")
 	groupSpecUnitsSQL = namedSQL("group_spec_units")
 	workerUnitsSQL    = namedSQL("worker_units")
@@ -31,10 +32,15 @@ var (
 	_ coordinate.WorkerUnitLister = (*namespace)(nil)
 )
 
-// Stats implements coordinate.StatsReader. Unit transitions (Events) and
-// OldestAvailable are not tracked by this backend (nil and zero).
+// Stats implements coordinate.StatsReader. Events are the transitions
+// this process committed (events.go); OldestAvailable comes from
+// work_unit_available_since (migration 0009).
 func (ns *namespace) Stats(ctx context.Context) (*coordinate.NamespaceStats, error) {
-	if err := ns.b.expireLeases(ctx, ns.now()); err != nil {
+	now := ns.now()
+	if err := ns.b.expireLeases(ctx, now); err != nil {
+		return nil, err
+	}
+	if err := ns.b.pruneEvents(ctx); err != nil {
 		return nil, err
 	}
 	rows, err := ns.b.pool.Query(ctx, statsSpecsSQL, ns.id)
@@ -55,6 +61,7 @@ func (ns *namespace) Stats(ctx context.Context) (*coordinate.NamespaceStats, err
 			out.Specs = append(out.Specs, coordinate.SpecStats{
 				Name:   coordinate.Name{Bytes: string(name), Text: text},
 				Paused: paused, Continuous: contin,
+				Events: ns.b.events.read(id),
 			})
 		}
 		if status != nil && n != nil && coordinate.Status(*status).Valid() {
@@ -64,7 +71,66 @@ func (ns *namespace) Stats(ctx context.Context) (*coordinate.NamespaceStats, err
 	}); err != nil {
 		return nil, fmt.Errorf("postgres stats: %w", err)
 	}
+	oldest, err := ns.oldestAvailable(ctx, now)
+	if err != nil {
+		return nil, err
+	}
+	for i := range out.Specs {
+		out.Specs[i].OldestAvailable = oldest[out.Specs[i].Name.Bytes]
+	}
 	return out, nil
+}
+
+// oldestAvailable returns, by spec name, when the unit of each spec that
+// has been runnable AVAILABLE the longest became so: units AVAILABLE since
+// before migration 0009 count from this backend's start; a spec whose
+// earliest time is after now has only delayed units.
+func (ns *namespace) oldestAvailable(ctx context.Context, now time.Time) (map[string]time.Time, error) {
+	rows, err := ns.b.pool.Query(ctx, oldestAvailSQL, ns.id)
+	if err != nil {
+		return nil, fmt.Errorf("postgres stats: oldest available: %w", err)
+	}
+	out := map[string]time.Time{}
+	var (
+		name  []byte
+		since *int64
+	)
+	if _, err := pgx.ForEachRow(rows, []any{&name, &since}, func() error {
+		t := ns.b.started
+		if since != nil {
+			t = time.Unix(0, *since)
+		}
+		if !t.After(now) {
+			out[string(name)] = t
+		}
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("postgres stats: oldest available: %w", err)
+	}
+	return out, nil
+}
+
+// pruneEvents drops the transition counters of deleted specs once they
+// fill the bound (events.go).
+func (b *Backend) pruneEvents(ctx context.Context) error {
+	ids, full := b.events.full()
+	if !full {
+		return nil
+	}
+	rows, err := b.pool.Query(ctx, specsExistingSQL, ids)
+	if err != nil {
+		return fmt.Errorf("postgres stats: %w", err)
+	}
+	live := make(map[int64]bool, len(ids))
+	var id int64
+	if _, err := pgx.ForEachRow(rows, []any{&id}, func() error {
+		live[id] = true
+		return nil
+	}); err != nil {
+		return fmt.Errorf("postgres stats: %w", err)
+	}
+	b.events.drop(ids, live)
+	return nil
 }
 
 // GroupUnits implements coordinate.GroupLister through the work_unit_group
@@ -135,13 +201,3 @@ func (b *Backend) PoolStats() *pgxpool.Stat { return b.pool.Stat() }
 func (b *Backend) CommitBatchSizes() *histo.Histogram { return b.commits.batches }
 
 func newCommitBatchHistogram() *histo.Histogram { return histo.Exponential(1, 2, 10) }
-
-// Ping checks that the database answers, for readiness probes.
-func (b *Backend) Ping(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	if err := b.pool.Ping(ctx); err != nil {
-		return fmt.Errorf("postgres: %s", strings.TrimSpace(err.Error()))
-	}
-	return nil
-}

@@ -90,35 +90,53 @@ func (b *Backend) sweepAll(ctx context.Context, now time.Time) error {
 		return err
 	}
 	for {
-		var n int64
-		if err := b.pool.QueryRow(ctx, sweepSQL, now.UnixNano(), sweepBatch).Scan(&n); err != nil {
-			if retryable(err) {
-				continue
-			}
+		n, err := b.sweepOnce(ctx, now)
+		if retryable(err) {
+			continue
+		}
+		if err != nil {
 			return fmt.Errorf("postgres lease expiry: %w", err)
 		}
 		if n < sweepBatch {
 			break
 		}
 	}
-	if err := b.inTx(ctx, func(tx pgx.Tx) error { return expireExhausted(ctx, tx, now) }); err != nil {
+	if err := b.inTxCounted(ctx, func(tx pgx.Tx, d countDelta) error { return expireExhausted(ctx, tx, now, d) }); err != nil {
 		return fmt.Errorf("postgres lease expiry (max_retries): %w", err)
 	}
 	return nil
+}
+
+// sweepOnce runs sweep.sql once and counts the leases it expired.
+func (b *Backend) sweepOnce(ctx context.Context, now time.Time) (int64, error) {
+	rows, err := b.pool.Query(ctx, sweepSQL, now.UnixNano(), sweepBatch)
+	if err != nil {
+		return 0, err
+	}
+	expired := specEvents{}
+	var total, spec, n int64
+	if _, err := pgx.ForEachRow(rows, []any{&spec, &n}, func() error {
+		expired.of(spec).Expired += uint64(n)
+		total += n
+		return nil
+	}); err != nil {
+		return 0, err
+	}
+	b.events.committed(expired)
+	return total, nil
 }
 
 // expireExhausted expires the leases sweep.sql leaves alone: those of
 // units whose spec's max_retries is used up (coordinate.RetriesExhausted,
 // in SQL), which coordinate.ExpireLease fails (status FAILED, completion
 // time now, data with traceback "too many retries", the worker kept).
-func expireExhausted(ctx context.Context, tx pgx.Tx, now time.Time) error {
+func expireExhausted(ctx context.Context, tx pgx.Tx, now time.Time, d countDelta) error {
 	rows, err := tx.Query(ctx, leasesExhaustedSQL, now.UnixNano())
 	if err != nil {
 		return err
 	}
 	var units rowKeys
 	var datas [][]byte
-	d := countDelta{}
 	var spec int64
 	var key, data []byte
 	var attempts, maxRetries int32
@@ -129,7 +147,7 @@ func expireExhausted(ctx context.Context, tx pgx.Tx, now time.Time) error {
 		}
 		units.add(spec, key)
 		datas = append(datas, st.Data)
-		d.move(spec, coordinate.StatusPending, st.Status)
+		d.expire(spec, coordinate.StatusPending, st.Status)
 		return nil
 	}); err != nil {
 		return err

@@ -83,13 +83,13 @@ func (ns *namespace) AddWorkUnits(ctx context.Context, spec string, units []coor
 	units = dedupeUnits(units)
 	now := ns.now()
 	var id int64
-	err := ns.b.inTx(ctx, func(tx pgx.Tx) error {
+	err := ns.b.inTxCounted(ctx, func(tx pgx.Tx, d countDelta) error {
 		var err error
 		id, err = ns.specID(ctx, tx, spec)
 		if err != nil {
 			return err
 		}
-		d, g := countDelta{}, groupBumps{}
+		g := groupBumps{}
 		failed, unfailed, err := addUnits(ctx, tx, ns.id, id, spec, units, now, d, g)
 		if err != nil {
 			if errors.Is(err, coordinate.ErrCycle) {
@@ -262,7 +262,7 @@ func (ns *namespace) DeleteWorkUnits(ctx context.Context, spec string, query coo
 		return 0, err
 	}
 	var deleted int
-	err := ns.b.inTx(ctx, func(tx pgx.Tx) error {
+	err := ns.b.inTxCounted(ctx, func(tx pgx.Tx, d countDelta) error {
 		deleted = 0
 		id, err := ns.specID(ctx, tx, spec)
 		if err != nil {
@@ -288,7 +288,6 @@ func (ns *namespace) DeleteWorkUnits(ctx context.Context, spec string, query coo
 		if err != nil {
 			return err
 		}
-		d := countDelta{}
 		var status int16
 		var key []byte
 		var keys [][]byte
@@ -355,7 +354,7 @@ func (ns *namespace) Archive(ctx context.Context, names []string, policy coordin
 		if err != nil {
 			return err
 		}
-		d := countDelta{}
+		d := newCountDelta()
 		var specIDs []int64
 		var statuses []int16
 		var counts []int64
@@ -363,7 +362,7 @@ func (ns *namespace) Archive(ctx context.Context, names []string, policy coordin
 		var status int16
 		var n int64
 		if _, err := pgx.ForEachRow(rows, []any{&spec, &status, &n}, func() error {
-			d[countKey{spec, coordinate.Status(status)}] -= n
+			d.cells[countKey{spec, coordinate.Status(status)}] -= n
 			specIDs = append(specIDs, spec)
 			statuses = append(statuses, status)
 			counts = append(counts, n)

@@ -68,6 +68,7 @@ type lockedUnit struct {
 	stored     coordinate.Status // status in the database before this batch
 	dirty      bool
 	completed  bool
+	expired    bool // its lease lapsed in this batch (expireInGo)
 	// outstanding: some worker has the unit in its outstanding set.
 	outstanding bool
 	key         string
@@ -145,6 +146,7 @@ type afterUpdates struct {
 	failed   []unitKey
 	unfailed []unitKey
 	now      time.Time
+	events   specEvents // the batch's transitions, with those run adds
 }
 
 func (a *afterUpdates) empty() bool {
@@ -153,7 +155,8 @@ func (a *afterUpdates) empty() bool {
 
 // run applies the leftover work inside the batch's transaction.
 func (a *afterUpdates) run(ctx context.Context, tx dbtx) error {
-	d, g := countDelta{}, groupBumps{}
+	d, g := newCountDelta(), groupBumps{}
+	d.events = a.events
 	failed, err := withDependents(ctx, tx, a.failed)
 	if err != nil {
 		return err
@@ -197,8 +200,8 @@ func (a *afterUpdates) run(ctx context.Context, tx dbtx) error {
 func applyUpdates(ctx context.Context, tx dbtx, batch []*updateRequest, locked *lockedUnits, results []error, out *pgx.Batch) (*afterUpdates, error) {
 	units := locked.byAddr
 	ordered := locked.ordered
-	d, g := countDelta{}, groupBumps{}
-	after := &afterUpdates{}
+	d, g := newCountDelta(), groupBumps{}
+	after := &afterUpdates{events: d.events}
 	var chains []chainJob
 	lastNow := map[*lockedUnit]time.Time{}
 	for i, r := range batch {
@@ -253,12 +256,13 @@ func applyUpdates(ctx context.Context, tx dbtx, batch []*updateRequest, locked *
 		expiresCol, leaseIDs []*int64
 		workerTexts          []*bool
 		finished             []unitKey
+		nows                 []int64
 	)
 	for _, lu := range ordered {
 		if !lu.dirty {
 			continue
 		}
-		d.move(lu.specID, lu.stored, lu.st.Status)
+		d.transition(lu.specID, lu.stored, lu.st.Status, lu.expired)
 		if lu.stored != lu.st.Status {
 			now := lastNow[lu]
 			g.bump(lu.nsID, lu.grp, now)
@@ -283,13 +287,14 @@ func applyUpdates(ctx context.Context, tx dbtx, batch []*updateRequest, locked *
 		workers = append(workers, w)
 		workerTexts = append(workerTexts, wt)
 		leaseIDs = append(leaseIDs, lu.leaseID)
+		nows = append(nows, lastNow[lu].UnixNano())
 		if lu.completed && lu.st.Status.Completed() && lu.outstanding {
 			completed.add(lu.specID, []byte(lu.key))
 		}
 	}
 	if written.len() > 0 {
 		out.Queue(writeUnitsSQL,
-			written.specs, written.keys, statuses, datas, expiresCol, workers, workerTexts, leaseIDs)
+			written.specs, written.keys, statuses, datas, expiresCol, workers, workerTexts, leaseIDs, nows)
 	}
 	if completed.len() > 0 {
 		out.Queue(unlistSQL, completed.specs, completed.keys)
@@ -308,6 +313,7 @@ func expireInGo(lu *lockedUnit, now time.Time) {
 		return
 	}
 	lu.dirty = true
+	lu.expired = true
 	lu.leaseID = nil
 	lu.st = coordinate.ExpireLease(lu.st, lu.attempts, lu.maxRetries, now)
 	lu.completed = lu.completed || lu.st.Status.Completed()

@@ -1,8 +1,6 @@
 package web
 
 import (
-	"context"
-
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/coordinated/coordinated/internal/histo"
@@ -16,12 +14,10 @@ type (
 	journaled interface {
 		JournalStats() journal.Stats
 		SnapshotSeconds() *histo.Histogram
-		Failed() <-chan struct{}
 	}
 	// pooled is the PostgreSQL backend.
 	pooled interface {
 		PoolStats() *pgxpool.Stat
 		CommitBatchSizes() *histo.Histogram
-		Ping(ctx context.Context) error
 	}
 )

@@ -2,9 +2,10 @@ package web
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"time"
+
+	"github.com/coordinated/coordinated/coordinate"
 )
 
 // handleHealthz answers 200 while the process serves HTTP at all.
@@ -13,8 +14,9 @@ func (s *Server) handleHealthz(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write([]byte("ok\n"))
 }
 
-// handleReadyz answers 200 when the backend can serve requests (the
-// journal has not failed; PostgreSQL answers) and 503 otherwise.
+// handleReadyz answers 200 when the backend can serve requests (its
+// coordinate.ReadyChecker: the journal has not failed; PostgreSQL
+// answers) and 503 otherwise.
 func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
@@ -26,21 +28,16 @@ func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write([]byte("ready\n"))
 }
 
-var errJournalFailed = errors.New("the journal failed: changes are refused until the daemon restarts")
+// readyTimeout bounds a readiness check.
+const readyTimeout = 5 * time.Second
 
-// ready checks the backend, then that the namespace answers a read.
+// ready asks the backend (coordinate.ReadyChecker, when it is one), then
+// checks that the namespace answers a read.
 func (s *Server) ready(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
 	defer cancel()
-	switch b := s.opts.Backend.(type) {
-	case journaled:
-		select {
-		case <-b.Failed(): // nil for a volatile backend: never ready
-			return errJournalFailed
-		default:
-		}
-	case pooled:
-		if err := b.Ping(ctx); err != nil {
+	if rc, ok := s.opts.Backend.(coordinate.ReadyChecker); ok {
+		if err := rc.Ready(ctx); err != nil {
 			return err
 		}
 	}

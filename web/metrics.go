@@ -57,7 +57,7 @@ var eventNames = []string{"added", "leased", "finished", "failed", "retried", "e
 
 func init() {
 	for _, e := range eventNames {
-		descEvents[e] = desc("coordinated_work_units_"+e+"_total", "Work units "+e+" in the spec since the daemon started (memory backend).", "spec")
+		descEvents[e] = desc("coordinated_work_units_"+e+"_total", "Work units "+e+" in the spec since the daemon started, by this daemon (sum over the daemons sharing a PostgreSQL database).", "spec")
 	}
 }
 
@@ -170,13 +170,7 @@ func foldSpec(o *coordinate.SpecStats, sp coordinate.SpecStats) {
 		if o.Events == nil {
 			o.Events = &coordinate.SpecEvents{}
 		}
-		e := o.Events
-		e.Added += sp.Events.Added
-		e.Leased += sp.Events.Leased
-		e.Finished += sp.Events.Finished
-		e.Failed += sp.Events.Failed
-		e.Retried += sp.Events.Retried
-		e.Expired += sp.Events.Expired
+		o.Events.Add(sp.Events)
 	}
 }
 

@@ -1,25 +1,36 @@
 package web
 
 import (
+	"context"
+	"errors"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
 
-	"github.com/coordinated/coordinated/internal/histo"
-	"github.com/coordinated/coordinated/journal"
+	"github.com/coordinated/coordinated/coordinate"
 	"github.com/coordinated/coordinated/memory"
 )
 
-// failedJournal is a memory backend whose journal has failed.
-type failedJournal struct{ *memory.Backend }
+// notReady is a backend whose coordinate.ReadyChecker says no.
+type notReady struct {
+	*memory.Backend
+	err error
+}
 
-func (failedJournal) JournalStats() journal.Stats       { return journal.Stats{} }
-func (failedJournal) SnapshotSeconds() *histo.Histogram { return nil }
-func (failedJournal) Failed() <-chan struct{} {
-	c := make(chan struct{})
-	close(c)
-	return c
+func (b notReady) Ready(context.Context) error { return b.err }
+
+// readyz fetches /readyz from a server on backend b.
+func readyz(t *testing.T, b coordinate.Backend) (int, string) {
+	t.Helper()
+	ns, err := b.Namespace(t.Context(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	New(Options{Namespace: ns, Backend: b, Logger: quietLog()}).ServeHTTP(rec, httptest.NewRequest("GET", "/readyz", nil))
+	return rec.Code, rec.Body.String()
 }
 
 func TestProbes(t *testing.T) {
@@ -33,11 +44,26 @@ func TestProbes(t *testing.T) {
 	if code, _ := f.get("/debug/pprof/"); code != http.StatusNotFound {
 		t.Errorf("pprof served without -httpd-pprof: %d", code)
 	}
+	// /readyz answers what the backend's coordinate.ReadyChecker says.
 	mb := memory.New(memory.Options{})
-	ns, _ := mb.Namespace(f.ctx, "")
-	s := New(Options{Namespace: ns, Backend: failedJournal{mb}, Logger: quietLog()})
-	if err := s.ready(f.ctx); err != errJournalFailed {
-		t.Errorf("ready with a failed journal = %v, want %v", err, errJournalFailed)
+	if code, body := readyz(t, mb); code != http.StatusOK || body != "ready\n" {
+		t.Errorf("/readyz on a volatile memory backend = %d %q, want 200", code, body)
+	}
+	down := errors.New("the journal failed")
+	if code, body := readyz(t, notReady{mb, down}); code != http.StatusServiceUnavailable || body != "not ready: the journal failed\n" {
+		t.Errorf("/readyz on a backend that is not ready = %d %q, want 503 with its reason", code, body)
+	}
+}
+
+// TestReadyzPostgres: /readyz asks the PostgreSQL backend's liveness
+// check (its coordinate.ReadyChecker).
+func TestReadyzPostgres(t *testing.T) {
+	f := newFixture(t, fixtureOpts{postgres: true})
+	if _, ok := f.web.opts.Backend.(coordinate.ReadyChecker); !ok {
+		t.Fatalf("the PostgreSQL backend %T is no coordinate.ReadyChecker", f.web.opts.Backend)
+	}
+	if code, body := f.get("/readyz"); code != http.StatusOK || body != "ready\n" {
+		t.Errorf("/readyz = %d %q, want 200", code, body)
 	}
 }
 

@@ -15,6 +15,7 @@ var statsTests = []test{
 	{"Counts", testStatsCounts},
 	{"Events", testStatsEvents},
 	{"OldestAvailable", testStatsOldestAvailable},
+	{"OldestAvailablePaths", testStatsOldestAvailablePaths},
 	{"GroupUnits", testStatsGroupUnits},
 	{"WorkerUnits", testStatsWorkerUnits},
 }
@@ -75,7 +76,7 @@ func testStatsCounts(e *env) {
 	}
 }
 
-// testStatsEvents: transition counters, when the backend keeps them.
+// testStatsEvents: transition counters (every backend keeps them).
 func testStatsEvents(e *env) {
 	e.spec(m{"name": "s", "then": "t", "max_retries": 1})
 	e.spec(m{"name": "t"})
@@ -91,7 +92,7 @@ func testStatsEvents(e *env) {
 	st := e.stats()
 	ev := st["s"].Events
 	if ev == nil {
-		return // not kept by this backend (the memory backend's own tests require them)
+		e.t.Fatal("Stats reports no transition counters for spec s")
 	}
 	want := coordinate.SpecEvents{Added: 4, Leased: 3, Finished: 1, Failed: 1, Retried: 1, Expired: 3}
 	if *ev != want {
@@ -112,9 +113,7 @@ func testStatsOldestAvailable(e *env) {
 	high.Priority = ptr(10.0)
 	e.add("s", high)
 	st := e.stats()
-	if got := st["s"].OldestAvailable; got.IsZero() {
-		return // not tracked by this backend (the memory backend's own tests require it)
-	} else if !got.Equal(Epoch) {
+	if got := st["s"].OldestAvailable; !got.Equal(Epoch) {
 		e.t.Errorf("oldest available of s = %v, want %v (the first unit's add)", got, Epoch)
 	}
 	if got := st["empty"].OldestAvailable; !got.IsZero() {
@@ -124,6 +123,48 @@ func testStatsOldestAvailable(e *env) {
 	e.workOne("w") // takes "old"
 	if got := e.stats()["s"].OldestAvailable; !got.IsZero() {
 		e.t.Errorf("oldest available with nothing available = %v, want zero", got)
+	}
+}
+
+// testStatsOldestAvailablePaths: a unit is AVAILABLE since it was added,
+// its delay ended, its lease lapsed, it was retried or its last
+// dependency finished.
+func testStatsOldestAvailablePaths(e *env) {
+	e.spec(m{"name": "s"})
+	e.spec(m{"name": "d"})
+	oldest := func(spec string, want time.Duration) {
+		e.t.Helper()
+		got := e.stats()[spec].OldestAvailable
+		switch {
+		case want < 0 && !got.IsZero():
+			e.t.Errorf("oldest available of %s = %v, want none", spec, got)
+		case want >= 0 && !got.Equal(Epoch.Add(want)):
+			e.t.Errorf("oldest available of %s = %v, want %v", spec, got, Epoch.Add(want))
+		}
+	}
+	delayed := e.unit("late", m{})
+	delayed.Delay = time.Hour
+	e.add("s", delayed)
+	oldest("s", -1) // only a delayed unit
+	e.addKeys("s", "a")
+	e.clock.Add(10 * time.Second)
+	e.add("d", e.dep("x", "a")) // BLOCKED on s/a
+	oldest("s", 0)
+	oldest("d", -1)
+	e.work(coordinate.WorkRequest{Worker: text("w"), MaxJobs: 1, WorkSpecs: []string{"s"}, LeaseTime: time.Minute}) // a
+	oldest("s", -1)
+	e.clock.Add(2 * time.Minute) // a's lease lapses
+	oldest("s", 130*time.Second)
+	e.clock.Add(10 * time.Second)
+	e.finish("s", "a", nil) // x's last dependency
+	oldest("d", 140*time.Second)
+	e.fail("d", "x")
+	e.clock.Add(10 * time.Second)
+	e.update("d", "x", coordinate.WorkUnitUpdate{Status: coordinate.StatusAvailable}) // retried
+	oldest("d", 150*time.Second)
+	e.clock.Add(time.Hour) // the delay ended at 1h; a backend may notice it later
+	if got := e.stats()["s"].OldestAvailable; got.Before(Epoch.Add(time.Hour)) || got.After(e.clock.Now()) {
+		e.t.Errorf("oldest available of s = %v, want from %v (its delay's end) to now", got, Epoch.Add(time.Hour))
 	}
 }
 

@@ -1,11 +1,13 @@
 -- Leases up to $3 of the best units of spec $1 that can be handed out at
 -- $2 (now, ns), their data within $8 bytes, to worker ($5, $6) until $4,
 -- skipping rows other transactions hold, so concurrent callers never wait
--- for each other nor get the same unit. Keeps unit_count (in this connection's slot) and,
--- when the worker is registered in namespace $7, its outstanding set, and
--- the progress of the units' groups in step. The picked keys are updated
+-- for each other nor get the same unit. Keeps unit_count (in this
+-- connection's slot) and, when the worker is registered in namespace $7,
+-- its outstanding set, and the progress of the units' groups in step. The picked keys are updated
 -- through an array so the plan is the primary key's index whatever LIMIT
 -- the planner assumes (committer transactions use generic plans).
+-- available_since (migration 0009) is cleared: it means nothing once the
+-- unit is leased, and a row version without it is 8 bytes smaller.
 WITH locked AS (
     SELECT key, priority, octet_length(data) AS size FROM work_unit
     WHERE spec_id = $1 AND status = 1 AND (not_before IS NULL OR not_before <= $2)
@@ -22,7 +24,7 @@ WITH locked AS (
     ) b WHERE nth = 1 OR $8::bigint = 0 OR upto <= $8::bigint
 ), leased AS (
     UPDATE work_unit u SET status = 3, expires = $4, worker = $5, worker_text = $6,
-        lease_id = nextval('lease_id_seq'), attempts = u.attempts + 1
+        lease_id = nextval('lease_id_seq'), attempts = u.attempts + 1, available_since = NULL
     WHERE u.spec_id = $1 AND u.key = ANY (ARRAY(SELECT key FROM picked))
     RETURNING u.key, u.key_text, u.data, u.priority, u.lease_id, u.grp
 ), counted AS (

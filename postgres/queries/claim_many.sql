@@ -17,7 +17,8 @@ WITH picked AS (
     WHERE a.key IS NOT NULL
 ), leased AS (
     UPDATE work_unit u SET status = 3, expires = slots.expires, worker = slots.worker,
-        worker_text = slots.worker_text, lease_id = nextval('lease_id_seq'), attempts = u.attempts + 1
+        worker_text = slots.worker_text, lease_id = nextval('lease_id_seq'), attempts = u.attempts + 1,
+        available_since = NULL
     FROM slots
     WHERE u.spec_id = $1 AND u.key = slots.key
     RETURNING u.key, u.key_text, u.data, u.priority, u.lease_id, u.grp, u.worker, slots.req

@@ -8,7 +8,8 @@
 -- returned; the committer runs it through the general path (update.go),
 -- which also gives the errors. The transition is coordinate.ApplyUpdate's
 -- PENDING + FINISHED: completion time in expires, worker kept, lease gone.
--- Keeps unit_count (this connection's slot), the workers' outstanding
+-- Answers each applied request's index and spec id. Keeps unit_count
+-- (this connection's slot), the workers' outstanding
 -- sets and group progress in step. Edges to the finished units are
 -- resolved by the next statement, which sees edges committed while this
 -- one waited for a row.
@@ -49,4 +50,4 @@ WITH r AS (
     ON CONFLICT (namespace_id, name) DO UPDATE
     SET last_progress = GREATEST(unit_group.last_progress, EXCLUDED.last_progress)
 )
-SELECT req FROM done
+SELECT req, spec_id FROM done

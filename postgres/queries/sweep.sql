@@ -6,7 +6,8 @@
 -- calls ExpireLease itself (their data changes). Rows
 -- another transaction holds are skipped (that transaction is changing them
 -- anyway). Keeps unit_count in step. $2 is the most rows to expire at
--- once.
+-- once. The units are AVAILABLE since $1 (available_since, migration
+-- 0009). Answers how many leases it expired, by spec.
 WITH expired AS (
     SELECT u.spec_id, u.key FROM work_unit u JOIN work_spec s ON s.id = u.spec_id
     WHERE u.status = 3 AND u.expires < $1
@@ -15,7 +16,7 @@ WITH expired AS (
     LIMIT $2
     FOR UPDATE OF u SKIP LOCKED
 ), upd AS (
-    UPDATE work_unit u SET status = 1, expires = NULL, worker = NULL, worker_text = NULL, lease_id = NULL
+    UPDATE work_unit u SET status = 1, available_since = GREATEST($1, u.not_before), expires = NULL, worker = NULL, worker_text = NULL, lease_id = NULL
     FROM expired e
     WHERE u.spec_id = e.spec_id AND u.key = e.key
     RETURNING u.spec_id
@@ -29,4 +30,4 @@ WITH expired AS (
     ) d
     ON CONFLICT (spec_id, status, slot) DO UPDATE SET n = unit_count.n + EXCLUDED.n
 )
-SELECT count(*) FROM upd
+SELECT spec_id, count(*) FROM upd GROUP BY spec_id

@@ -1,11 +1,11 @@
 -- Adding work units (add.go, SEMANTICS §5.5).
 
 -- Inserts the units of spec $1 whose keys are new (slot i of the arrays:
--- key, text flag, data, priority, not-before, group) as AVAILABLE; returns
--- the keys inserted.
+-- key, text flag, data, priority, not-before, group) as AVAILABLE since
+-- $8 (now) or the end of their delay; returns the keys inserted.
 -- name: units_insert_new
-INSERT INTO work_unit (spec_id, key, key_text, data, status, priority, not_before, grp)
-    SELECT $1, k, t, d, 1, p, nb, g
+INSERT INTO work_unit (spec_id, key, key_text, data, status, priority, not_before, grp, available_since)
+    SELECT $1, k, t, d, 1, p, nb, g, GREATEST($8::bigint, nb)
     FROM unnest($2::bytea[], $3::boolean[], $4::bytea[], $5::float8[], $6::bigint[], $7::bytea[]) AS i (k, t, d, p, nb, g)
     ON CONFLICT (spec_id, key) DO NOTHING
     RETURNING key
@@ -27,21 +27,23 @@ SELECT s.name, u.key, u.status
 
 -- Inserts units of spec $1 in any status (slot i: key, text flag, data,
 -- status, priority, not-before, completion time, failed-by-dependency
--- flag, group).
+-- flag, group); AVAILABLE ones since $11 (now) or the end of their delay.
 -- name: units_insert
 INSERT INTO work_unit (spec_id, key, key_text, data, status, priority,
-        not_before, expires, dep_failed, grp)
-    SELECT $1, k, t, d, s, p, nb, e, df, g
+        not_before, expires, dep_failed, grp, available_since)
+    SELECT $1, k, t, d, s, p, nb, e, df, g, CASE WHEN s = 1 THEN GREATEST($11::bigint, nb) END
     FROM unnest($2::bytea[], $3::boolean[], $4::bytea[], $5::smallint[], $6::float8[], $7::bigint[],
         $8::bigint[], $9::boolean[], $10::bytea[]) AS i (k, t, d, s, p, nb, e, df, g)
 
 -- Replaces existing units of spec $11 (slot i: key, data, status, priority
 -- and whether given, not-before, whether to clear the lease, completion
--- time, failed-by-dependency flag, group).
+-- time, failed-by-dependency flag, group); AVAILABLE ones since $12 (now)
+-- or the end of their delay.
 -- name: units_replace
 UPDATE work_unit u SET
         data = i.d,
         status = i.s,
+        available_since = CASE WHEN i.s = 1 THEN GREATEST($12::bigint, i.nb) END,
         priority = CASE WHEN i.hp THEN i.p ELSE u.priority END,
         not_before = i.nb,
         expires = CASE WHEN i.c THEN i.e ELSE u.expires END,

@@ -11,11 +11,12 @@ INSERT INTO work_spec (namespace_id, name, name_text, definition,
 
 -- Units of spec $1 in any status (slot i: key, text flag, data, status,
 -- priority, lease or completion time, worker, worker text flag, attempts);
--- PENDING ones get a lease id.
+-- PENDING ones get a lease id, AVAILABLE ones are so since $11 (now).
 -- name: import_units
 INSERT INTO work_unit (spec_id, key, key_text, data, status, priority,
-        expires, worker, worker_text, lease_id, attempts)
-    SELECT $1, k, t, d, s, p, e, w, wt, CASE WHEN s = 3 THEN nextval('lease_id_seq') END, a
+        expires, worker, worker_text, lease_id, attempts, available_since)
+    SELECT $1, k, t, d, s, p, e, w, wt, CASE WHEN s = 3 THEN nextval('lease_id_seq') END, a,
+        CASE WHEN s = 1 THEN $11::bigint END
     FROM unnest($2::bytea[], $3::boolean[], $4::bytea[], $5::smallint[], $6::float8[],
         $7::bigint[], $8::bytea[], $9::boolean[], $10::integer[]) AS i (k, t, d, s, p, e, w, wt, a)
 
