@@ -3,9 +3,10 @@
 -- skipping rows other transactions hold, so concurrent callers never wait
 -- for each other nor get the same unit. Keeps unit_count (in this
 -- connection's slot) and, when the worker is registered in namespace $7,
--- its outstanding set, and the progress of the units' groups in step. The picked keys are updated
--- through an array so the plan is the primary key's index whatever LIMIT
--- the planner assumes (committer transactions use generic plans).
+-- its outstanding set, and the progress of the units' groups in step. The
+-- picked keys are updated through an array so the plan is the primary
+-- key's index whatever LIMIT the planner assumes (committer transactions
+-- use generic plans).
 -- available_since (migration 0009) is cleared: it means nothing once the
 -- unit is leased, and a row version without it is 8 bytes smaller.
 WITH locked AS (
