@@ -1,8 +1,8 @@
-package postgres
+package cachekeep
 
 import "sync"
 
-// backgroundRun is maintenance the backend starts itself (ANALYZE after
+// backgroundRun is maintenance the Keeper starts itself (ANALYZE after
 // bulk loads, VACUUM behind claims): work is counted as it happens, and
 // once the count since the last run reaches a threshold one run starts in
 // the background. Runs never overlap; the count restarts when a run
