@@ -105,9 +105,9 @@ type Runs struct {
 }
 
 // Settle waits for the read-aheads and the VACUUM under way and returns
-// what the Keeper ran so far.
+// what the Keeper ran so far. It may be called at any time.
 func (k *Keeper) Settle() Runs {
-	k.readAhead.wg.Wait()
-	k.vacuum.run.wait()
+	k.readAhead.settle()
+	k.vacuum.run.settle()
 	return Runs{ReadAheads: k.readAhead.runs.Load(), Vacuums: k.vacuum.runs.Load()}
 }

@@ -76,6 +76,10 @@ type readAhead struct {
 	off    bool // the server refused the settings: never again
 	closed bool // the Keeper is closing: start nothing
 	wg     sync.WaitGroup
+	// active counts the read-aheads under way; idle is closed when the
+	// last of them ends (settle).
+	active int
+	idle   chan struct{}
 	runs   atomic.Int64 // read-aheads started (tests)
 	warm   headWarmer   // warming queue fronts after bulk adds (warmhead.go)
 }
@@ -96,6 +100,20 @@ func (ra *readAhead) close() {
 	ra.warm.stopWarming()
 	ra.mu.Unlock()
 	ra.wg.Wait()
+}
+
+// settle waits for the read-aheads under way (others may start meanwhile,
+// from warms).
+func (ra *readAhead) settle() {
+	ra.mu.Lock()
+	idle := ra.idle
+	if ra.active == 0 {
+		idle = nil
+	}
+	ra.mu.Unlock()
+	if idle != nil {
+		<-idle
+	}
 }
 
 // queueHead is a position before every unit.
@@ -161,6 +179,10 @@ func (k *Keeper) startReadAhead(spec int64, st *readAheadSpec, count int) {
 	st.running = true
 	from := st.frontier
 	ra.runs.Add(1)
+	if ra.active == 0 {
+		ra.idle = make(chan struct{})
+	}
+	ra.active++
 	ra.wg.Add(1)
 	go func() {
 		defer ra.wg.Done()
@@ -169,6 +191,9 @@ func (k *Keeper) startReadAhead(spec int64, st *readAheadSpec, count int) {
 		res, err := k.readAheadOnce(ctx, spec, from, count)
 		ra.mu.Lock()
 		defer ra.mu.Unlock()
+		if ra.active--; ra.active == 0 {
+			close(ra.idle)
+		}
 		st.running = false
 		var pgErr *pgconn.PgError
 		switch {

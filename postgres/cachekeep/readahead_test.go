@@ -53,7 +53,7 @@ func TestReadAheadStartsOnBigClaims(t *testing.T) {
 	e.add(small, numbered(2*readAheadMin)...)
 	ra := &e.k.readAhead
 	runs := func() int64 {
-		ra.wg.Wait()
+		ra.settle()
 		return ra.runs.Load()
 	}
 
@@ -183,7 +183,7 @@ func TestReadAheadCountsSmallClaims(t *testing.T) {
 	e.clock.Add(readAheadQuiet + time.Second) // the warm found its units cached
 
 	e.claim(spec, 50)
-	ra.wg.Wait()
+	ra.settle()
 	st, runs := state()
 	// 50 of the warm's 100 units were left: the read-ahead took the next
 	// readAheadWindow-50, up to u04145.
@@ -192,7 +192,7 @@ func TestReadAheadCountsSmallClaims(t *testing.T) {
 			runs, st.frontier.Key, st.ahead, readAheadWindow)
 	}
 	e.claim(spec, 10)
-	ra.wg.Wait()
+	ra.settle()
 	if st, runs := state(); runs != 2 || st.ahead != readAheadWindow-10 {
 		t.Fatalf("after a 10-unit claim: %d read-aheads, %d units ahead; want 2, %d", runs, st.ahead, readAheadWindow-10)
 	}
