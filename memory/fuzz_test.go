@@ -21,10 +21,16 @@ func FuzzSnapshotLoad(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
+	v1, err := os.ReadFile(filepath.FromSlash(goldenSnapshotV1))
+	if err != nil {
+		f.Fatal(err)
+	}
+	store, _, _ := goldenBlobs(f)
 	f.Add(golden)
+	f.Add(v1)
 	f.Add([]byte("CDMS\x01\x00"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		nss, err := readSnapshot(bytes.NewReader(b), int64(len(b)))
+		nss, err := readSnapshot(bytes.NewReader(b), int64(len(b)), store.read)
 		if err != nil {
 			return
 		}

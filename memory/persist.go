@@ -32,6 +32,8 @@ const failedTicket = journalTicket(math.MaxUint64 - 1)
 // records through it, and it takes snapshots when the journal has grown.
 type wal struct {
 	j             *journal.Journal
+	blobs         *blobStore // large unit data of snapshots (blobs.go)
+	recover       bool       // -recover: drop units whose blob is lost
 	log           *slog.Logger
 	snapshotBytes int64
 	captureChunk  int // units copied per lock hold by a snapshot (cow.go)
@@ -148,6 +150,8 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 	}
 	w := &wal{
 		j:             j,
+		blobs:         newBlobStore(opts.DataDir, log),
+		recover:       opts.Recover,
 		log:           log,
 		snapshotBytes: opts.SnapshotBytes,
 		captureChunk:  captureChunk,
@@ -266,8 +270,12 @@ type SnapshotStats struct {
 	Encode             time.Duration // copying, encoding and writing, outside the pause
 	// Saved counts the units changed while they were being copied, whose
 	// value at the boundary was saved on write (cow.go).
-	Saved   int
-	Skipped bool // volatile backend or closed journal: nothing written
+	Saved int
+	// Bytes is the snapshot's encoded size, BlobBytes the bytes of unit
+	// data written to new blobs for it (blobs.go): together what the
+	// snapshot wrote.
+	Bytes, BlobBytes int64
+	Skipped          bool // volatile backend or closed journal: nothing written
 }
 
 // Snapshot compacts the journal: it locks every namespace (and namespace
@@ -329,26 +337,45 @@ func (b *Backend) Snapshot(ctx context.Context) (SnapshotStats, error) {
 	for _, c := range nss {
 		stats.Units += len(c.units)
 	}
-	err := w.j.WriteSnapshot(ctx, boundary, func(out io.Writer) error { return writeSnapshot(out, nss) })
+	written := w.blobs.written
+	refs, err := w.blobs.prepare(nss)
+	stats.BlobBytes = w.blobs.written - written
+	if err != nil {
+		return stats, fmt.Errorf("memory: snapshot: %w", err)
+	}
+	err = w.j.WriteSnapshot(ctx, boundary, func(out io.Writer) error {
+		cw := &countingWriter{w: out}
+		err := writeSnapshot(cw, nss, refs)
+		stats.Bytes = cw.n
+		return err
+	})
 	stats.Encode = time.Since(start)
 	if err != nil {
 		return stats, fmt.Errorf("memory: snapshot: %w", err)
 	}
+	// Only now that the snapshot is installed may the blobs it does not
+	// refer to go.
+	w.blobs.collect(refs)
 	w.snapshots.Observe((stats.Pause + stats.Encode).Seconds())
 	w.log.Info("snapshot written", "units", stats.Units, "namespaces", len(nss), "pause", stats.Pause,
-		"longest_hold", stats.LongestHold, "saved_on_write", stats.Saved, "write", stats.Encode)
+		"longest_hold", stats.LongestHold, "saved_on_write", stats.Saved, "write", stats.Encode,
+		"bytes", stats.Bytes, "blob_bytes_written", stats.BlobBytes)
 	return stats, nil
 }
 
 // loadSnapshot restores the state a snapshot holds (recovery only).
 func (b *Backend) loadSnapshot(r io.Reader, info journal.SnapshotInfo) error {
-	nss, err := readSnapshot(r, info.MaxBytes)
+	nss, err := readSnapshot(r, info.MaxBytes, b.wal.readBlob)
 	if err != nil {
 		return fmt.Errorf("memory: reading snapshot: %w", err)
 	}
 	for _, c := range nss {
 		if _, dup := b.namespaces[c.name]; dup {
 			return fmt.Errorf("memory: snapshot holds namespace %q twice", c.name)
+		}
+		if dropped := c.dropLost(); len(dropped) > 0 {
+			b.wal.log.Error("recovery dropped work units whose data blob is missing or damaged",
+				"namespace", c.name, "units", len(dropped), "dropped", dropped)
 		}
 		st, err := c.restore()
 		if err != nil {
@@ -357,6 +384,34 @@ func (b *Backend) loadSnapshot(r io.Reader, info journal.SnapshotInfo) error {
 		b.replayNamespace(c.name).st = st
 	}
 	return nil
+}
+
+// readBlob is loadSnapshot's blobReader: it reads and checks a blob and
+// remembers its hash for the next snapshot. Under -recover a missing or
+// damaged blob drops its unit (named in the log) instead of stopping.
+func (w *wal) readBlob(h blobHash, n int) ([]byte, error) {
+	data, err := w.blobs.read(h, n)
+	if err != nil {
+		if w.recover {
+			w.log.Error("recovery drops a work unit: its data blob is missing or damaged", "err", err)
+			return nil, errDropUnit
+		}
+		return nil, err
+	}
+	w.blobs.known[keyOf(data)] = h
+	return data, nil
+}
+
+// countingWriter counts the bytes written through it.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // closeJournal stops the snapshot loop, takes a final snapshot so the next

@@ -154,7 +154,7 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := writeSnapshot(f, []*capturedNamespace{c}); err != nil {
+	if err := writeSnapshot(f, []*capturedNamespace{c}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.Seek(0, 0); err != nil {
@@ -162,7 +162,7 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	}
 	size, _ := f.Seek(0, io.SeekEnd)
 	f.Seek(0, io.SeekStart)
-	got, err := readSnapshot(f, size)
+	got, err := readSnapshot(f, size, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +183,7 @@ func TestSnapshotRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Seek(0, 0)
-	if _, err := readSnapshot(f, info.Size()-3); err == nil {
+	if _, err := readSnapshot(f, info.Size()-3, nil); err == nil {
 		t.Fatal("truncated snapshot read without error")
 	}
 }

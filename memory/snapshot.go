@@ -17,7 +17,7 @@ import (
 // Snapshots (docs/persistence.md). A snapshot is the complete state of
 // every namespace at a journal boundary, in a compact binary form:
 //
-//	"CDMS" version(uvarint 1) count(uvarint) namespace...
+//	"CDMS" version(uvarint 2) count(uvarint) namespace...
 //
 // Each namespace lists its specs with their units, its workers in expiry
 // heap order and its groups. Units keep their heap positions, so a restored
@@ -28,10 +28,15 @@ import (
 // Capturing copies unit structs by value (unit data is never modified in
 // place, so the byte slices are shared, not copied) a chunk at a time with
 // copy-on-write (cow.go); encoding the copy runs outside the locks.
+//
+// Version 2 (written) lets a unit's data be a reference to a blob
+// (blobs.go): flag flagDataBlob, and the data item is then the data's size
+// (uvarint) and its SHA-256 (32 bytes). Version 1 (still read) has no
+// such references.
 
 const (
 	snapshotMagic   = "CDMS"
-	snapshotVersion = 1
+	snapshotVersion = 2
 )
 
 // capturedNamespace is a namespace's state copied under its lock.
@@ -40,6 +45,7 @@ type capturedNamespace struct {
 	nextLease int64
 	specs     []capturedSpec
 	units     []unit // all specs' units, spec after spec; ext deep-copied
+	lost      []int  // loading: units whose data is lost (-recover), in order
 	workers   []capturedWorker
 	groups    []capturedGroup
 }
@@ -112,11 +118,13 @@ const (
 	flagWorkerText
 	flagExt
 	flagDepFailed
+	flagDataBlob // version 2: data is in the blob store
 )
 
-// writeSnapshot encodes captured namespaces.
-func writeSnapshot(out io.Writer, nss []*capturedNamespace) error {
-	e := &snapWriter{w: bufio.NewWriterSize(out, 256<<10)}
+// writeSnapshot encodes captured namespaces. Unit data found in blobs (by
+// blobStore.prepare; nil: none) is written as a reference.
+func writeSnapshot(out io.Writer, nss []*capturedNamespace, blobs map[dataKey]blobHash) error {
+	e := &snapWriter{w: bufio.NewWriterSize(out, 256<<10), blobs: blobs}
 	e.raw([]byte(snapshotMagic))
 	e.uint(snapshotVersion)
 	e.uint(uint64(len(nss)))
@@ -182,9 +190,22 @@ func (e *snapWriter) unit(u *unit) {
 			flags |= flagDepFailed
 		}
 	}
+	var blob blobHash
+	inBlob := false
+	if len(u.data) >= blobThreshold {
+		blob, inBlob = e.blobs[keyOf(u.data)]
+	}
+	if inBlob {
+		flags |= flagDataBlob
+	}
 	e.str(u.key)
 	e.uint(flags)
-	e.bytes(u.data)
+	if inBlob {
+		e.uint(uint64(len(u.data)))
+		e.raw(blob[:])
+	} else {
+		e.bytes(u.data)
+	}
 	e.float(u.priority)
 	e.int(u.expiration)
 	e.int(u.notBefore)
@@ -220,9 +241,10 @@ func (e *snapWriter) meta(m *coordinate.WorkSpecMeta) {
 // snapWriter writes the primitive snapshot items, remembering the first
 // error.
 type snapWriter struct {
-	w   *bufio.Writer
-	buf [binary.MaxVarintLen64]byte
-	err error
+	w     *bufio.Writer
+	blobs map[dataKey]blobHash
+	buf   [binary.MaxVarintLen64]byte
+	err   error
 }
 
 func (e *snapWriter) raw(b []byte) {
@@ -274,20 +296,23 @@ const (
 )
 
 // readSnapshot decodes what writeSnapshot wrote; maxBytes bounds the bytes
-// in (journal.SnapshotInfo.MaxBytes). Every count and length is checked
+// in (journal.SnapshotInfo.MaxBytes). blob returns the data a reference
+// names (nil: a reference is damage); if it returns errDropUnit, the unit
+// is listed in capturedNamespace.lost instead of failing. Every count and length is checked
 // against the bytes left before anything is allocated for it, so damaged
 // contents with valid checksums give an error, not an out-of-memory
 // crash. Units come back in capturedNamespace.units with spec unset;
 // restore links them and checks the rest (statuses, heap positions,
 // references).
-func readSnapshot(in io.Reader, maxBytes int64) ([]*capturedNamespace, error) {
-	d := &snapReader{r: bufio.NewReaderSize(in, 256<<10), left: maxBytes}
+func readSnapshot(in io.Reader, maxBytes int64, blob blobReader) ([]*capturedNamespace, error) {
+	d := &snapReader{r: bufio.NewReaderSize(in, 256<<10), left: maxBytes, blob: blob}
 	magic := make([]byte, len(snapshotMagic))
 	if _, err := io.ReadFull(d.r, magic); err != nil || string(magic) != snapshotMagic {
 		return nil, fmt.Errorf("not a memory-backend snapshot (magic %q)", magic)
 	}
-	if v := d.uint(); d.err == nil && v != snapshotVersion {
-		return nil, fmt.Errorf("snapshot format version %d, this build reads %d", v, snapshotVersion)
+	d.version = d.uint()
+	if d.err == nil && d.version != 1 && d.version != snapshotVersion {
+		return nil, fmt.Errorf("snapshot format version %d, this build reads 1 and %d", d.version, snapshotVersion)
 	}
 	d.left -= int64(len(snapshotMagic))
 	nss := make([]*capturedNamespace, d.count(minNamespaceBytes))
@@ -307,8 +332,13 @@ func readSnapshot(in io.Reader, maxBytes int64) ([]*capturedNamespace, error) {
 			if d.err == nil {
 				c.units = slices.Grow(c.units, min(sp.units, 1<<24))
 			}
+			d.spec = sp.name.Bytes
 			for range sp.units {
-				c.units = append(c.units, d.unit())
+				u, lost := d.unit()
+				if lost {
+					c.lost = append(c.lost, len(c.units))
+				}
+				c.units = append(c.units, u)
 			}
 		}
 		c.workers = make([]capturedWorker, d.count(minWorkerBytes))
@@ -343,8 +373,10 @@ func readSnapshot(in io.Reader, maxBytes int64) ([]*capturedNamespace, error) {
 	return nss, nil
 }
 
-func (d *snapReader) unit() unit {
-	u := unit{key: d.str()}
+// unit reads a unit; lost reports that its data's blob is lost and the
+// caller chose to drop the unit (errDropUnit).
+func (d *snapReader) unit() (u unit, lost bool) {
+	u = unit{key: d.str()}
 	flags := d.uint()
 	u.keyText = flags&flagKeyText != 0
 	switch {
@@ -354,7 +386,11 @@ func (d *snapReader) unit() unit {
 	default:
 		u.workerKind = workerBytes
 	}
-	u.data = d.bytes()
+	if flags&flagDataBlob == 0 {
+		u.data = d.bytes()
+	} else {
+		u.data, lost = d.blobData(coordinate.UnitRef{Spec: d.spec, Key: u.key})
+	}
 	u.priority = d.float()
 	u.expiration = d.int()
 	u.notBefore = d.int()
@@ -367,7 +403,46 @@ func (d *snapReader) unit() unit {
 	if flags&flagExt != 0 {
 		u.ext = &unitExt{group: d.str(), deps: d.refs(), depFailed: flags&flagDepFailed != 0}
 	}
-	return u
+	return u, lost
+}
+
+// blobReader returns the data of size n whose SHA-256 is h.
+type blobReader func(h blobHash, n int) ([]byte, error)
+
+// errDropUnit, from a blobReader, drops the unit whose data it cannot
+// return (-recover) instead of failing the load.
+var errDropUnit = errors.New("unit dropped")
+
+// blobData reads a blob reference and returns the data it names.
+func (d *snapReader) blobData(unit coordinate.UnitRef) (data []byte, lost bool) {
+	n := d.uint()
+	var h blobHash
+	if d.err != nil {
+		return nil, false
+	}
+	if _, err := io.ReadFull(d.r, h[:]); err != nil {
+		d.fail(err)
+		return nil, false
+	}
+	d.left -= int64(len(h))
+	switch {
+	case d.version < 2:
+		d.fail(fmt.Errorf("spec %q unit %q: a blob reference in a version %d snapshot", unit.Spec, unit.Key, d.version))
+	case n < blobThreshold || n > math.MaxInt32:
+		d.fail(fmt.Errorf("spec %q unit %q: blob reference of implausible size %d", unit.Spec, unit.Key, n))
+	case d.blob == nil:
+		d.fail(fmt.Errorf("spec %q unit %q: a blob reference where no blob store is available", unit.Spec, unit.Key))
+	default:
+		data, err := d.blob(h, int(n))
+		if errors.Is(err, errDropUnit) {
+			return nil, true
+		}
+		if err != nil {
+			d.fail(fmt.Errorf("spec %q unit %q: %w", unit.Spec, unit.Key, err))
+		}
+		return data, false
+	}
+	return nil, false
 }
 
 func (d *snapReader) meta(m *coordinate.WorkSpecMeta) {
@@ -391,9 +466,12 @@ func (d *snapReader) meta(m *coordinate.WorkSpecMeta) {
 // error; after an error every read returns a zero value. left is an upper
 // bound of the bytes still to come.
 type snapReader struct {
-	r    *bufio.Reader
-	left int64
-	err  error
+	r       *bufio.Reader
+	left    int64
+	version uint64
+	blob    blobReader
+	spec    string // the spec whose units are being read, for errors
+	err     error
 }
 
 // ReadByte lets binary.ReadUvarint read through d, counting bytes.

@@ -2,6 +2,7 @@ package memory
 
 import (
 	"bytes"
+	"encoding/binary"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,7 +14,10 @@ import (
 	"github.com/fxamacker/cbor/v2"
 )
 
-const goldenSnapshot = "testdata/snapshot-v1.bin"
+const (
+	goldenSnapshot   = "testdata/snapshot-v2.bin"
+	goldenSnapshotV1 = "testdata/snapshot-v1.bin"
+)
 
 // goldenState builds a small state by applying ops with fixed times: an
 // available, a delayed, a leased and a finished unit, a group, a
@@ -53,6 +57,46 @@ func goldenState(t testing.TB) *namespace {
 	return ns
 }
 
+// goldenBigData is the data of the golden snapshot's blob unit.
+func goldenBigData() []byte { return bigData(70_000, 0) }
+
+// bigData is unit data of about n bytes: a CBOR map {"x": n bytes of a
+// pattern that seed varies}.
+func bigData(n int, seed byte) []byte {
+	b := []byte{0xa1, 0x61, 'x', 0x5a, 0, 0, 0, 0}
+	binary.BigEndian.PutUint32(b[4:], uint32(n))
+	for i := range n {
+		b = append(b, byte(i*7)+seed)
+	}
+	return b
+}
+
+// goldenStateV2 is goldenState plus a unit "big" whose data goes to the
+// blob store.
+func goldenStateV2(t testing.TB) *namespace {
+	ns := goldenState(t)
+	(&opAddWorkUnits{Spec: "s", Now: 1_700_000_000_000_000_010, Units: []coordinate.WorkUnitInput{
+		{Key: coordinate.Name{Bytes: "big", Text: true}, Data: goldenBigData()},
+	}}).apply(ns.st)
+	return ns
+}
+
+// goldenBlobs returns a blob store in a temporary directory holding the
+// golden snapshot's blob, and its references.
+func goldenBlobs(t testing.TB) (*blobStore, map[dataKey]blobHash, *capturedNamespace) {
+	t.Helper()
+	c := captureSorted(goldenStateV2(t))
+	store := newBlobStore(t.TempDir(), quietLogger())
+	refs, err := store.prepare([]*capturedNamespace{c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(refs) != 1 {
+		t.Fatalf("%d blobs for the golden state, want 1", len(refs))
+	}
+	return store, refs, c
+}
+
 // captureSorted captures ns with each spec's units in key order (capture
 // follows map order), so the bytes are reproducible.
 func captureSorted(ns *namespace) *capturedNamespace {
@@ -66,11 +110,13 @@ func captureSorted(ns *namespace) *capturedNamespace {
 }
 
 // TestSnapshotGolden pins the snapshot encoding: the golden state encodes
-// to the golden bytes, and the golden bytes restore to the same state.
+// to the golden bytes (its big unit as a blob reference), and the golden
+// bytes restore to the same state.
 func TestSnapshotGolden(t *testing.T) {
-	ns := goldenState(t)
+	ns := goldenStateV2(t)
+	store, refs, c := goldenBlobs(t)
 	var buf bytes.Buffer
-	if err := writeSnapshot(&buf, []*capturedNamespace{captureSorted(ns)}); err != nil {
+	if err := writeSnapshot(&buf, []*capturedNamespace{c}, refs); err != nil {
 		t.Fatal(err)
 	}
 	if *updateGolden {
@@ -83,7 +129,10 @@ func TestSnapshotGolden(t *testing.T) {
 	if !bytes.Equal(buf.Bytes(), want) {
 		t.Fatalf("snapshot bytes changed (a format change needs a new version and a reader for this one):\n got %x\nwant %x", buf.Bytes(), want)
 	}
-	got, err := readSnapshot(bytes.NewReader(want), int64(len(want)))
+	if len(want) > blobThreshold {
+		t.Fatalf("golden snapshot of %d bytes: the big unit's data is inline", len(want))
+	}
+	got, err := readSnapshot(bytes.NewReader(want), int64(len(want)), store.read)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,6 +144,34 @@ func TestSnapshotGolden(t *testing.T) {
 	if a, b := dump(st), dump(ns.st); a != b {
 		t.Fatalf("golden snapshot restores to\n%s\nwant\n%s", a, b)
 	}
+	if !bytes.Equal(st.specs["s"].units["big"].data, goldenBigData()) {
+		t.Fatal("the big unit's data did not come back from its blob")
+	}
+	// Without the blob store a reference is an error.
+	if _, err := readSnapshot(bytes.NewReader(want), int64(len(want)), nil); err == nil || !strings.Contains(err.Error(), `unit "big"`) {
+		t.Fatalf("reading a blob reference without a store: %v", err)
+	}
+}
+
+// TestSnapshotGoldenV1 reads a version 1 snapshot (all data inline), so
+// data directories written before blobs still load.
+func TestSnapshotGoldenV1(t *testing.T) {
+	b, err := os.ReadFile(filepath.FromSlash(goldenSnapshotV1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := readSnapshot(bytes.NewReader(b), int64(len(b)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := got[0].restore()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkInvariants(t, st)
+	if a, b := dump(st), dump(goldenState(t).st); a != b {
+		t.Fatalf("version 1 golden snapshot restores to\n%s\nwant\n%s", a, b)
+	}
 }
 
 // Damaged contents behind valid checksums are errors, never a crash or a
@@ -104,8 +181,9 @@ func TestSnapshotDamagedContentsAreErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	store, _, _ := goldenBlobs(t)
 	load := func(b []byte) error {
-		nss, err := readSnapshot(bytes.NewReader(b), int64(len(b)))
+		nss, err := readSnapshot(bytes.NewReader(b), int64(len(b)), store.read)
 		if err != nil {
 			return err
 		}

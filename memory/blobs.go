@@ -1,0 +1,249 @@
+package memory
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/coordinated/coordinated/coordinate"
+)
+
+// The blob store (docs/persistence.md, "Blobs"): unit data of at least
+// blobThreshold bytes is kept in the data directory once, as
+// blobs/<first two hex digits>/<sha256 in hex>, and a snapshot holds its
+// hash instead of the bytes. So a snapshot rewrites only the large data
+// that is new since the last one, not all of it.
+//
+// A blob is written and fsynced before the snapshot referring to it is
+// installed, and never rewritten (its name is its content). Blobs the
+// newest installed snapshot does not refer to are deleted after it is
+// installed, never before. Journal records still carry the data inline.
+
+// blobThreshold is the smallest unit data kept as a blob.
+const blobThreshold = 64 << 10
+
+// blobDirName is the blob store's directory inside the data directory.
+const blobDirName = "blobs"
+
+type blobHash = [sha256.Size]byte
+
+// dataKey identifies unit data by its backing array: unit data is never
+// changed in place, so the same bytes always have the same hash. Holding
+// the pointer keeps the array alive, so an address is never reused for
+// other bytes while it is a key.
+type dataKey struct {
+	p *byte
+	n int
+}
+
+func keyOf(b []byte) dataKey { return dataKey{&b[0], len(b)} }
+
+// blobStore is the blob directory of a persistent backend. Only the
+// snapshot (under Backend.snapMu) uses it.
+type blobStore struct {
+	dir string
+	log *slog.Logger
+	// threshold is blobThreshold; the write-amplification benchmark
+	// raises it to measure snapshots with all data inline (version 1).
+	threshold int
+	// known maps the data of the last snapshot to its hash, so unchanged
+	// data is neither hashed nor written again. It keeps that data alive
+	// until the next snapshot replaces it.
+	known map[dataKey]blobHash
+	// written counts the bytes of blob files written (tests, stats).
+	written int64
+}
+
+func newBlobStore(dataDir string, log *slog.Logger) *blobStore {
+	return &blobStore{dir: filepath.Join(dataDir, blobDirName), log: log, threshold: blobThreshold, known: map[dataKey]blobHash{}}
+}
+
+func (s *blobStore) path(h blobHash) string {
+	x := hex.EncodeToString(h[:])
+	return filepath.Join(s.dir, x[:2], x)
+}
+
+// prepare makes sure every large unit data of nss is in the store, and
+// returns the hash of each, for writeSnapshot. What it returns becomes
+// the store's memory for the next snapshot.
+func (s *blobStore) prepare(nss []*capturedNamespace) (map[dataKey]blobHash, error) {
+	refs := map[dataKey]blobHash{}
+	dirty := map[string]bool{}
+	for _, c := range nss {
+		for i := range c.units {
+			d := c.units[i].data
+			if len(d) < max(s.threshold, blobThreshold) {
+				continue
+			}
+			k := keyOf(d)
+			if _, ok := refs[k]; ok {
+				continue
+			}
+			h, ok := s.known[k]
+			if !ok {
+				h = sha256.Sum256(d)
+				if err := s.put(h, d, dirty); err != nil {
+					return nil, fmt.Errorf("namespace %q unit %q: %w", c.name, c.units[i].key, err)
+				}
+			}
+			refs[k] = h
+		}
+	}
+	// The new names must be durable before a snapshot refers to them.
+	if len(dirty) > 0 {
+		dirs := []string{filepath.Dir(s.dir), s.dir}
+		for d := range dirty {
+			dirs = append(dirs, d)
+		}
+		if err := syncDirs(dirs...); err != nil {
+			return nil, fmt.Errorf("blob store: %w", err)
+		}
+	}
+	s.known = refs
+	return refs, nil
+}
+
+// put writes data under hash h unless a file of the right size is there
+// (a blob is never rewritten; a damaged one is found when it is read).
+// The file is fsynced; its directory is added to dirty, for the caller to
+// fsync once for all blobs.
+func (s *blobStore) put(h blobHash, data []byte, dirty map[string]bool) error {
+	path := s.path(h)
+	if fi, err := os.Stat(path); err == nil && fi.Size() == int64(len(data)) {
+		return nil
+	}
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("blob store: %w", err)
+	}
+	f, err := os.CreateTemp(dir, "tmp-*")
+	if err != nil {
+		return fmt.Errorf("blob store: %w", err)
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("blob store: writing %s: %w", path, err)
+	}
+	dirty[dir] = true
+	s.written += int64(len(data))
+	return nil
+}
+
+// read returns the blob h of size n, checking its hash.
+func (s *blobStore) read(h blobHash, n int) ([]byte, error) {
+	path := s.path(h)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("blob %s: %w", path, err)
+	}
+	if len(b) != n || sha256.Sum256(b) != h {
+		return nil, fmt.Errorf("blob %s: %d bytes whose hash does not match its name (want %d bytes)", path, len(b), n)
+	}
+	return b, nil
+}
+
+// collect deletes the blobs (and leftover temporary files) that refs, the
+// references of the snapshot just installed, does not hold. Failures only
+// cost disk space, so they are logged.
+func (s *blobStore) collect(refs map[dataKey]blobHash) {
+	keep := make(map[string]bool, len(refs))
+	for _, h := range refs {
+		keep[hex.EncodeToString(h[:])] = true
+	}
+	removed := 0
+	err := filepath.WalkDir(s.dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if d.IsDir() || keep[d.Name()] {
+			return nil
+		}
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			s.log.Warn("could not remove an unreferenced blob", "file", path, "err", err)
+			return nil
+		}
+		if !strings.HasPrefix(d.Name(), "tmp-") {
+			removed++
+		}
+		return nil
+	})
+	if err != nil {
+		s.log.Warn("could not list the blob store to remove unreferenced blobs", "err", err)
+	}
+	if removed > 0 {
+		s.log.Info("unreferenced blobs removed", "count", removed)
+	}
+}
+
+// syncDirs fsyncs directories, so new entries in them are durable.
+func syncDirs(dirs ...string) error {
+	for _, dir := range dirs {
+		f, err := os.Open(dir)
+		if err != nil {
+			return err
+		}
+		err = f.Sync()
+		f.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// dropLost removes the units listed in c.lost (their blobs are missing or
+// damaged and -recover is set) and returns them: the spec counts shrink,
+// the heaps are laid out again and workers stop holding them.
+func (c *capturedNamespace) dropLost() []coordinate.UnitRef {
+	if len(c.lost) == 0 {
+		return nil
+	}
+	var dropped []coordinate.UnitRef
+	gone := map[coordinate.UnitRef]bool{}
+	kept := c.units[:0:0]
+	next, base := 0, 0
+	for i := range c.specs {
+		sp := &c.specs[i]
+		n := 0
+		for j := base; j < base+sp.units && j < len(c.units); j++ {
+			if next < len(c.lost) && c.lost[next] == j {
+				next++
+				r := coordinate.UnitRef{Spec: sp.name.Bytes, Key: c.units[j].key}
+				dropped = append(dropped, r)
+				gone[r] = true
+				continue
+			}
+			kept = append(kept, c.units[j])
+			n++
+		}
+		base += sp.units
+		layoutHeaps(kept[len(kept)-n:])
+		sp.units = n
+	}
+	c.units, c.lost = kept, nil
+	for i := range c.workers {
+		w := &c.workers[i]
+		w.outstanding = slices.DeleteFunc(w.outstanding, func(r coordinate.UnitRef) bool { return gone[r] })
+	}
+	return dropped
+}
