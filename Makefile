@@ -1,5 +1,5 @@
 # The two commands of the README: `make run` and `make test`.
-.PHONY: run test test-go build bench bench-load fuzz probes
+.PHONY: run test test-go build bench bench-load fuzz perf-table probes
 
 build:
 	go build -o bin/coordinated ./cmd/coordinated
@@ -42,3 +42,8 @@ bench-load:
 PROBECOUNT ?= 5
 probes:
 	go test -run '^$$' -bench '^BenchmarkProbe' -benchtime 1x -count $(PROBECOUNT) -timeout 30m ./cmd/coordinated
+
+# The README's performance table (units/s for every storage choice at 8
+# and 64 connections; RUNS rounds, median and range): about ten minutes.
+perf-table:
+	scripts/perftable.sh

@@ -89,8 +89,8 @@ path, configs, conns, workloads = sys.argv[1], sys.argv[2].split(), sys.argv[3].
 rates = {}
 for line in open(path):
     r = json.loads(line)
-    name = r.get('workload') or r.get('name')
-    rate = r.get('units_per_sec') or r.get('rate')
+    name = r['workload']
+    rate = r['units_per_s']
     rates.setdefault((r['config'], r['conns'], name), []).append(rate)
 def fmt(v):
     return '%.1fk' % (v / 1000)
