@@ -8,6 +8,7 @@
 #
 #   scripts/perftable.sh            (make perf-table)
 #   RUNS=3 UNITS=20000 CONNS="8 64" scripts/perftable.sh
+#   COORDINATED_BIN=/tmp/old/coordinated CONFIGS="volatile group" scripts/perftable.sh
 #
 # It starts a throwaway PostgreSQL unless COORDINATE_TEST_POSTGRES names
 # one (a database per run is created and dropped there).
@@ -29,7 +30,13 @@ cleanup() {
 }
 trap cleanup EXIT
 
-go build -o "$work/coordinated" ./cmd/coordinated
+# COORDINATED_BIN measures another build of the daemon (an A/B against
+# an older commit, say); by default this tree's is built.
+if [ -n "${COORDINATED_BIN:-}" ]; then
+  cp "$COORDINATED_BIN" "$work/coordinated"
+else
+  go build -o "$work/coordinated" ./cmd/coordinated
+fi
 go build -o "$work/coordbench" ./cmd/coordbench
 
 if [[ " $CONFIGS " == *" postgres "* ]] && [ -z "${COORDINATE_TEST_POSTGRES:-}" ]; then
