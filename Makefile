@@ -1,5 +1,5 @@
 # The two commands of the README: `make run` and `make test`.
-.PHONY: run test test-go build bench bench-load fuzz
+.PHONY: run test test-go build bench bench-load fuzz perf-table probes
 
 build:
 	go build -o bin/coordinated ./cmd/coordinated
@@ -35,3 +35,15 @@ fuzz:
 # the CLI's peak RSS, against an in-process memory daemon.
 bench-load:
 	go test -run '^$$' -bench LoadMillion -benchtime 1x ./cmd/coordinate
+
+# The figures of docs/limits.md ("Measured"): a real daemon process's RSS
+# under 2,000 connections sending large request heads, and the drain rate
+# of 8 workers with and without 5,000 idle connections. PROBECOUNT runs.
+PROBECOUNT ?= 5
+probes:
+	go test -run '^$$' -bench '^BenchmarkProbe' -benchtime 1x -count $(PROBECOUNT) -timeout 30m ./cmd/coordinated
+
+# The README's performance table (units/s for every storage choice at 8
+# and 64 connections; RUNS rounds, median and range): about ten minutes.
+perf-table:
+	scripts/perftable.sh

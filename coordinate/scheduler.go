@@ -169,6 +169,15 @@ func WorkCount(meta *WorkSpecMeta, pending, maxJobs int) int {
 	return max(0, n)
 }
 
+// WithinBytes reports whether a unit with size bytes of data may join
+// units already holding used bytes under a budget of max bytes (0 means
+// no budget). The first unit of a call always may, so every call makes
+// progress however large one unit is. Units are taken in order and the
+// first that does not fit ends the call.
+func WithinBytes(used, size, max int64, first bool) bool {
+	return first || max <= 0 || used+size <= max
+}
+
 func cmpBool(a, b bool) int {
 	switch {
 	case a == b:

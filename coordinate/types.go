@@ -154,6 +154,10 @@ type WorkUnitQuery struct {
 	Statuses []Status
 	Start    string
 	Limit    int
+	// MaxBytes, when > 0, bounds the data of the units listed as Limit
+	// bounds their count (WithinBytes): the backend stops reading units at
+	// the first whose data would pass it.
+	MaxBytes int64
 }
 
 // DeleteQuery selects units for DeleteWorkUnits. All wins over Keys; Keys
@@ -188,6 +192,10 @@ type WorkRequest struct {
 	// AvailableGB is the worker's free memory; 0 means unknown. Only used
 	// when the backend enforces min_gb.
 	AvailableGB float64
+	// MaxBytes, when > 0, bounds the data of the units one call leases
+	// (the reply byte budget, docs/limits.md): leasing stops at the first
+	// unit that would take the total past it (WithinBytes).
+	MaxBytes int64
 }
 
 // Attempt is one worker's lease on one unit, as handed out by GetWork.

@@ -3,6 +3,7 @@ package jobserver
 import (
 	"github.com/fxamacker/cbor/v2"
 
+	"github.com/coordinated/coordinated/coordinate"
 	"github.com/coordinated/coordinated/internal/cborx"
 )
 
@@ -16,8 +17,9 @@ type Limits struct {
 	// MaxLockKeys is the most lock paths one lock-service call may name.
 	// 0 means DefaultMaxLockKeys.
 	MaxLockKeys int
-	// MaxReplyBytes bounds the unit data one get_work_units reply carries:
-	// past it the reply stops adding units, as `limit` does by count. 0
+	// MaxReplyBytes bounds the unit data one get_work_units or get_work
+	// reply carries: past it the reply stops adding units, as `limit`
+	// (max_jobs) does by count; get_work leases no more than it sends. 0
 	// means DefaultMaxReplyBytes.
 	MaxReplyBytes int64
 }
@@ -77,15 +79,16 @@ func (l Limits) checkLockKeys(sig signature, params []cbor.RawMessage) error {
 
 // replyBudget counts the unit data a reply carries.
 type replyBudget struct {
-	left int64
+	max, used int64
 }
 
-// take reports whether a unit with data of n bytes still fits; the first
-// unit always does, so a client paging by `start` always makes progress.
+// take reports whether a unit with data of n bytes still fits
+// (coordinate.WithinBytes); the first unit always does, so a client
+// paging by `start` always makes progress.
 func (b *replyBudget) take(n int, first bool) bool {
-	if !first && int64(n) > b.left {
+	if !coordinate.WithinBytes(b.used, int64(n), b.max, first) {
 		return false
 	}
-	b.left -= int64(n)
+	b.used += int64(n)
 	return true
 }

@@ -75,9 +75,9 @@ func encodeAll(t *testing.T, items []any) []byte {
 
 // get_work_units stops adding units once their data passes the reply
 // budget, as `limit` does by count, always returning at least one; a
-// client pages on with `start`.
-func TestGetWorkUnitsReplyBound(t *testing.T) {
-	js, _ := newMemoryServer(t, Config{Limits: Limits{MaxReplyBytes: 1000}})
+// client pages on with `start`. On both backends (methodTests).
+func testGetWorkUnitsReplyBound(t *testing.T, newServer serverFactory) {
+	js, _ := newServer(t, Config{Limits: Limits{MaxReplyBytes: 1000}})
 	call(t, js, "set_work_spec", m{"name": []byte("ws")})
 	var items []any
 	for i := range 10 {
@@ -108,4 +108,37 @@ func TestGetWorkUnitsReplyBound(t *testing.T) {
 	if got := call(t, js, "get_work_units", []byte("ws"), m{"limit": 5}); !strings.Contains(got, "'a-big'") {
 		t.Errorf("the unit over the budget is missing: %.80s", got)
 	}
+}
+
+// get_work with a large max_jobs leases only the units whose data fits the
+// reply budget, always at least one; the rest stay AVAILABLE for the next
+// call or another worker. On both backends (methodTests).
+func testGetWorkReplyBound(t *testing.T, newServer serverFactory) {
+	js, _ := newServer(t, Config{Limits: Limits{MaxReplyBytes: 1000}})
+	call(t, js, "set_work_spec", m{"name": []byte("ws")})
+	var items []any
+	for i := range 7 {
+		items = append(items, tuple{[]byte(fmt.Sprintf("u%d", i)), m{"x": bytes.Repeat([]byte{7}, 290)}})
+	}
+	items = append(items, tuple{[]byte("v-big"), m{"x": bytes.Repeat([]byte{7}, 5000)}})
+	call(t, js, "add_work_units", []byte("ws"), items)
+	units := func(diag string) int { return strings.Count(diag, "'u") }
+	first := call(t, js, "get_work", []byte("w1"), m{"max_jobs": 100})
+	if n := units(first); n != 3 || !strings.Contains(first, "'u2'") {
+		t.Fatalf("get_work of ~300-byte units under a 1000-byte budget leased %d: %.120s", n, first)
+	}
+	expect(t, "counts after the first get_work",
+		call(t, js, "count_work_units", []byte("ws")), "128([{1: 5, 3: 3}, null])")
+	second := call(t, js, "get_work", []byte("w2"), m{"max_jobs": 100})
+	if n := units(second); n != 3 || !strings.Contains(second, "'u3'") {
+		t.Errorf("second get_work leased %d: %.120s", n, second)
+	}
+	// u6 then the unit over the whole budget, which comes alone.
+	if n := units(call(t, js, "get_work", []byte("w3"), m{"max_jobs": 100})); n != 1 {
+		t.Errorf("third get_work leased %d units with 'u, want u6 alone", n)
+	}
+	if got := call(t, js, "get_work", []byte("w4"), m{"max_jobs": 100}); !strings.Contains(got, "'v-big'") {
+		t.Errorf("the unit over the budget is not handed out: %.120s", got)
+	}
+	expect(t, "counts at the end", call(t, js, "count_work_units", []byte("ws")), "128([{3: 8}, null])")
 }

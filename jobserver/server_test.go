@@ -54,6 +54,8 @@ var methodTests = []struct {
 	{"GoWorkerGetWork", testGoWorkerGetWork},
 	{"LeaseTokenFencing", testLeaseTokenFencing},
 	{"GetWorkWait", testGetWorkWait},
+	{"GetWorkUnitsReplyBound", testGetWorkUnitsReplyBound}, // limits_test.go
+	{"GetWorkReplyBound", testGetWorkReplyBound},
 }
 
 func TestMethodsMemory(t *testing.T) {

@@ -39,6 +39,9 @@ func (js *JobServer) getWork(ctx context.Context, p []cbor.RawMessage) (any, err
 		}
 		req.MaxJobs = int(max(-1, min(n, maxUnitLimit)))
 	}
+	// The reply byte budget bounds what is leased, not only what is sent:
+	// units past it stay AVAILABLE for other workers (docs/limits.md).
+	req.MaxBytes = js.limits.MaxReplyBytes
 	single := req.MaxJobs == 1 // the reply's shape; the backend floors MaxJobs (coordinate.WorkCount)
 	if opts.present("work_spec_names") {
 		names, err := decodeNames(opts["work_spec_names"], "work_spec_names")

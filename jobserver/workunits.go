@@ -159,7 +159,7 @@ func (js *JobServer) getWorkUnits(ctx context.Context, p []cbor.RawMessage) (any
 			return js.specCallError("get_work_units", name, nil, err)
 		}
 		out := make([]any, 0, len(keys))
-		budget := replyBudget{left: js.limits.MaxReplyBytes}
+		budget := replyBudget{max: js.limits.MaxReplyBytes}
 		for i, k := range keys {
 			if i < len(units) && units[i] != nil {
 				if !budget.take(len(units[i].Data), i == 0) {
@@ -199,12 +199,13 @@ func (js *JobServer) getWorkUnits(ctx context.Context, p []cbor.RawMessage) (any
 	if q.Limit <= 0 || (opts.present("state") && len(q.Statuses) == 0) {
 		return js.noUnits(ctx, name)
 	}
+	q.MaxBytes = js.limits.MaxReplyBytes // the backend stops reading there
 	units, err := js.ns.ListWorkUnits(ctx, name.Bytes, q)
 	if err != nil {
 		return js.specCallError("get_work_units", name, nil, err)
 	}
 	out := make([]any, 0, len(units))
-	budget := replyBudget{left: js.limits.MaxReplyBytes}
+	budget := replyBudget{max: js.limits.MaxReplyBytes}
 	for i, u := range units {
 		if !budget.take(len(u.Data), i == 0) {
 			break

@@ -301,6 +301,14 @@ func (ns *namespace) ListWorkUnits(ctx context.Context, specName string, q coord
 	} else {
 		found = selectUnits(sp.units, keep, order, q.Limit)
 	}
+	var used int64
+	for i, u := range found {
+		if !coordinate.WithinBytes(used, int64(len(u.data)), q.MaxBytes, i == 0) {
+			found = found[:i]
+			break
+		}
+		used += int64(len(u.data))
+	}
 	out := make([]*coordinate.WorkUnit, len(found))
 	for i, u := range found {
 		out[i] = unitView(u)
@@ -470,6 +478,7 @@ func (ns *namespace) GetWork(ctx context.Context, req coordinate.WorkRequest) (_
 		Spec:       c.Name,
 		Count:      coordinate.WorkCount(c.Meta, c.Pending, req.MaxJobs),
 		Continuous: c.Available == 0,
+		maxBytes:   req.MaxBytes,
 	}
 	ns.commit(o)
 	out := o.attempts

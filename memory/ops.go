@@ -360,6 +360,9 @@ type opGetWork struct {
 	// FirstLeaseID is the id of the first lease handed out.
 	FirstLeaseID int64
 
+	// maxBytes is WorkRequest.MaxBytes. Live only: replay leases the
+	// recorded Keys, so it is not journaled.
+	maxBytes int64
 	attempts []coordinate.Attempt
 }
 
@@ -382,8 +385,13 @@ func (o *opGetWork) apply(s *state) {
 	}
 	if o.Keys == nil {
 		o.Keys = make([]string, 0, o.Count)
+		var used int64
 		for len(o.Keys) < o.Count && sp.available.Len() > 0 {
 			u := sp.available.top()
+			if !coordinate.WithinBytes(used, int64(len(u.data)), o.maxBytes, len(o.Keys) == 0) {
+				break
+			}
+			used += int64(len(u.data))
 			s.lease(u, o)
 			o.Keys = append(o.Keys, u.key)
 		}

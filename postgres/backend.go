@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/coordinated/coordinated/coordinate"
+	"github.com/coordinated/coordinated/postgres/cachekeep"
 )
 
 // The statements, from sql/backend.sql.
@@ -31,10 +32,10 @@ type Options struct {
 	MaxConns int32
 	Logger   *slog.Logger // nil = slog.Default()
 	// VacuumAfterClaims is how many units this backend claims between the
-	// VACUUMs of work_unit it runs itself (vacuum.go); 0 = 100,000, < 0 =
-	// never.
+	// VACUUMs of work_unit it runs itself (cachekeep/vacuum.go); 0 =
+	// 100,000, < 0 = never.
 	VacuumAfterClaims int
-	// NoCacheKeeping turns off the cache machinery (cachekeeper.go):
+	// NoCacheKeeping turns off the cache machinery (package cachekeep):
 	// read-ahead of claims, warming of queue fronts, and the VACUUM and
 	// ANALYZE the backend runs itself.
 	NoCacheKeeping bool
@@ -46,19 +47,16 @@ type Options struct {
 
 // Backend is a coordinate.Backend stored in PostgreSQL.
 type Backend struct {
-	pool      *pgxpool.Pool
-	clock     coordinate.Clock
-	opts      Options
-	log       *slog.Logger
-	commits   *committer
-	sweeper   sweeper
-	analyze   analyzer
-	vacuum    vacuumer
-	readAhead readAhead
-	cache     cacheKeeper // cachekeeper.go: readAhead, analyze, vacuum
-	live      *liveness
-	events    *transitions // unit transitions this process committed (events.go)
-	started   time.Time    // when New returned (stats.go's oldest available)
+	pool    *pgxpool.Pool
+	clock   coordinate.Clock
+	opts    Options
+	log     *slog.Logger
+	commits *committer
+	sweeper sweeper
+	cache   cacheKeeper // cachekeeper.go: package cachekeep, or nothing
+	live    *liveness
+	events  *transitions // unit transitions this process committed (events.go)
+	started time.Time    // when New returned (stats.go's oldest available)
 
 	mu         sync.Mutex
 	namespaces map[string]*namespace // by name; ids never change once created
@@ -110,10 +108,15 @@ func New(ctx context.Context, url string, opts Options) (*Backend, error) {
 		pool.Close()
 		return nil, fmt.Errorf("postgres backend: read shared_buffers: %w", err)
 	}
-	b.readAhead = newReadAhead(min(buffers, warmMaxUnits))
-	b.cache = keeper{b}
-	if opts.NoCacheKeeping {
-		b.cache = noKeeper{}
+	b.cache = noKeeper{}
+	if !opts.NoCacheKeeping {
+		b.cache = keeper{cachekeep.New(cachekeep.Config{
+			Pool:              pool,
+			Clock:             opts.Clock,
+			Logger:            opts.Logger,
+			SharedBuffers:     buffers,
+			VacuumAfterClaims: opts.VacuumAfterClaims,
+		})}
 	}
 	b.commits = newCommitter(b)
 	return b, nil

@@ -193,6 +193,10 @@ func BenchmarkDrainMaxRunning(b *testing.B) {
 	}
 }
 
+// benchReplyBytes is the reply byte budget the daemon passes to GetWork
+// by default (jobserver.DefaultMaxReplyBytes).
+const benchReplyBytes = 64 << 20
+
 func benchDrain(b *testing.B, perCall, size, maxRunning int) {
 	ns := benchNamespace(b)
 	if maxRunning != 0 {
@@ -216,7 +220,7 @@ func benchDrain(b *testing.B, perCall, size, maxRunning int) {
 			defer wg.Done()
 			w := coordinate.Name{Bytes: fmt.Sprintf("w%d", c), Text: true}
 			for done.Load() < int64(b.N) {
-				as, err := ns.GetWork(context.Background(), coordinate.WorkRequest{Worker: w, MaxJobs: perCall, LeaseTime: time.Hour})
+				as, err := ns.GetWork(context.Background(), coordinate.WorkRequest{Worker: w, MaxJobs: perCall, LeaseTime: time.Hour, MaxBytes: benchReplyBytes})
 				if err != nil {
 					b.Error(err)
 					return

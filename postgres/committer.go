@@ -70,12 +70,15 @@ type dbtx interface {
 
 // claimRequest is one get_work lease step waiting for the committer.
 type claimRequest struct {
-	ns      *namespace
-	spec    specRow
-	n       int
-	worker  coordinate.Name
-	now     time.Time
-	expires time.Time
+	ns   *namespace
+	spec specRow
+	n    int
+	// maxBytes bounds the leased units' data (coordinate.WithinBytes);
+	// a claim of several units with a bound runs claim.sql alone.
+	maxBytes int64
+	worker   coordinate.Name
+	now      time.Time
+	expires  time.Time
 
 	attempts []coordinate.Attempt // result
 }
@@ -353,12 +356,13 @@ func (c *committer) applyLane(batch []*commitItem) {
 
 // groupClaims puts together the claims on the same spec, so one statement
 // serves them all; claims on a spec with max_running stay alone (their
-// counts were computed separately).
+// counts were computed separately), and so do claims of several units
+// bounded by bytes (claim_many.sql counts units, not bytes).
 func groupClaims(claims []*claimRequest) [][]*claimRequest {
 	var out [][]*claimRequest
 	bySpec := map[int64]int{}
 	for _, cl := range claims {
-		if i, ok := bySpec[cl.spec.id]; ok && cl.spec.spec.Meta.MaxRunning == 0 {
+		if i, ok := bySpec[cl.spec.id]; ok && cl.spec.spec.Meta.MaxRunning == 0 && !cl.byteBounded() && !out[i][0].byteBounded() {
 			out[i] = append(out[i], cl)
 			continue
 		}
@@ -367,6 +371,9 @@ func groupClaims(claims []*claimRequest) [][]*claimRequest {
 	}
 	return out
 }
+
+// byteBounded reports whether the claim's byte bound can cut it short.
+func (cl *claimRequest) byteBounded() bool { return cl.maxBytes > 0 && cl.n > 1 }
 
 // queueClaims queues the statement leasing the units of claims on one
 // spec: claim.sql for one, claim_many.sql for several.
@@ -378,7 +385,7 @@ func queueClaims(b *pgx.Batch, claims []*claimRequest) {
 			sql = claimCappedSQL // maxrunning.go
 		}
 		b.Queue(sql, cl.spec.id, cl.now.UnixNano(), cl.n, cl.expires.UnixNano(),
-			bytesOf(cl.worker.Bytes), cl.worker.Text, cl.ns.id)
+			bytesOf(cl.worker.Bytes), cl.worker.Text, cl.ns.id, max(0, cl.maxBytes))
 		return
 	}
 	var (

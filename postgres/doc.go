@@ -38,10 +38,12 @@
 //     (migration 0006 replaced a surrogate id, in order of adding, whose
 //     index took them on random pages).
 //   - Each daemon VACUUMs work_unit after every 100,000 units it claims
-//     (vacuum.go): dead entries at the front of the available units' index
-//     would otherwise slow every claim until autovacuum comes round. That,
-//     ANALYZE after bulk loads, read-ahead of claims and head warming are
-//     the cache machinery behind cacheKeeper (Options.NoCacheKeeping).
+//     (cachekeep/vacuum.go): dead entries at the front of the available
+//     units' index would otherwise slow every claim until autovacuum comes
+//     round. That, ANALYZE after bulk loads, read-ahead of claims and head
+//     warming are the cache machinery, package cachekeep, which the
+//     request paths tell what happened through cacheKeeper
+//     (cachekeeper.go; Options.NoCacheKeeping turns it off).
 //   - Expired leases are swept by any daemon with FOR UPDATE SKIP LOCKED
 //     (queries/sweep.sql), at most every 100 ms on the system clock and
 //     whenever a test clock moves; updates also expire a locked unit's

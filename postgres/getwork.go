@@ -91,7 +91,7 @@ func (ns *namespace) GetWork(ctx context.Context, req coordinate.WorkRequest) ([
 		var as []coordinate.Attempt
 		if sc[i].Available > 0 {
 			n := coordinate.WorkCount(&c.row.spec.Meta, int(c.pending), req.MaxJobs)
-			as, err = ns.claim(ctx, c.row, n, req.Worker, now, now.Add(lease))
+			as, err = ns.claim(ctx, c.row, n, req.MaxBytes, req.Worker, now, now.Add(lease))
 		} else {
 			as, err = ns.claimContinuous(ctx, c.row, req.Worker, now, now.Add(lease))
 		}
@@ -193,13 +193,14 @@ func (ns *namespace) bestUnits(ctx context.Context, cands []candidate, now time.
 	return nil
 }
 
-// claim leases up to n units of spec to worker, group-committed with
-// other callers' claims and updates.
-func (ns *namespace) claim(ctx context.Context, spec specRow, n int, worker coordinate.Name, now, expires time.Time) ([]coordinate.Attempt, error) {
+// claim leases up to n units of spec to worker, their data within
+// maxBytes (coordinate.WithinBytes), group-committed with other callers'
+// claims and updates.
+func (ns *namespace) claim(ctx context.Context, spec specRow, n int, maxBytes int64, worker coordinate.Name, now, expires time.Time) ([]coordinate.Attempt, error) {
 	if n <= 0 {
 		return nil, nil
 	}
-	cl := &claimRequest{ns: ns, spec: spec, n: n, worker: worker, now: now, expires: expires}
+	cl := &claimRequest{ns: ns, spec: spec, n: n, maxBytes: maxBytes, worker: worker, now: now, expires: expires}
 	if err := ns.b.commits.submit(ctx, &commitItem{claim: cl}); err != nil {
 		return nil, fmt.Errorf("postgres get_work on %q: %w", spec.spec.Name.Bytes, err)
 	}

@@ -87,8 +87,7 @@ func (ns *namespace) ImportWorkSpec(ctx context.Context, in *coordinate.Imported
 		return d.apply(ctx, tx)
 	})
 	if err == nil && n > 0 {
-		ns.b.noteAdded(n)
-		ns.b.warmAfterAdds(id, n)
+		ns.b.cache.added(id, n)
 	}
 	return err
 }

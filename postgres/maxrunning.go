@@ -26,7 +26,7 @@ import (
 
 // maxRunningLockClass is the first key of the two-key advisory locks
 // taken per spec (the second is the spec id); the single-key locks of
-// migrate.go and vacuum.go are a separate key space.
+// migrate.go and cachekeep/vacuum.go are a separate key space.
 const maxRunningLockClass = 0x636f6f72 // "coor"
 
 //go:embed queries/advisory_lock.sql

@@ -27,7 +27,7 @@ var migrationFiles embed.FS
 
 // migrationLockKey is the pg_advisory_lock key held while migrating, so
 // daemons starting together apply each migration once.
-const migrationLockKey = 0x636f6f7264 // "coord"
+const migrationLockKey = 0x636f6f7264 // "coord" (cachekeep/vacuum.go's is "coorv")
 
 // migration is one numbered schema change.
 type migration struct {

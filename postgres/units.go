@@ -162,7 +162,7 @@ func (ns *namespace) ListWorkUnits(ctx context.Context, spec string, query coord
 	if err != nil {
 		return nil, fmt.Errorf("postgres list work units of %q: %w", spec, err)
 	}
-	urs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (unitRow, error) { return scanUnit(r, sr.spec.Name) })
+	urs, err := collectUnitsWithin(rows, sr.spec.Name, query.MaxBytes)
 	if err != nil {
 		return nil, fmt.Errorf("postgres list work units of %q: %w", spec, err)
 	}
@@ -171,6 +171,32 @@ func (ns *namespace) ListWorkUnits(ctx context.Context, spec string, query coord
 		out[i] = &urs[i].unit
 	}
 	return out, ns.fillDependencies(ctx, sr.id, out, urs)
+}
+
+// collectUnitsWithin reads units in the rows' order until their data
+// would pass maxBytes (coordinate.WithinBytes), then closes the rows: the
+// rest stream past on the connection without being kept, so a page of
+// large units costs one unit past the budget, not the whole page.
+func collectUnitsWithin(rows pgx.Rows, spec coordinate.Name, maxBytes int64) ([]unitRow, error) {
+	defer rows.Close()
+	var (
+		urs  []unitRow
+		used int64
+	)
+	for rows.Next() {
+		ur, err := scanUnit(rows, spec)
+		if err != nil {
+			return nil, err
+		}
+		size := int64(len(ur.unit.Data))
+		if !coordinate.WithinBytes(used, size, maxBytes, len(urs) == 0) {
+			break
+		}
+		used += size
+		urs = append(urs, ur)
+	}
+	rows.Close()
+	return urs, rows.Err()
 }
 
 func (ns *namespace) GetWorkUnits(ctx context.Context, spec string, keys []string) ([]*coordinate.WorkUnit, error) {

@@ -49,7 +49,7 @@ func (l *limitOptions) register(fs *flag.FlagSet) {
 	fs.IntVar(&l.maxConnections, "max-connections", defaultMaxConnections, "most concurrent client connections (`n`); more are closed at once (also capped by the open-file limit)")
 	fs.Int64Var(&l.maxUnitData, "max-unit-data", jobserver.DefaultMaxUnitData, "largest data of one work unit in `bytes`; larger adds and updates are refused")
 	fs.IntVar(&l.maxLockKeys, "max-lock-keys", jobserver.DefaultMaxLockKeys, "most lock paths one lock-service call may name (`n`)")
-	fs.Int64Var(&l.maxReplyBytes, "max-reply-bytes", jobserver.DefaultMaxReplyBytes, "unit data one get_work_units reply carries, in `bytes`; past it the reply lists fewer units (page on with start)")
+	fs.Int64Var(&l.maxReplyBytes, "max-reply-bytes", jobserver.DefaultMaxReplyBytes, "unit data one get_work_units or get_work reply carries, in `bytes`; past it the reply lists fewer units (page on with start; get_work leases fewer)")
 }
 
 // check validates the limit flags after parsing.

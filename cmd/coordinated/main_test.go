@@ -1,16 +1,13 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -204,35 +201,8 @@ func TestBadFlags(t *testing.T) {
 }
 
 func TestSIGTERMExitsCleanly(t *testing.T) {
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(exe, "-test.run=^$")
-	cmd.Env = append(os.Environ(), "COORDINATED_TEST_DAEMON=1", "COORDINATED_TEST_ARGS=-listen 127.0.0.1:0")
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-
-	addrRE := regexp.MustCompile(`listening addr=(\S+)`)
-	lines := bufio.NewScanner(stderr)
-	var addr string
-	for lines.Scan() {
-		if m := addrRE.FindStringSubmatch(lines.Text()); m != nil {
-			addr = m[1]
-			break
-		}
-	}
-	if addr == "" {
-		t.Fatal("the daemon never logged its listening address")
-	}
-	go io.Copy(io.Discard, stderr)
-
+	d := startDaemonProcess(t, "-listen 127.0.0.1:0") // probes_test.go
+	cmd, addr := d.cmd, d.addr
 	c, err := cborrpc.Dial(addr)
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ var getWorkTests = []test{
 	{"OneSpecPerCall", testGetWorkOneSpecPerCall},
 	{"MaxJobs", testGetWorkMaxJobs},
 	{"MaxJobsBelowOne", testGetWorkMaxJobsBelowOne},
+	{"MaxBytes", testGetWorkMaxBytes},
 	{"MaxGetwork", testGetWorkMaxGetwork},
 	{"MaxRunning", testGetWorkMaxRunning},
 	{"MaxRunningCountsUpdatePending", testGetWorkMaxRunningCountsUpdatePending},
@@ -63,6 +64,29 @@ func testGetWorkMaxJobs(e *env) {
 	e.checkKeys("max_jobs 3 (best priority, then key)", attemptKeys(as), []string{"a", "b", "c"})
 	as = e.work(coordinate.WorkRequest{Worker: text("w"), MaxJobs: 3})
 	e.checkKeys("the rest", attemptKeys(as), []string{"d", "e"})
+}
+
+// testGetWorkMaxBytes: leasing stops at the first unit whose data would
+// pass MaxBytes (it does not skip to smaller ones), the first unit is
+// leased however large, and the units left out stay available.
+func testGetWorkMaxBytes(e *env) {
+	e.spec(m{"name": "s"})
+	blob := func(n int) coordinate.Data { return enc(e.t, m{"b": string(make([]byte, n))}) }
+	size := int64(len(blob(100)))
+	unit := func(k string, n int, prio float64) coordinate.WorkUnitInput {
+		return coordinate.WorkUnitInput{Key: text(k), Data: blob(n), Priority: ptr(prio)}
+	}
+	e.add("s", unit("a", 100, 10), unit("b", 100, 9), unit("big", 1000, 8),
+		unit("c", 100, 7), unit("d", 100, 6), unit("e", 100, 5))
+	as := e.work(coordinate.WorkRequest{Worker: text("w"), MaxJobs: 10, MaxBytes: 3*size + size/2})
+	e.checkKeys("max_bytes 3.5 units, the third too large", attemptKeys(as), []string{"a", "b"})
+	e.checkStatus("s", coordinate.StatusAvailable, "big", "c", "d", "e")
+	as = e.work(coordinate.WorkRequest{Worker: text("w"), MaxJobs: 10, MaxBytes: 1})
+	e.checkKeys("max_bytes below the first unit", attemptKeys(as), []string{"big"})
+	as = e.work(coordinate.WorkRequest{Worker: text("w"), MaxJobs: 10, MaxBytes: 3 * size})
+	e.checkKeys("max_bytes of exactly 3 units", attemptKeys(as), []string{"c", "d", "e"})
+	e.noWork(coordinate.WorkRequest{Worker: text("w"), MaxJobs: 10})
+	e.checkStatus("s", coordinate.StatusPending, "a", "b", "big", "c", "d", "e")
 }
 
 func testGetWorkMaxJobsBelowOne(e *env) {

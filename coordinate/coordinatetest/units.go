@@ -17,6 +17,7 @@ var unitTests = []test{
 	{"Counts", testUnitCounts},
 	{"ListOrder", testUnitListOrder},
 	{"ListStartLimit", testUnitListStartLimit},
+	{"ListMaxBytes", testUnitListMaxBytes},
 	{"GetWorkUnits", testUnitGetWorkUnits},
 	{"Prioritize", testUnitPrioritize},
 	{"DeleteAll", testUnitDeleteAll},
@@ -242,6 +243,26 @@ func testUnitListStartLimit(e *env) {
 	e.checkKeys("pending", e.list("s", coordinate.WorkUnitQuery{Statuses: []coordinate.Status{coordinate.StatusPending}}), []string{"p1"})
 	e.checkKeys("failed", e.list("s", coordinate.WorkUnitQuery{Statuses: []coordinate.Status{coordinate.StatusFailed}}), []string{"x1"})
 	e.checkKeys("past the end", e.list("s", coordinate.WorkUnitQuery{Start: "z"}), nil)
+}
+
+// testUnitListMaxBytes: a listing stops at the first unit whose data
+// would pass MaxBytes, in key order and in the status order, and always
+// lists one.
+func testUnitListMaxBytes(e *env) {
+	e.spec(m{"name": "s"})
+	blob := func(n int) coordinate.Data { return enc(e.t, m{"b": string(make([]byte, n))}) }
+	size := int64(len(blob(100)))
+	unit := func(k string, n int, prio float64) coordinate.WorkUnitInput {
+		return coordinate.WorkUnitInput{Key: text(k), Data: blob(n), Priority: ptr(prio)}
+	}
+	e.add("s", unit("a", 100, 1), unit("b", 100, 2), unit("c", 1000, 3), unit("d", 100, 4), unit("e", 100, 5))
+	e.checkKeys("by key, 3.5 units", e.list("s", coordinate.WorkUnitQuery{MaxBytes: 3*size + size/2}), []string{"a", "b"})
+	e.checkKeys("by key from d, 2 units", e.list("s", coordinate.WorkUnitQuery{Start: "d", MaxBytes: 2 * size}), []string{"d", "e"})
+	e.checkKeys("by key, under one unit", e.list("s", coordinate.WorkUnitQuery{Start: "c", MaxBytes: 1}), []string{"c"})
+	e.checkKeys("by key, limit first", e.list("s", coordinate.WorkUnitQuery{Limit: 1, MaxBytes: 10 * size}), []string{"a"})
+	avail := []coordinate.Status{coordinate.StatusAvailable}
+	e.checkKeys("by priority, 2.5 units", e.list("s", coordinate.WorkUnitQuery{Statuses: avail, MaxBytes: 2*size + size/2}), []string{"e", "d"})
+	e.checkKeys("by priority, limit", e.list("s", coordinate.WorkUnitQuery{Statuses: avail, Limit: 3, MaxBytes: 2*size + size/2}), []string{"e", "d"})
 }
 
 func testUnitGetWorkUnits(e *env) {

@@ -33,6 +33,8 @@ var floors = map[string]int{
 	"journal":                   2,
 	"cborrpc":                   2,
 	"internal/pgtest":           2,
+	// The PostgreSQL backend's cache machinery, below the backend.
+	"postgres/cachekeep": 2,
 	// 3: the backends and the RPC adapter.
 	"memory":    3,
 	"postgres":  3,

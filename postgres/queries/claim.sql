@@ -1,19 +1,28 @@
 -- Leases up to $3 of the best units of spec $1 that can be handed out at
--- $2 (now, ns) to worker ($5, $6) until $4, skipping rows other
--- transactions hold, so concurrent callers never wait for each other nor
--- get the same unit. Keeps unit_count (in this connection's slot) and,
--- when the worker is registered in namespace $7, its outstanding set, and
--- the progress of the units' groups in step. The picked keys are updated
--- through an array so the plan is the primary key's index whatever LIMIT
--- the planner assumes (committer transactions use generic plans).
+-- $2 (now, ns), their data within $8 bytes, to worker ($5, $6) until $4,
+-- skipping rows other transactions hold, so concurrent callers never wait
+-- for each other nor get the same unit. Keeps unit_count (in this
+-- connection's slot) and, when the worker is registered in namespace $7,
+-- its outstanding set, and the progress of the units' groups in step. The
+-- picked keys are updated through an array so the plan is the primary
+-- key's index whatever LIMIT the planner assumes (committer transactions
+-- use generic plans).
 -- available_since (migration 0009) is cleared: it means nothing once the
 -- unit is leased, and a row version without it is 8 bytes smaller.
-WITH picked AS (
-    SELECT key FROM work_unit
+WITH locked AS (
+    SELECT key, priority, octet_length(data) AS size FROM work_unit
     WHERE spec_id = $1 AND status = 1 AND (not_before IS NULL OR not_before <= $2)
     ORDER BY priority DESC, key
     LIMIT $3
     FOR UPDATE SKIP LOCKED
+), picked AS (
+    -- coordinate.WithinBytes: the best units while their data stays
+    -- within $8 bytes (0: no bound), and always the first. The rows left
+    -- out stay AVAILABLE; their row locks end with the transaction.
+    SELECT key FROM (
+        SELECT key, row_number() OVER w AS nth, sum(size) OVER w AS upto
+        FROM locked WINDOW w AS (ORDER BY priority DESC, key ROWS UNBOUNDED PRECEDING)
+    ) b WHERE nth = 1 OR $8::bigint = 0 OR upto <= $8::bigint
 ), leased AS (
     UPDATE work_unit u SET status = 3, expires = $4, worker = $5, worker_text = $6,
         lease_id = nextval('lease_id_seq'), attempts = u.attempts + 1, available_since = NULL

@@ -1,22 +1,24 @@
-package postgres
+package cachekeep
 
 import (
 	"context"
+	_ "embed"
 	"sync/atomic"
 	"time"
 )
 
-// The statements, from sql/maintenance.sql.
 var (
-	analyzeUnitsSQL  = namedSQL("analyze_units")
-	unitsEstimateSQL = namedSQL("units_estimate")
+	//go:embed sql/analyze_units.sql
+	analyzeUnitsSQL string
+	//go:embed sql/units_estimate.sql
+	unitsEstimateSQL string
 )
 
 // Planner statistics after bulk loads. A work_unit table filled faster
 // than autovacuum notices (it looks once a minute) still has the
 // statistics of an empty table, and with those the planner sorts every
 // available unit of a spec on each get_work instead of reading the
-// partial index in order. So the backend runs ANALYZE itself, in the
+// partial index in order. So the Keeper runs ANALYZE itself, in the
 // background, whenever the units it added since the last ANALYZE reach
 // half the table (at least minAnalyzeGrowth): a handful of times while a
 // table grows to millions, never in steady state.
@@ -33,23 +35,23 @@ type analyzer struct {
 
 // noteAdded records n added units and starts a background ANALYZE when the
 // table has grown enough.
-func (b *Backend) noteAdded(n int) {
-	a := &b.analyze
-	a.run.add(int64(n), max(minAnalyzeGrowth, a.rows.Load()/2), b.runAnalyze)
+func (k *Keeper) noteAdded(n int) {
+	a := &k.analyze
+	a.run.add(int64(n), max(minAnalyzeGrowth, a.rows.Load()/2), k.runAnalyze)
 }
 
-func (b *Backend) runAnalyze() {
+func (k *Keeper) runAnalyze() {
 	ctx, cancel := context.WithTimeout(context.Background(), analyzeTimeout)
 	defer cancel()
 	var rows float64
-	_, err := b.pool.Exec(ctx, analyzeUnitsSQL)
+	_, err := k.pool.Exec(ctx, analyzeUnitsSQL)
 	if err == nil {
-		err = b.pool.QueryRow(ctx, unitsEstimateSQL).Scan(&rows)
+		err = k.pool.QueryRow(ctx, unitsEstimateSQL).Scan(&rows)
 	}
 	if err != nil {
-		b.log.Warn("postgres backend: ANALYZE work_unit after a bulk load failed", "err", err)
+		k.log.Warn("postgres backend: ANALYZE work_unit after a bulk load failed", "err", err)
 	}
 	if rows > 0 {
-		b.analyze.rows.Store(int64(rows))
+		k.analyze.rows.Store(int64(rows))
 	}
 }

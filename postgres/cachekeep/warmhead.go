@@ -1,4 +1,4 @@
-package postgres
+package cachekeep
 
 import "time"
 
@@ -11,7 +11,7 @@ import "time"
 // rest of it (docs/postgres.md, "Warming the front of a queue").
 //
 // So when a spec has had at least warmMinAdded units added and then no
-// adds for warmIdle, the backend reads the rows of the units at the front
+// adds for warmIdle, the Keeper reads the rows of the units at the front
 // of its queue the way the read-ahead does, while nothing waits for it.
 // It reads as many units as shared_buffers has pages (at most
 // warmMaxUnits): the units are spread over the table, so that is the most
@@ -45,8 +45,8 @@ type specWarm struct {
 // warmAfterAdds records n units added to spec and, once they reach
 // warmMinAdded, (re)starts the spec's timer: the warm starts when adds have
 // been quiet for the idle time.
-func (b *Backend) warmAfterAdds(spec int64, n int) {
-	ra := &b.readAhead
+func (k *Keeper) warmAfterAdds(spec int64, n int) {
+	ra := &k.readAhead
 	ra.mu.Lock()
 	defer ra.mu.Unlock()
 	w := &ra.warm
@@ -62,15 +62,15 @@ func (b *Backend) warmAfterAdds(spec int64, n int) {
 	switch {
 	case sw.added < warmMinAdded:
 	case sw.timer == nil:
-		sw.timer = time.AfterFunc(w.idle, func() { b.warmHead(spec, sw) })
+		sw.timer = time.AfterFunc(w.idle, func() { k.warmHead(spec, sw) })
 	default:
 		sw.timer.Reset(w.idle)
 	}
 }
 
 // warmHead reads the front of spec's queue (the timer of sw fired).
-func (b *Backend) warmHead(spec int64, sw *specWarm) {
-	ra := &b.readAhead
+func (k *Keeper) warmHead(spec int64, sw *specWarm) {
+	ra := &k.readAhead
 	ra.mu.Lock()
 	defer ra.mu.Unlock()
 	w := &ra.warm
@@ -92,7 +92,7 @@ func (b *Backend) warmHead(spec int64, sw *specWarm) {
 	}
 	st.frontier, st.ahead = queueHead, 0
 	w.current = st
-	b.startReadAhead(spec, st, w.units)
+	k.startReadAhead(spec, st, w.units)
 }
 
 // stopWarming stops the timers of pending warms (at Close). The caller

@@ -1,7 +1,6 @@
-package postgres
+package cachekeep
 
 import (
-	"bytes"
 	"context"
 	_ "embed"
 	"encoding/json"
@@ -14,8 +13,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-
-	"github.com/coordinated/coordinated/coordinate"
 )
 
 // Reading ahead of claims. Claims take units in (priority, key) order,
@@ -24,7 +21,7 @@ import (
 // a claim statement reads its pages one after another, nearly all of its
 // time waiting for reads (docs/postgres.md, "Reading ahead of claims",
 // has the measurements). After each
-// big claim the backend reads, on another connection, the rows of the
+// big claim the Keeper reads, on another connection, the rows of the
 // units the next claims of that spec will take: their keys from the
 // available-units index, then the rows by a bitmap heap scan with a high
 // effective_io_concurrency, which asks the kernel for all of their pages
@@ -36,9 +33,9 @@ import (
 // saves nothing, so the spec goes without for a while.
 
 var (
-	//go:embed queries/read_ahead_keys.sql
+	//go:embed sql/read_ahead_keys.sql
 	readAheadKeysSQL string
-	//go:embed queries/read_ahead_rows.sql
+	//go:embed sql/read_ahead_rows.sql
 	readAheadRowsSQL string
 )
 
@@ -49,9 +46,9 @@ const (
 	// read-ahead's round trips would cost more.
 	readAheadMin = 256
 	// readAheadClaims is how many claims of the last one's size the
-	// backend keeps read ahead.
+	// Keeper keeps read ahead.
 	readAheadClaims = 2
-	// readAheadWindow is the fewest units the backend keeps read ahead.
+	// readAheadWindow is the fewest units the Keeper keeps read ahead.
 	// With fewer workers, or requests spread over time, claims are smaller
 	// than the demand they add up to: at 64 connections asking for 100
 	// units each, most claim statements took 100-350 units, and two of
@@ -65,29 +62,10 @@ const (
 	readAheadTimeout = 10 * time.Second
 )
 
-// unitPos is a unit's place in claim order.
-type unitPos struct {
-	priority float64
-	key      []byte
-}
-
-// attemptPos is the place in claim order of a's unit.
-func attemptPos(a *coordinate.Attempt) unitPos {
-	return unitPos{priority: a.Priority, key: []byte(a.Key.Bytes)}
-}
-
-// after reports whether p comes after q in claim order.
-func (p unitPos) after(q unitPos) bool {
-	if p.priority != q.priority {
-		return p.priority < q.priority
-	}
-	return bytes.Compare(p.key, q.key) > 0
-}
-
-// readAheadSpec is what the backend knows of one spec's read-ahead.
+// readAheadSpec is what the Keeper knows of one spec's read-ahead.
 type readAheadSpec struct {
 	running    bool
-	frontier   unitPos   // the last unit read ahead
+	frontier   Pos       // the last unit read ahead
 	ahead      int       // units read ahead of the claims (an estimate)
 	quietUntil time.Time // no read-ahead before then: the units were cached
 }
@@ -96,8 +74,12 @@ type readAhead struct {
 	mu     sync.Mutex
 	specs  map[int64]*readAheadSpec
 	off    bool // the server refused the settings: never again
-	closed bool // the backend is closing: start nothing
+	closed bool // the Keeper is closing: start nothing
 	wg     sync.WaitGroup
+	// active counts the read-aheads under way; idle is closed when the
+	// last of them ends (settle).
+	active int
+	idle   chan struct{}
 	runs   atomic.Int64 // read-aheads started (tests)
 	warm   headWarmer   // warming queue fronts after bulk adds (warmhead.go)
 }
@@ -120,24 +102,33 @@ func (ra *readAhead) close() {
 	ra.wg.Wait()
 }
 
-// queueHead is a position before every unit.
-var queueHead = unitPos{priority: math.Inf(1)}
+// settle waits for the read-aheads under way (others may start meanwhile,
+// from warms).
+func (ra *readAhead) settle() {
+	ra.mu.Lock()
+	idle := ra.idle
+	if ra.active == 0 {
+		idle = nil
+	}
+	ra.mu.Unlock()
+	if idle != nil {
+		<-idle
+	}
+}
 
-// claimingUnits tells the read-ahead that claims (one statement's, on one
-// spec) are about to start. When nothing is known of the spec yet (its
+// queueHead is a position before every unit.
+var queueHead = Pos{Priority: math.Inf(1)}
+
+// claimingUnits tells the read-ahead that claims of n units (one
+// statement's, on one spec) are about to start. When nothing is known of the spec yet (its
 // first big claim) it reads the units they ask for from the front of the
 // queue alongside them: the claim walks their pages one by one while the
 // read-ahead asks for all of them at once.
-func (b *Backend) claimingUnits(claims []*claimRequest) {
-	n := 0
-	for _, cl := range claims {
-		n += cl.n
-	}
+func (k *Keeper) claimingUnits(spec int64, n int) {
 	if n < readAheadMin {
 		return
 	}
-	spec := claims[0].spec.id
-	ra := &b.readAhead
+	ra := &k.readAhead
 	ra.mu.Lock()
 	defer ra.mu.Unlock()
 	if ra.off || ra.specs[spec] != nil {
@@ -145,90 +136,82 @@ func (b *Backend) claimingUnits(claims []*claimRequest) {
 	}
 	st := &readAheadSpec{frontier: queueHead}
 	ra.specs[spec] = st
-	b.startReadAhead(spec, st, n)
+	k.startReadAhead(spec, st, n)
 }
 
-// claimedUnits tells the read-ahead how far claims (one statement's, on
-// one spec) got, and starts a read-ahead of the spec's next units when
+// claimedUnits tells the read-ahead how far claims of n units (one
+// statement's, on one spec; the last in claim order at lastPos) got, and
+// starts a read-ahead of the spec's next units when
 // fewer than readAheadClaims claims' worth (at least readAheadWindow units)
 // are read ahead. Claims of any size count once a big claim or a warm
 // started reading ahead for the spec.
-func (b *Backend) claimedUnits(claims []*claimRequest) {
-	n := 0
-	for _, cl := range claims {
-		n += len(cl.attempts)
-	}
+func (k *Keeper) claimedUnits(spec int64, n int, lastPos Pos) {
 	if n == 0 {
 		return
 	}
-	spec := claims[0].spec.id
-	ra := &b.readAhead
+	ra := &k.readAhead
 	ra.mu.Lock()
 	defer ra.mu.Unlock()
 	st := ra.specs[spec]
 	if ra.off || st == nil {
 		return
 	}
-	// Each claim's attempts are in claim order: only the last ones compete.
-	var last *coordinate.Attempt
-	for _, cl := range claims {
-		if k := len(cl.attempts); k > 0 {
-			a := &cl.attempts[k-1]
-			if last == nil || attemptPos(a).after(attemptPos(last)) {
-				last = a
-			}
-		}
-	}
-	lastPos := attemptPos(last)
-	if !st.frontier.after(lastPos) {
+	if !st.frontier.After(lastPos) {
 		// The claims caught up: read ahead from where they are.
 		st.frontier, st.ahead = lastPos, 0
 	} else {
 		st.ahead = max(0, st.ahead-n)
 	}
 	want := max(readAheadClaims*n, readAheadWindow)
-	if st.running || st.ahead >= want/2 || b.clock.Now().Before(st.quietUntil) {
+	if st.running || st.ahead >= want/2 || k.clock.Now().Before(st.quietUntil) {
 		return
 	}
-	b.startReadAhead(spec, st, want-st.ahead)
+	k.startReadAhead(spec, st, want-st.ahead)
 }
 
 // startReadAhead reads count units of spec after st's frontier in the
 // background. The caller holds ra.mu.
-func (b *Backend) startReadAhead(spec int64, st *readAheadSpec, count int) {
-	ra := &b.readAhead
+func (k *Keeper) startReadAhead(spec int64, st *readAheadSpec, count int) {
+	ra := &k.readAhead
 	if ra.closed {
 		return
 	}
 	st.running = true
 	from := st.frontier
 	ra.runs.Add(1)
+	if ra.active == 0 {
+		ra.idle = make(chan struct{})
+	}
+	ra.active++
 	ra.wg.Add(1)
 	go func() {
 		defer ra.wg.Done()
 		ctx, cancel := context.WithTimeout(context.Background(), readAheadTimeout)
 		defer cancel()
-		res, err := b.readAheadOnce(ctx, spec, from, count)
+		res, err := k.readAheadOnce(ctx, spec, from, count)
 		ra.mu.Lock()
 		defer ra.mu.Unlock()
+		if ra.active--; ra.active == 0 {
+			close(ra.idle)
+		}
 		st.running = false
 		var pgErr *pgconn.PgError
 		switch {
 		case errors.As(err, &pgErr):
 			ra.off = true
-			b.log.Info("postgres backend: reading ahead of claims turned off", "err", err)
+			k.log.Info("postgres backend: reading ahead of claims turned off", "err", err)
 			return
 		case err != nil:
-			b.log.Debug("postgres backend: read-ahead failed", "spec_id", spec, "err", err)
+			k.log.Debug("postgres backend: read-ahead failed", "spec_id", spec, "err", err)
 			return
 		case res.units == 0:
 			delete(ra.specs, spec)
 			return
 		}
 		if res.pagesRead*readAheadCached < res.units {
-			st.quietUntil = b.clock.Now().Add(readAheadQuiet)
+			st.quietUntil = k.clock.Now().Add(readAheadQuiet)
 		}
-		if res.end.after(st.frontier) {
+		if res.end.After(st.frontier) {
 			st.frontier = res.end
 			st.ahead += res.units
 		}
@@ -237,21 +220,21 @@ func (b *Backend) startReadAhead(spec int64, st *readAheadSpec, count int) {
 
 // readAheadResult is what one read-ahead did.
 type readAheadResult struct {
-	end       unitPos // the last unit read
-	units     int     // units read
-	pagesRead int     // pages read from outside shared_buffers
+	end       Pos // the last unit read
+	units     int // units read
+	pagesRead int // pages read from outside shared_buffers
 }
 
 // readAheadOnce reads the rows of spec's next count units after from.
-func (b *Backend) readAheadOnce(ctx context.Context, spec int64, from unitPos, count int) (readAheadResult, error) {
+func (k *Keeper) readAheadOnce(ctx context.Context, spec int64, from Pos, count int) (readAheadResult, error) {
 	var res readAheadResult
-	rows, err := b.pool.Query(ctx, readAheadKeysSQL, spec, from.priority, from.key, count)
+	rows, err := k.pool.Query(ctx, readAheadKeysSQL, spec, from.Priority, from.Key, count)
 	if err != nil {
 		return res, err
 	}
 	var keys [][]byte
-	_, err = pgx.ForEachRow(rows, []any{&res.end.priority, &res.end.key}, func() error {
-		keys = append(keys, res.end.key)
+	_, err = pgx.ForEachRow(rows, []any{&res.end.Priority, &res.end.Key}, func() error {
+		keys = append(keys, res.end.Key)
 		return nil
 	})
 	if err != nil || len(keys) == 0 {
@@ -269,7 +252,7 @@ func (b *Backend) readAheadOnce(ctx context.Context, spec int64, from unitPos, c
 		return row.Scan(&plan)
 	})
 	batch.Queue("COMMIT")
-	if err := b.pool.SendBatch(ctx, batch).Close(); err != nil {
+	if err := k.pool.SendBatch(ctx, batch).Close(); err != nil {
 		return readAheadResult{}, err
 	}
 	res.pagesRead, err = sharedBlocksRead(plan)

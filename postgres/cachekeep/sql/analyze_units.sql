@@ -1,0 +1,2 @@
+-- analyze_units.sql (analyze.go): planner statistics after bulk loads.
+ANALYZE work_unit

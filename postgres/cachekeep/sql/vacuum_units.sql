@@ -1,0 +1,2 @@
+-- vacuum_units.sql (vacuum.go): VACUUM behind claims.
+VACUUM work_unit
