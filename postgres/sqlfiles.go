@@ -17,6 +17,11 @@ import (
 // looked up by name once, when the package starts (package-level vars),
 // so a missing name stops every test at once; TestEveryNamedStatementUsed
 // finds the unused ones.
+//
+// Why not sqlc: most cold statements take arrays and optional filters
+// (unnest($2::bytea[]), "$3 IS NULL OR ...") that it cannot type without
+// reshaping them, and the hot batch is assembled by hand anyway; named
+// blocks keep every statement in a .sql file without a generator.
 
 //go:embed sql/*.sql
 var sqlDir embed.FS
