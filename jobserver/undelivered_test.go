@@ -40,28 +40,7 @@ func testUndeliveredGetWorkReleased(t *testing.T, newServer serverFactory) {
 	js.ns = gate
 	js.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := cborrpc.NewServer(js, cborrpc.ServerOptions{Logger: js.log})
-	go srv.Serve(ln)
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		srv.Shutdown(ctx)
-	}()
-	nc, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	req, err := cborrpc.EncodeRequest(1, "get_work", b("w"), m{"max_jobs": 2, "lease_time": 3600})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := nc.Write(req); err != nil {
-		t.Fatal(err)
-	}
+	nc := sendOverTCP(t, js, "get_work", b("w"), m{"max_jobs": 2, "lease_time": 3600})
 	<-gate.entered
 	nc.Close() // the worker gives up before the reply
 	gate.release <- struct{}{}
@@ -90,29 +69,7 @@ func testLongPollAbandonedReleased(t *testing.T, newServer serverFactory) {
 	js.log = slog.New(slog.NewTextHandler(&logged, nil))
 	addSpec(t, js, "ws", nil)
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := cborrpc.NewServer(js, cborrpc.ServerOptions{Logger: js.log})
-	go srv.Serve(ln)
-	defer func() {
-		js.StopWaiting()
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		srv.Shutdown(ctx)
-	}()
-	nc, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	req, err := cborrpc.EncodeRequest(1, "get_work", b("w"), m{"lease_time": 3600, "wait": 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := nc.Write(req); err != nil {
-		t.Fatal(err)
-	}
+	nc := sendOverTCP(t, js, "get_work", b("w"), m{"lease_time": 3600, "wait": 20})
 	// Wait until the call is waiting (nothing to hand out), then hang up.
 	for deadline := time.Now().Add(10 * time.Second); !js.waits.waiting(); time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
@@ -133,6 +90,36 @@ func testLongPollAbandonedReleased(t *testing.T, newServer serverFactory) {
 	expect(t, "a unit leased to an abandoned long-poll",
 		call(t, js, "get_work_unit_status", b("ws"), []any{b("a")}),
 		`128([[{'status': 1, 'expiration': null}], null])`)
+}
+
+// sendOverTCP serves js on a loopback port for the rest of the test and
+// sends it one request on a new connection, without reading the reply.
+func sendOverTCP(t *testing.T, js *JobServer, method string, params ...any) net.Conn {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := cborrpc.NewServer(js, cborrpc.ServerOptions{Logger: js.log})
+	go srv.Serve(ln)
+	t.Cleanup(func() {
+		js.StopWaiting()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		srv.Shutdown(ctx)
+	})
+	nc, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := cborrpc.EncodeRequest(1, method, params...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := nc.Write(req); err != nil {
+		t.Fatal(err)
+	}
+	return nc
 }
 
 // lockedBuffer is a bytes.Buffer safe for a logger and a test to share.

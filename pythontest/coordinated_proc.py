@@ -42,6 +42,32 @@ def free_port():
         sock.close()
 
 
+def wait_until_accepting(daemon, args, name,
+                         timeout=START_TIMEOUT_SECONDS):
+    """Wait until daemon (with .proc, .host, .port, .address, .log() and
+    .kill()) accepts connections, and return it. A daemon that exits
+    first, or does not accept within timeout, raises DaemonError with
+    its log; readiness is detected by connecting, never by sleeping."""
+    deadline = time.time() + timeout
+    while True:
+        if daemon.proc.poll() is not None:
+            raise DaemonError('%s exited with status %s before accepting '
+                              'connections; args %r; log:\n%s'
+                              % (name, daemon.proc.returncode, args,
+                                 daemon.log()))
+        try:
+            socket.create_connection((daemon.host, daemon.port), 1.0).close()
+            return daemon
+        except socket.error:
+            if time.time() > deadline:
+                log = daemon.log()
+                daemon.kill()
+                raise DaemonError('%s did not accept connections on %s '
+                                  'within %.0fs; log:\n%s'
+                                  % (name, daemon.address, timeout, log))
+            time.sleep(0.05)
+
+
 def daemon_binary(workdir):
     """Return the path of the coordinated binary, building it if needed."""
     path = os.environ.get('COORDINATED_BIN')
@@ -110,24 +136,7 @@ class Daemon(object):
         self._log = open(self.log_path, 'wb')
         self.proc = subprocess.Popen(args, stdout=self._log,
                                      stderr=subprocess.STDOUT)
-        deadline = time.time() + START_TIMEOUT_SECONDS
-        while True:
-            if self.proc.poll() is not None:
-                raise DaemonError('coordinated exited with status %s before '
-                                  'accepting connections; args %r; log:\n%s'
-                                  % (self.proc.returncode, args, self.log()))
-            try:
-                socket.create_connection((self.host, self.port), 1.0).close()
-                return self
-            except socket.error:
-                if time.time() > deadline:
-                    log = self.log()
-                    self.kill()
-                    raise DaemonError('coordinated did not accept connections '
-                                      'on %s within %.0fs; log:\n%s'
-                                      % (self.address, START_TIMEOUT_SECONDS,
-                                         log))
-                time.sleep(0.05)
+        return wait_until_accepting(self, args, 'coordinated')
 
     def log(self):
         """The daemon's output so far, as text."""

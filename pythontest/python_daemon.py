@@ -14,12 +14,12 @@ from __future__ import absolute_import, print_function
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import time
 
-from coordinated_proc import REPO_ROOT, DaemonError, free_port
+from coordinated_proc import (REPO_ROOT, DaemonError, free_port,
+                              wait_until_accepting)
 
 START_TIMEOUT_SECONDS = 60.0
 STOP_TIMEOUT_SECONDS = 20.0
@@ -66,26 +66,8 @@ class PythonDaemon(object):
         self._log = open(self.log_path, 'wb')
         self.proc = subprocess.Popen(args, stdout=self._log,
                                      stderr=subprocess.STDOUT, cwd=self.cwd)
-        deadline = time.time() + START_TIMEOUT_SECONDS
-        while True:
-            if self.proc.poll() is not None:
-                raise DaemonError('Python coordinated exited with status %s '
-                                  'before accepting connections; args %r; '
-                                  'log:\n%s' % (self.proc.returncode, args,
-                                                self.log()))
-            try:
-                socket.create_connection((self.host, self.port), 1.0).close()
-                return self
-            except socket.error:
-                if time.time() > deadline:
-                    log = self.log()
-                    self.kill()
-                    raise DaemonError('Python coordinated did not accept '
-                                      'connections on %s within %.0fs; '
-                                      'log:\n%s' % (self.address,
-                                                    START_TIMEOUT_SECONDS,
-                                                    log))
-                time.sleep(0.05)
+        return wait_until_accepting(self, args, 'Python coordinated',
+                                    START_TIMEOUT_SECONDS)
 
     def log(self):
         """The daemon's output so far, as text."""
