@@ -212,6 +212,10 @@ def _child_units_in_key_order(reply):
     lists them in an order that changes from run to run; only which units
     a child holds is comparable.
     """
+    if isinstance(reply, (tuple, list)) and reply:
+        # the RPC answers (children, message)
+        return type(reply)([_child_units_in_key_order(reply[0])] +
+                           list(reply[1:]))
     if not isinstance(reply, dict):
         return reply
     return dict((child, sorted(units, key=lambda u: repr(u.get('work_unit_key')))
