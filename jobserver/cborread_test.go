@@ -21,45 +21,6 @@ func unhex(t testing.TB, s string) []byte {
 	return b
 }
 
-func TestStringItem(t *testing.T) {
-	cases := []struct {
-		item     string
-		want     string
-		text, ok bool
-	}{
-		{"43 616263", "abc", false, true},
-		{"63 616263", "abc", true, true},
-		{"40", "", false, true},
-		{"62 c328", "", false, false}, // invalid UTF-8 text
-		{"5f 41 61 ff", "", false, false},
-		{"01", "", false, false},
-		{"44 6162", "", false, false},
-	}
-	for _, c := range cases {
-		s, text, ok := stringItem(unhex(t, c.item))
-		if string(s) != c.want || text != c.text || ok != c.ok {
-			t.Errorf("stringItem(%s) = %q, %v, %v; want %q, %v, %v", c.item, s, text, ok, c.want, c.text, c.ok)
-		}
-	}
-}
-
-func TestAppendListItemsReusesScratch(t *testing.T) {
-	scratch := make([]cbor.RawMessage, 0, 4)
-	items, ok := appendListItems(scratch, unhex(t, "d8 80 82 41 61 a1 41 6e 01"))
-	if !ok || len(items) != 2 || &items[0] != &scratch[:1][0] {
-		t.Fatalf("appendListItems on a tuple = %x, %v; want 2 items in the scratch space", items, ok)
-	}
-	if !bytes.Equal(items[1], unhex(t, "a1 41 6e 01")) {
-		t.Errorf("second element = %x", items[1])
-	}
-	if _, ok := appendListItems(nil, unhex(t, "a1 41 6e 01")); ok {
-		t.Error("appendListItems accepted a map")
-	}
-	if items, ok := appendListItems(nil, unhex(t, "9f 01 02 ff")); !ok || len(items) != 2 {
-		t.Errorf("indefinite list = %x, %v", items, ok)
-	}
-}
-
 // An option key the fast path cannot read (indefinite length) still
 // counts, through the general decoder.
 func TestDecodeOptionsIndefiniteKey(t *testing.T) {

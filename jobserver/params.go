@@ -83,6 +83,12 @@ func (s signature) has(name string) bool {
 	return false
 }
 
+// The decoders below read raw items the cborrpc layer has already
+// validated, through internal/cborx for the common shapes (definite
+// strings, small integers, float64, arrays and maps of those); when cborx
+// reports !ok (indefinite-length strings, bignums, half floats) they fall
+// back to the general fxamacker decoder, which also words the errors.
+
 // isNull reports whether raw is absent, CBOR null or CBOR undefined.
 func isNull(raw cbor.RawMessage) bool { return cborx.IsNull(raw) }
 
@@ -91,7 +97,7 @@ func majorType(raw cbor.RawMessage) byte { return cborx.MajorOf(raw) }
 
 // decodeName decodes a byte or text string, keeping its kind.
 func decodeName(raw cbor.RawMessage, what string) (coordinate.Name, error) {
-	if s, text, ok := stringItem(raw); ok {
+	if s, text, ok := cborx.String(raw); ok {
 		return coordinate.Name{Bytes: string(s), Text: text}, nil
 	}
 	switch majorType(raw) {
@@ -125,7 +131,7 @@ func decodeOptionalName(raw cbor.RawMessage, what string) (*coordinate.Name, err
 
 // decodeList decodes an array or a tag-128 tuple into its raw elements.
 func decodeList(raw cbor.RawMessage, what string) ([]cbor.RawMessage, error) {
-	if items, ok := listItems(raw); ok {
+	if items, ok := cborx.List(nil, raw); ok {
 		return items, nil
 	}
 	if majorType(raw) == 6 {
@@ -206,10 +212,10 @@ func decodeOptionsInto(raw cbor.RawMessage, what string, out options) error {
 		return typeError("%s must be a dict", what)
 	}
 	unusual := false
-	if eachMapEntry(raw, func(key, value []byte) {
+	if cborx.EachPair(raw, func(key, value []byte) {
 		// Python looked options up by string name; other keys were
 		// simply never read. A later duplicate wins, as in a dict.
-		if k, _, ok := stringItem(key); ok {
+		if k, _, ok := cborx.String(key); ok {
 			out[optionName(k)] = value
 		} else if mt := majorType(key); mt == 2 || mt == 3 {
 			unusual = true // e.g. an indefinite-length key
@@ -279,10 +285,10 @@ func (o options) present(key string) bool {
 // `lease_time: "100"`), as float64. NaN, which no caller can use, and
 // non-numeric values are errors naming the parameter.
 func decodeNumber(raw cbor.RawMessage, what string) (float64, error) {
-	if n, ok := intItem(raw); ok {
+	if n, ok := cborx.Int(raw); ok {
 		return float64(n), nil
 	}
-	if f, ok := float64Item(raw); ok && !math.IsNaN(f) {
+	if f, ok := cborx.Float64(raw); ok && !math.IsNaN(f) {
 		return f, nil
 	}
 	f, ok := coordinate.PyFloat(raw)
@@ -302,7 +308,7 @@ func decodeNumber(raw cbor.RawMessage, what string) (float64, error) {
 // holding an integer (`max_jobs: "2"`). Other values are errors naming the
 // parameter.
 func decodePyInt(raw cbor.RawMessage, what string) (int64, error) {
-	if n, ok := intItem(raw); ok {
+	if n, ok := cborx.Int(raw); ok {
 		return n, nil
 	}
 	n, ok := coordinate.PyInt(raw)
@@ -333,7 +339,7 @@ func pyReprRaw(raw cbor.RawMessage) string {
 
 // decodeInt decodes an integer; an integral float is accepted too.
 func decodeInt(raw cbor.RawMessage, what string) (int64, error) {
-	if n, ok := intItem(raw); ok {
+	if n, ok := cborx.Int(raw); ok {
 		return n, nil
 	}
 	var v any

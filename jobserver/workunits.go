@@ -12,6 +12,7 @@ import (
 
 	"github.com/coordinated/coordinated/cborrpc"
 	"github.com/coordinated/coordinated/coordinate"
+	"github.com/coordinated/coordinated/internal/cborx"
 )
 
 // get_work_units listing limits (PROTOCOL §8.11).
@@ -74,7 +75,7 @@ func (js *JobServer) addWorkUnits(ctx context.Context, p []cbor.RawMessage) (any
 // bytes are appended to keys rather than stored in in.Key.Bytes.
 func decodeUnitItem(raw cbor.RawMessage, i int, in *coordinate.WorkUnitInput, elems []cbor.RawMessage, keys []byte) ([]cbor.RawMessage, []byte, error) {
 	what := func() string { return "work unit " + strconv.Itoa(i) }
-	elems, ok := appendListItems(elems, raw)
+	elems, ok := cborx.List(elems, raw)
 	if !ok {
 		var err error
 		if elems, err = decodeList(raw, "work unit"); err != nil {
@@ -84,7 +85,7 @@ func decodeUnitItem(raw cbor.RawMessage, i int, in *coordinate.WorkUnitInput, el
 	if len(elems) < 2 || len(elems) > 4 {
 		return elems, keys, &pyError{kind: "AssertionError", detail: fmt.Sprintf("%s must have 2 to 4 elements, not %d", what(), len(elems))}
 	}
-	if key, text, ok := stringItem(elems[0]); ok {
+	if key, text, ok := cborx.String(elems[0]); ok {
 		in.Key.Text = text
 		keys = append(keys, key...)
 	} else {

@@ -79,3 +79,25 @@ func TestElementsAndPairs(t *testing.T) {
 		t.Error("Pairs accepted a map missing a value")
 	}
 }
+
+func TestString(t *testing.T) {
+	cases := []struct {
+		item     string
+		want     string
+		text, ok bool
+	}{
+		{"43 616263", "abc", false, true},
+		{"63 616263", "abc", true, true},
+		{"40", "", false, true},
+		{"62 c328", "", false, false}, // invalid UTF-8 text
+		{"5f 41 61 ff", "", false, false},
+		{"01", "", false, false},
+		{"44 6162", "", false, false},
+	}
+	for _, c := range cases {
+		s, text, ok := String(unhex(t, c.item))
+		if string(s) != c.want || text != c.text || ok != c.ok {
+			t.Errorf("String(%s) = %q, %v, %v; want %q, %v, %v", c.item, s, text, ok, c.want, c.text, c.ok)
+		}
+	}
+}
