@@ -89,18 +89,12 @@ func (s signature) has(name string) bool {
 // reports !ok (indefinite-length strings, bignums, half floats) they fall
 // back to the general fxamacker decoder, which also words the errors.
 
-// isNull reports whether raw is absent, CBOR null or CBOR undefined.
-func isNull(raw cbor.RawMessage) bool { return cborx.IsNull(raw) }
-
-// majorType is the CBOR major type of raw's first item.
-func majorType(raw cbor.RawMessage) byte { return cborx.MajorOf(raw) }
-
 // decodeName decodes a byte or text string, keeping its kind.
 func decodeName(raw cbor.RawMessage, what string) (coordinate.Name, error) {
 	if s, text, ok := cborx.String(raw); ok {
 		return coordinate.Name{Bytes: string(s), Text: text}, nil
 	}
-	switch majorType(raw) {
+	switch cborx.MajorOf(raw) {
 	case 2:
 		var b []byte
 		if err := decMode.Unmarshal(raw, &b); err != nil {
@@ -119,7 +113,7 @@ func decodeName(raw cbor.RawMessage, what string) (coordinate.Name, error) {
 
 // decodeOptionalName is decodeName where null means "none".
 func decodeOptionalName(raw cbor.RawMessage, what string) (*coordinate.Name, error) {
-	if isNull(raw) {
+	if cborx.IsNull(raw) {
 		return nil, nil
 	}
 	n, err := decodeName(raw, what)
@@ -134,7 +128,7 @@ func decodeList(raw cbor.RawMessage, what string) ([]cbor.RawMessage, error) {
 	if items, ok := cborx.List(nil, raw); ok {
 		return items, nil
 	}
-	if majorType(raw) == 6 {
+	if cborx.MajorOf(raw) == 6 {
 		var tag cbor.RawTag
 		if err := decMode.Unmarshal(raw, &tag); err != nil {
 			return nil, typeError("%s: %v", what, err)
@@ -144,7 +138,7 @@ func decodeList(raw cbor.RawMessage, what string) ([]cbor.RawMessage, error) {
 		}
 		raw = tag.Content
 	}
-	if majorType(raw) != 4 {
+	if cborx.MajorOf(raw) != 4 {
 		return nil, typeError("%s must be a list or tuple", what)
 	}
 	var items []cbor.RawMessage
@@ -205,10 +199,10 @@ func decodeOptions(raw cbor.RawMessage, what string) (options, error) {
 // A hot method passes a map it keeps local, which the compiler can then
 // place on the stack: no allocation per call.
 func decodeOptionsInto(raw cbor.RawMessage, what string, out options) error {
-	if isNull(raw) {
+	if cborx.IsNull(raw) {
 		return nil
 	}
-	if majorType(raw) != 5 {
+	if cborx.MajorOf(raw) != 5 {
 		return typeError("%s must be a dict", what)
 	}
 	unusual := false
@@ -217,7 +211,7 @@ func decodeOptionsInto(raw cbor.RawMessage, what string, out options) error {
 		// simply never read. A later duplicate wins, as in a dict.
 		if k, _, ok := cborx.String(key); ok {
 			out[optionName(k)] = value
-		} else if mt := majorType(key); mt == 2 || mt == 3 {
+		} else if mt := cborx.MajorOf(key); mt == 2 || mt == 3 {
 			unusual = true // e.g. an indefinite-length key
 		}
 	}) && !unusual {
@@ -277,7 +271,7 @@ func optionName(k []byte) string {
 // present reports whether the option is given and not null (Python's
 // `options.get(k) is not None`).
 func (o options) present(key string) bool {
-	return !isNull(o[key])
+	return !cborx.IsNull(o[key])
 }
 
 // decodeNumber decodes a number the way Python's float() read it (an
@@ -323,7 +317,7 @@ func decodePyInt(raw cbor.RawMessage, what string) (int64, error) {
 
 // isStringItem reports whether raw is a byte or text string.
 func isStringItem(raw cbor.RawMessage) bool {
-	mt := majorType(raw)
+	mt := cborx.MajorOf(raw)
 	return mt == 2 || mt == 3
 }
 
@@ -372,7 +366,7 @@ func decodeInt(raw cbor.RawMessage, what string) (int64, error) {
 // types clients send where a bool is expected: bools, null, numbers,
 // strings and containers (non-empty is true).
 func decodeTruth(raw cbor.RawMessage, what string) (bool, error) {
-	if isNull(raw) {
+	if cborx.IsNull(raw) {
 		return false, nil
 	}
 	var v any
@@ -408,7 +402,7 @@ func decodeTruth(raw cbor.RawMessage, what string) (bool, error) {
 // decodeStatuses decodes a status code or a list/tuple of them (the
 // `state` option).
 func decodeStatuses(raw cbor.RawMessage, what string) ([]coordinate.Status, error) {
-	mt := majorType(raw)
+	mt := cborx.MajorOf(raw)
 	if mt == 4 || mt == 6 {
 		items, err := decodeList(raw, what)
 		if err != nil {

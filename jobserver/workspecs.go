@@ -10,6 +10,7 @@ import (
 
 	"github.com/coordinated/coordinated/cborrpc"
 	"github.com/coordinated/coordinated/coordinate"
+	"github.com/coordinated/coordinated/internal/cborx"
 )
 
 // noSuchWorkSpec is the in-band message most methods use for an unknown
@@ -37,14 +38,14 @@ func noSuchWorkSpecPlain(name coordinate.Name) []byte {
 // setWorkSpec: set_work_spec(work_spec) -> (true, null) (PROTOCOL §8.1).
 func (js *JobServer) setWorkSpec(ctx context.Context, p []cbor.RawMessage) (any, error) {
 	def := p[0]
-	if majorType(def) != 5 {
+	if cborx.MajorOf(def) != 5 {
 		return nil, typeError("work_spec must be a dict")
 	}
 	nameRaw := lookupKey(def, "name")
 	if nameRaw == nil {
 		return nil, &pyError{kind: "KeyError", detail: "name"}
 	}
-	if mt := majorType(nameRaw); mt != 2 && mt != 3 {
+	if mt := cborx.MajorOf(nameRaw); mt != 2 && mt != 3 {
 		return nil, typeError("work spec 'name' must be a string")
 	}
 	parsed, err := coordinate.CheckWorkSpec(coordinate.Data(def))
@@ -94,7 +95,7 @@ func byteifyDefinition(def coordinate.Data) cbor.RawMessage {
 	}
 	changed := false
 	for i, pr := range pairs {
-		if majorType(pr.Value) != 3 {
+		if cborx.MajorOf(pr.Value) != 3 {
 			continue
 		}
 		k, ok := stringKey(pr.Key)
@@ -187,7 +188,7 @@ func (js *JobServer) controlWorkSpec(ctx context.Context, p []cbor.RawMessage) (
 	}
 	if raw, ok := opts["interval"]; ok {
 		var d time.Duration
-		if !isNull(raw) {
+		if !cborx.IsNull(raw) {
 			sec, err := decodeNumber(raw, "interval")
 			if err != nil {
 				return nil, err
@@ -198,7 +199,7 @@ func (js *JobServer) controlWorkSpec(ctx context.Context, p []cbor.RawMessage) (
 	}
 	if raw, ok := opts["max_running"]; ok {
 		n := 0 // null: unlimited
-		if !isNull(raw) {
+		if !cborx.IsNull(raw) {
 			v, err := decodePyInt(raw, "max_running")
 			if err != nil {
 				return nil, err

@@ -102,7 +102,7 @@ func decodeUnitItem(raw cbor.RawMessage, i int, in *coordinate.WorkUnitInput, el
 			return elems, keys, valueError("%s: %v", what(), err)
 		}
 	}
-	if len(elems) == 4 && !isNull(elems[3]) {
+	if len(elems) == 4 && !cborx.IsNull(elems[3]) {
 		prio, err := decodeNumber(elems[3], what()+" priority")
 		if err != nil {
 			return elems, keys, err
