@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/coordinated/coordinated/cborrpc"
+	"github.com/coordinated/coordinated/pyvalue"
 )
 
 // pyError is an RPC-level failure (PROTOCOL §3.3). Its text imitates the
@@ -15,7 +16,7 @@ type pyError struct {
 }
 
 func (e *pyError) Error() string {
-	return e.kind + "(" + pyReprBytes(e.detail) + ",)\n"
+	return e.kind + "(" + pyvalue.ReprBytes(e.detail) + ",)\n"
 }
 
 // typeError reports a parameter of the wrong type or a wrong parameter count.
@@ -30,7 +31,7 @@ func valueError(format string, args ...any) error {
 
 // noSuchMethod is the reply to an unknown method name (PROTOCOL §7, §8.26).
 func noSuchMethod(name string) error {
-	return &pyError{kind: "AttributeError", detail: fmt.Sprintf("no such method %s", pyReprBytes(name))}
+	return &pyError{kind: "AttributeError", detail: fmt.Sprintf("no such method %s", pyvalue.ReprBytes(name))}
 }
 
 // backendError logs an unexpected backend failure and wraps it so the

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coordinated/coordinated/pyvalue"
 	"github.com/fxamacker/cbor/v2"
 )
 
@@ -74,7 +75,7 @@ func testLeaseTokenFencing(t *testing.T, newServer serverFactory) {
 		t.Fatalf("late fenced finish: %s, want (false, lease lost)", late)
 	}
 	expect(t, "still w2's", call(t, js, "get_work_unit_status", b("go"), []any{b("a")}),
-		`128([[{'status': 3, 'worker_id': 'w2', 'expiration': `+pyFloat(float64(start.Unix())+21)+`}], null])`)
+		`128([[{'status': 3, 'worker_id': 'w2', 'expiration': `+pyvalue.Float(float64(start.Unix())+21)+`}], null])`)
 	expect(t, "current fenced renew", call(t, js, "update_work_unit", b("go"), b("a"), m{"lease_time": 30, "lease_token": second}), `128([true, null])`)
 	expect(t, "current fenced finish", call(t, js, "update_work_unit", b("go"), b("a"), m{"status": 4, "data": m{"by": "w2"}, "lease_token": second}), `128([true, null])`)
 	again := call(t, js, "update_work_unit", b("go"), b("a"), m{"status": 5, "lease_token": second})

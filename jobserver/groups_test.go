@@ -3,6 +3,8 @@ package jobserver
 import (
 	"testing"
 	"time"
+
+	"github.com/coordinated/coordinated/pyvalue"
 )
 
 // testGroupsAndDependencies drives the dependency extension over the wire:
@@ -26,7 +28,7 @@ func testGroupsAndDependencies(t *testing.T, newServer serverFactory) {
 	expect(t, "blocked status", call(t, js, "get_work_unit_status", b("ws"), []any{b("c")}),
 		`128([[{'status': 2, 'depends_on': [128(['ws', 'a']), 128(['ws', 'b'])], 'expiration': null}], null])`)
 	expect(t, "group counts", call(t, js, "group_status", b("g")),
-		`128([{'counts': {1: 1, 2: 2}, 'stalled': false, 'complete': false, 'last_progress': `+pyFloat(float64(start.Unix()))+`}, null])`)
+		`128([{'counts': {1: 1, 2: 2}, 'stalled': false, 'complete': false, 'last_progress': `+pyvalue.Float(float64(start.Unix()))+`}, null])`)
 
 	// Only a is runnable; finishing it releases b, then c.
 	expect(t, "get a", call(t, js, "get_work", b("w"), m{"lease_time": 60}), `128([128(['ws', 'a', {}]), null])`)
@@ -38,7 +40,7 @@ func testGroupsAndDependencies(t *testing.T, newServer serverFactory) {
 	// Cancelling fails what is left: b (pending) and c (blocked).
 	expect(t, "cancel", call(t, js, "cancel_group", b("g")), `128([2, null])`)
 	expect(t, "cancelled group", call(t, js, "group_status", b("g")),
-		`128([{'counts': {4: 1, 5: 2}, 'stalled': false, 'complete': true, 'last_progress': `+pyFloat(float64(start.Unix()+1))+`}, null])`)
+		`128([{'counts': {4: 1, 5: 2}, 'stalled': false, 'complete': true, 'last_progress': `+pyvalue.Float(float64(start.Unix()+1))+`}, null])`)
 	expect(t, "unknown group", call(t, js, "group_status", b("nobody")),
 		`128([{'counts': {}, 'stalled': false, 'complete': true, 'last_progress': null}, null])`)
 }

@@ -8,13 +8,14 @@ import (
 	"github.com/fxamacker/cbor/v2"
 
 	"github.com/coordinated/coordinated/cborrpc"
+	"github.com/coordinated/coordinated/pyvalue"
 )
 
 func testUnknownAndRefusedMethods(t *testing.T, newServer serverFactory) {
 	js, _ := newServer(t, Config{})
 	for _, name := range []string{"snapshot", "maybe_periodic_snapshot", "load_snapshot", "wsgi", "foo", "GetWork", ""} {
 		got := callErr(t, js, name)
-		if want := "AttributeError(\"no such method " + pyReprBytes(name) + "\",)\n"; got != want {
+		if want := "AttributeError(\"no such method " + pyvalue.ReprBytes(name) + "\",)\n"; got != want {
 			t.Errorf("%q: %q, want %q", name, got, want)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/fxamacker/cbor/v2"
 
 	"github.com/coordinated/coordinated/coordinate"
+	"github.com/coordinated/coordinated/pyvalue"
 )
 
 // The hierarchical lock service (PROTOCOL §8.25), an extension the Go
@@ -74,7 +75,7 @@ func decodeLockPath(raw cbor.RawMessage, what string) (*lockPath, error) {
 			return nil, typeError("%s[%d]: %v", what, i, err)
 		}
 	}
-	return &lockPath{raw: raw, repr: pyReprValue(decoded), path: coordinate.NewLockPath(keys...)}, nil
+	return &lockPath{raw: raw, repr: pyvalue.Repr(decoded), path: coordinate.NewLockPath(keys...)}, nil
 }
 
 // labelKey identifies a label: strings by their bytes whatever their kind

@@ -16,6 +16,3 @@ func pyReprName(n coordinate.Name) string {
 }
 
 // The rest of Python 2's repr() lives in package pyvalue.
-func pyReprBytes(s string) string { return pyvalue.ReprBytes(s) }
-func pyReprValue(v any) string    { return pyvalue.Repr(v) }
-func pyFloat(f float64) string    { return pyvalue.Float(f) }

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/coordinated/coordinated/coordinate"
+	"github.com/coordinated/coordinated/pyvalue"
 )
 
 func TestPyReprName(t *testing.T) {
@@ -49,15 +50,15 @@ func TestPyFloat(t *testing.T) {
 		123.456e5: "12345600.0",
 	}
 	for f, want := range cases {
-		if got := pyFloat(f); got != want {
-			t.Errorf("pyFloat(%v) = %s, want %s", f, got, want)
+		if got := pyvalue.Float(f); got != want {
+			t.Errorf("pyvalue.Float(%v) = %s, want %s", f, got, want)
 		}
 	}
 }
 
 func TestPyReprValue(t *testing.T) {
 	v := []any{[]byte("a"), "b", uint64(3), int64(-4), 1.5, nil, true, []any{}}
-	if got, want := pyReprValue(v), `['a', u'b', 3, -4, 1.5, None, True, []]`; got != want {
+	if got, want := pyvalue.Repr(v), `['a', u'b', 3, -4, 1.5, None, True, []]`; got != want {
 		t.Errorf("pyReprValue = %s, want %s", got, want)
 	}
 }

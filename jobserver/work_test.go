@@ -3,6 +3,8 @@ package jobserver
 import (
 	"testing"
 	"time"
+
+	"github.com/coordinated/coordinated/pyvalue"
 )
 
 func testGetWorkShapes(t *testing.T, newServer serverFactory) {
@@ -33,7 +35,7 @@ func testGetWorkLeaseTime(t *testing.T, newServer serverFactory) {
 	call(t, js, "get_work", b("w"), m{"lease_time": 2})
 	call(t, js, "get_work", b("w"), m{"lease_time": 0.5}) // below 1 s: 300 s
 	expect(t, "leases", call(t, js, "get_work_unit_status", b("ws"), []any{b("a"), b("b")}),
-		`128([[{'status': 3, 'worker_id': 'w', 'expiration': `+pyFloat(now+2)+`}, {'status': 3, 'worker_id': 'w', 'expiration': `+pyFloat(now+300)+`}], null])`)
+		`128([[{'status': 3, 'worker_id': 'w', 'expiration': `+pyvalue.Float(now+2)+`}, {'status': 3, 'worker_id': 'w', 'expiration': `+pyvalue.Float(now+300)+`}], null])`)
 	clock.Add(3 * time.Second)
 	expect(t, "short lease expired", call(t, js, "count_work_units", b("ws")), `128([{1: 1, 3: 1}, null])`)
 	expect(t, "re-leased", call(t, js, "get_work", b("w2"), m{}), `128([128(['ws', 'a', {}]), null])`)
@@ -51,7 +53,7 @@ func testChildWorkUnits(t *testing.T, newServer serverFactory) {
 	call(t, js, "get_work", b("c"), m{"lease_time": 10})
 	now := float64(start.Unix())
 	expect(t, "leased", call(t, js, "get_child_work_units", b("p")),
-		`128([{'c': [{'expires': `+pyFloat(now+10)+`, 'worker_id': 'c', 'work_unit_key': 'a', 'work_spec_name': 'ws', 'work_unit_data': {'n': 1}}]}, null])`)
+		`128([{'c': [{'expires': `+pyvalue.Float(now+10)+`, 'worker_id': 'c', 'work_unit_key': 'a', 'work_spec_name': 'ws', 'work_unit_data': {'n': 1}}]}, null])`)
 	clock.Add(11 * time.Second)
 	// The lapsed lease stays listed, held by nobody: reported with the
 	// child's id as Python did before its sweep, so the fork worker fails

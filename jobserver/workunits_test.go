@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/coordinated/coordinated/pyvalue"
 )
 
 func testAddWorkUnitsValidation(t *testing.T, newServer serverFactory) {
@@ -115,21 +117,21 @@ func testUpdateWorkUnitAndStatus(t *testing.T, newServer serverFactory) {
 		`128([128(['ws', 'a', {}]), null])`)
 	now := float64(start.Unix())
 	expect(t, "status", call(t, js, "get_work_unit_status", b("ws"), []any{b("a"), "kü", b("zz")}),
-		`128([[{'status': 3, 'worker_id': 'w1', 'expiration': `+pyFloat(now+900)+`}, {'status': 1, 'expiration': null}, null], null])`)
+		`128([[{'status': 3, 'worker_id': 'w1', 'expiration': `+pyvalue.Float(now+900)+`}, {'status': 1, 'expiration': null}, null], null])`)
 	expect(t, "status unknown spec", call(t, js, "get_work_unit_status", b("nope"), []any{b("a")}),
 		`128([null, 'no such work_spec \'nope\''])`)
 
 	// Renewal clamps a huge lease to 300 s.
 	expect(t, "renew", call(t, js, "update_work_unit", b("ws"), b("a"), m{"lease_time": 100000}), `128([true, null])`)
 	expect(t, "renewed", call(t, js, "get_work_unit_status", b("ws"), []any{b("a")}),
-		`128([[{'status': 3, 'worker_id': 'w1', 'expiration': `+pyFloat(now+300)+`}], null])`)
+		`128([[{'status': 3, 'worker_id': 'w1', 'expiration': `+pyvalue.Float(now+300)+`}], null])`)
 
 	// Fail with a traceback, then finish wins, then fail is ignored.
 	clock.Add(10 * time.Second)
 	expect(t, "fail", call(t, js, "update_work_unit", b("ws"), b("a"), m{"status": 5, "data": m{"traceback": "boom"}}),
 		`128([true, null])`)
 	expect(t, "failed", call(t, js, "get_work_unit_status", b("ws"), []any{b("a")}),
-		`128([[{'status': 5, 'traceback': "boom", 'worker_id': 'w1', 'expiration': `+pyFloat(now+10)+`}], null])`)
+		`128([[{'status': 5, 'traceback': "boom", 'worker_id': 'w1', 'expiration': `+pyvalue.Float(now+10)+`}], null])`)
 	expect(t, "finish", call(t, js, "update_work_unit", b("ws"), b("a"), m{"status": 4, "data": m{"done": true}}), `128([true, null])`)
 	expect(t, "fail after finish", call(t, js, "update_work_unit", b("ws"), b("a"), m{"status": 5, "data": m{"late": true}}),
 		`128([true, null])`)
