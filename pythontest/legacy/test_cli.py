@@ -19,7 +19,6 @@ import pytest
 import yaml
 
 from coordinate.constants import AVAILABLE, FAILED, FINISHED, PENDING
-from coordinate.job_client import TaskMaster
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BIN = os.path.dirname(sys.executable)
@@ -46,13 +45,9 @@ UNITS_JSON = """\
 
 
 @pytest.fixture
-def tm(coordinated):
-    assert coordinated.alive(), 'coordinated died; log:\n' + coordinated.log()
-    t = TaskMaster({'address': coordinated.address})
-    t.clear()
-    yield t
-    t.clear()
-    t.close()
+def tm(task_master):
+    """conftest.py's task_master: a TaskMaster on a cleared daemon."""
+    return task_master
 
 
 @pytest.fixture

@@ -17,7 +17,6 @@ import time
 import pytest
 
 from coordinate.constants import FINISHED
-from coordinate.job_client import TaskMaster
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BIN = os.path.dirname(sys.executable)
@@ -29,13 +28,9 @@ N = 6
 
 
 @pytest.fixture
-def tm(coordinated):
-    assert coordinated.alive(), 'coordinated died; log:\n' + coordinated.log()
-    t = TaskMaster({'address': coordinated.address})
-    t.clear()
-    yield t
-    t.clear()
-    t.close()
+def tm(task_master):
+    """conftest.py's task_master: a TaskMaster on a cleared daemon."""
+    return task_master
 
 
 def go_worker_bin():
