@@ -4,6 +4,7 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
+	"maps"
 	"regexp"
 	"strings"
 	"sync"
@@ -70,19 +71,30 @@ func parseNamed() (map[string]string, error) {
 			out[name] = body
 		}
 	}
-	for name, body := range out {
-		var missing []string
+	// Fragments are substituted from the blocks as written, one level
+	// deep: a fragment that includes another is refused, so the result
+	// never depends on the order the map is walked in.
+	raw := maps.Clone(out)
+	for name, body := range raw {
+		var missing, nested []string
 		out[name] = fragmentRef.ReplaceAllStringFunc(body, func(ref string) string {
 			frag := ref[2 : len(ref)-2]
 			usedNames[frag] = true
-			if f, ok := out[frag]; ok {
-				return f
+			f, ok := raw[frag]
+			switch {
+			case !ok:
+				missing = append(missing, frag)
+				return ref
+			case fragmentRef.MatchString(f):
+				nested = append(nested, frag)
 			}
-			missing = append(missing, frag)
-			return ref
+			return f
 		})
 		if len(missing) > 0 {
 			return nil, fmt.Errorf("statement %q includes missing fragments %v", name, missing)
+		}
+		if len(nested) > 0 {
+			return nil, fmt.Errorf("statement %q includes fragments %v that include fragments themselves", name, nested)
 		}
 	}
 	return out, nil

@@ -22,6 +22,16 @@ STATICCHECK=honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 # A throwaway PostgreSQL server for the postgres backend's tests.
 if [ -z "${COORDINATE_TEST_POSTGRES:-}" ]; then
+  # Debian keeps initdb and pg_ctl off PATH, under /usr/lib/postgresql/N/bin.
+  if ! command -v initdb >/dev/null 2>&1; then
+    if ! compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null; then
+      echo "== installing postgresql"
+      sudo=""; [ "$(id -u)" -ne 0 ] && sudo="sudo"
+      $sudo apt-get update -qq && $sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
+    fi
+    pgbin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
+    PATH="$pgbin:$PATH"
+  fi
   pgdir=$(mktemp -d)
   trap 'scripts/postgres.sh stop "$pgdir" || true; rm -rf "$pgdir"' EXIT
   COORDINATE_TEST_POSTGRES=$(scripts/postgres.sh start "$pgdir")

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/coordinated/coordinated/cborrpc"
+	"github.com/coordinated/coordinated/internal/testdaemon"
 )
 
 // TestMain lets the test binary act as the daemon: the SIGTERM test starts
@@ -37,39 +38,21 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// syncBuffer is a bytes.Buffer safe for a logger and a test to share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // startDaemon runs the daemon in-process and returns its address and a
 // function that stops it and returns run's error. It keeps its data in a
 // fresh directory unless args say otherwise.
-func startDaemon(t *testing.T, args ...string) (string, *syncBuffer, func() error) {
+func startDaemon(t *testing.T, args ...string) (string, *testdaemon.SyncBuffer, func() error) {
 	t.Helper()
 	return startExact(t, append([]string{"-listen", "127.0.0.1:0", "-data-dir", t.TempDir()}, args...)...)
 }
 
 // startExact is startDaemon with exactly these arguments.
-func startExact(t *testing.T, args ...string) (string, *syncBuffer, func() error) {
+func startExact(t *testing.T, args ...string) (string, *testdaemon.SyncBuffer, func() error) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan net.Addr, 1)
 	done := make(chan error, 1)
-	logs := &syncBuffer{}
+	logs := &testdaemon.SyncBuffer{}
 	go func() {
 		done <- run(ctx, args, io.Discard, logs, ready)
 	}()

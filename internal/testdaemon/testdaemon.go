@@ -120,7 +120,7 @@ func Python(t testing.TB) string {
 	venv := PyVenv(t)
 	port := freePort(t)
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	var log syncBuffer
+	var log SyncBuffer
 	cmd := exec.Command(filepath.Join(venv, "bin", "coordinated"), "--host", "127.0.0.1", "--port", fmt.Sprint(port))
 	cmd.Dir = t.TempDir()
 	cmd.Stdout = &log
@@ -170,18 +170,19 @@ func freePort(t testing.TB) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
-type syncBuffer struct {
+// SyncBuffer is a bytes.Buffer safe for a logger and a test to share.
+type SyncBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func (s *syncBuffer) Write(p []byte) (int, error) {
+func (s *SyncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.Write(p)
 }
 
-func (s *syncBuffer) String() string {
+func (s *SyncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()

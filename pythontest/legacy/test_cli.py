@@ -19,9 +19,9 @@ import pytest
 import yaml
 
 from coordinate.constants import AVAILABLE, FAILED, FINISHED, PENDING
-from coordinate.job_client import TaskMaster
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+from worker_setup import fork_worker_config, worker_env
+
 BIN = os.path.dirname(sys.executable)
 
 # Bounds on waiting for the worker (never pass conditions).
@@ -46,13 +46,9 @@ UNITS_JSON = """\
 
 
 @pytest.fixture
-def tm(coordinated):
-    assert coordinated.alive(), 'coordinated died; log:\n' + coordinated.log()
-    t = TaskMaster({'address': coordinated.address})
-    t.clear()
-    yield t
-    t.clear()
-    t.close()
+def tm(task_master):
+    """conftest.py's task_master: a TaskMaster on a cleared daemon."""
+    return task_master
 
 
 @pytest.fixture
@@ -65,8 +61,7 @@ def client_config(tmpdir, coordinated_address):
 @pytest.fixture
 def cli(client_config, tmpdir):
     """cli(*args, stdin=None, rc=0) -> stdout of `coordinate -c CONFIG args`."""
-    env = dict(os.environ)
-    env['PYTHONPATH'] = HERE + os.pathsep + env.get('PYTHONPATH', '')
+    env = worker_env()
 
     def run(*args, **kwargs):
         expect_rc = kwargs.pop('rc', 0)
@@ -347,20 +342,8 @@ def test_coordinate_worker_runs_a_chained_flow(tm, tmpdir, coordinated_address):
     tm.add_flow(flow, config={})
     keys = ['unit%02d' % i for i in range(12)]
     tm.add_work_units('A', [(k, {'i': i}) for i, k in enumerate(keys)])
-    config = tmpdir.join('worker.yaml')
-    config.write("""\
-coordinate:
-  address: "%s"
-  default_lifetime: 60
-  fork_worker:
-    num_workers: 2
-    poll_interval: 0.2
-    spawn_interval: 0.05
-    heartbeat_interval: 1
-    child_lifetime: 2
-""" % coordinated_address)
-    env = dict(os.environ)
-    env['PYTHONPATH'] = HERE + os.pathsep + env.get('PYTHONPATH', '')
+    config = fork_worker_config(tmpdir, coordinated_address)
+    env = worker_env()
     log = tmpdir.join('worker.log')
     workers_before = tm.workers()
     with open(str(log), 'wb') as logf:

@@ -17,9 +17,9 @@ import time
 import pytest
 
 from coordinate.constants import FINISHED
-from coordinate.job_client import TaskMaster
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+from worker_setup import fork_worker_config, worker_env
+
 BIN = os.path.dirname(sys.executable)
 
 # Bounds on waiting (never pass conditions).
@@ -29,13 +29,9 @@ N = 6
 
 
 @pytest.fixture
-def tm(coordinated):
-    assert coordinated.alive(), 'coordinated died; log:\n' + coordinated.log()
-    t = TaskMaster({'address': coordinated.address})
-    t.clear()
-    yield t
-    t.clear()
-    t.close()
+def tm(task_master):
+    """conftest.py's task_master: a TaskMaster on a cleared daemon."""
+    return task_master
 
 
 def go_worker_bin():
@@ -76,20 +72,8 @@ def test_go_and_python_workers_share_a_queue(tm, tmpdir, coordinated_address):
     tm.add_work_units('sum', [(k, {'numbers': [i, 1.5]}) for i, k in enumerate(keys)])
     tm.add_work_units('py_solo', [(k, {'i': i}) for i, k in enumerate(keys)])
 
-    config = tmpdir.join('worker.yaml')
-    config.write("""\
-coordinate:
-  address: "%s"
-  default_lifetime: 60
-  fork_worker:
-    num_workers: 2
-    poll_interval: 0.2
-    spawn_interval: 0.05
-    heartbeat_interval: 1
-    child_lifetime: 2
-""" % coordinated_address)
-    env = dict(os.environ)
-    env['PYTHONPATH'] = HERE + os.pathsep + env.get('PYTHONPATH', '')
+    config = fork_worker_config(tmpdir, coordinated_address)
+    env = worker_env()
     py_log, go_log = tmpdir.join('py-worker.log'), tmpdir.join('go-worker.log')
     with open(str(py_log), 'wb') as pyf, open(str(go_log), 'wb') as gof:
         py_proc = subprocess.Popen(
