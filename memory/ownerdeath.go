@@ -17,8 +17,8 @@ import (
 // now and asked for the release.
 func (s *state) endLeasesOfDeadOwners(now int64) {
 	var dead []*worker
-	for _, w := range s.workers.byExpiry {
-		if w.expires < now && coordinate.ReleasesLeasesOnExit(w.data) {
+	for _, w := range s.workers.expiredBefore(now) {
+		if coordinate.ReleasesLeasesOnExit(w.data) {
 			dead = append(dead, w)
 		}
 	}

@@ -104,6 +104,24 @@ func (r *workerRegistry) expire(now int64) {
 	}
 }
 
+// expiredBefore returns the records whose expiry is before now, in no
+// particular order, visiting only them and their heap children: the
+// expiry pass runs on the request path, so it must not walk every worker.
+func (r *workerRegistry) expiredBefore(now int64) []*worker {
+	var out []*worker
+	h := r.byExpiry
+	for stack := []int{0}; len(stack) > 0; {
+		i := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if i >= len(h) || h[i].expires >= now {
+			continue
+		}
+		out = append(out, h[i])
+		stack = append(stack, 2*i+1, 2*i+2)
+	}
+	return out
+}
+
 func (r *workerRegistry) needsExpire(now int64) bool {
 	return len(r.byExpiry) > 0 && r.byExpiry[0].expires < now
 }
