@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -281,7 +282,7 @@ func TestCorruptJournalStopsStart(t *testing.T) {
 	if err == nil || !errorsIs(err, journal.ErrCorrupt) {
 		t.Fatalf("Open on a damaged journal: %v, want a corrupt-journal error", err)
 	}
-	if want := filepath.Base(seg); !contains(err.Error(), want) {
+	if want := filepath.Base(seg); !strings.Contains(err.Error(), want) {
 		t.Fatalf("error %q does not name %s", err, want)
 	}
 	b2, err := Open(ctx, Options{Clock: clock, DataDir: dir, Recover: true})
@@ -296,15 +297,6 @@ func TestCorruptJournalStopsStart(t *testing.T) {
 	if n := counts[coordinate.StatusAvailable]; n == 0 || n >= 20 {
 		t.Fatalf("recovered %d units, want the readable prefix (some, not all 20)", n)
 	}
-}
-
-func contains(s, sub string) bool {
-	for i := 0; i+len(sub) <= len(s); i++ {
-		if s[i:i+len(sub)] == sub {
-			return true
-		}
-	}
-	return false
 }
 
 // TestHugeAddRecovers: a whole `coordinate load` arrives as one add; its
