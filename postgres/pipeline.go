@@ -30,8 +30,9 @@ import (
 //     re-blocking dependents, in statements of their own when there are
 //     any.
 //  5. Commit: round trip 2 sends the writes and COMMIT together when there
-//     are no side effects; otherwise the writes, the side effects, then
-//     COMMIT.
+//     are no side effects; otherwise the writes, the side effects (for
+//     chaining, one lookup of the target specs and one add per target
+//     spec: chains.go), then the side effects' counts with COMMIT.
 //
 // The committer answers each request from results; a fast finish the
 // statement did not match comes back in the outcome's again and runs
@@ -218,10 +219,12 @@ func (c *committer) runBatch(ctx context.Context, batch []*commitItem, results [
 		if err := conn.SendBatch(ctx, second).Close(); err != nil {
 			return batchOutcome{}, err
 		}
-		if err := after.run(ctx, conn); err != nil { // 4
+		tail := &pgx.Batch{}
+		if err := after.run(ctx, conn, tail); err != nil { // 4
 			return batchOutcome{}, err
 		}
-		if _, err := conn.Exec(ctx, "COMMIT"); err != nil { // 5
+		tail.Queue("COMMIT")
+		if err := conn.SendBatch(ctx, tail).Close(); err != nil { // 5
 			return batchOutcome{}, err
 		}
 	}
