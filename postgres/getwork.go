@@ -21,8 +21,6 @@ var (
 var (
 	//go:embed queries/candidates.sql
 	candidatesSQL string
-	//go:embed queries/best_units.sql
-	bestUnitsSQL string
 	//go:embed queries/claim.sql
 	claimSQL string
 	//go:embed queries/claim_many.sql
@@ -59,9 +57,8 @@ func (ns *namespace) GetWork(ctx context.Context, req coordinate.WorkRequest) ([
 		lease = coordinate.DefaultLease
 	}
 	for round := 0; round < maxClaimRounds; round++ {
-		// The first round shares its read with concurrent calls. After a
-		// claim came back empty, read alone and probe even a lone spec: it
-		// may have only delayed units.
+		// The first round shares its read with concurrent calls; after a
+		// claim came back empty, read alone.
 		var (
 			cands  []candidate
 			shared bool
@@ -70,7 +67,7 @@ func (ns *namespace) GetWork(ctx context.Context, req coordinate.WorkRequest) ([
 		if round == 0 {
 			cands, shared, err = ns.sharedCandidates(ctx, req)
 		} else {
-			cands, err = ns.candidates(ctx, req, now, true)
+			cands, err = ns.candidates(ctx, req, now)
 		}
 		if err != nil {
 			return nil, err
@@ -79,7 +76,7 @@ func (ns *namespace) GetWork(ctx context.Context, req coordinate.WorkRequest) ([
 		if ok && shared && cands[i].row.spec.Meta.MaxRunning != 0 {
 			// Every caller sharing the read would count the same pending
 			// units and could together pass max_running: read alone.
-			if cands, err = ns.candidates(ctx, req, now, false); err != nil {
+			if cands, err = ns.candidates(ctx, req, now); err != nil {
 				return nil, err
 			}
 			sc, i, ok = ns.choose(cands, req, now)
@@ -128,8 +125,10 @@ func (ns *namespace) choose(cands []candidate, req coordinate.WorkRequest, now t
 	return sc, i, ok
 }
 
-// candidates reads the scheduler's view of the namespace's runnable specs.
-func (ns *namespace) candidates(ctx context.Context, req coordinate.WorkRequest, now time.Time, probeAlways bool) ([]candidate, error) {
+// candidates reads the scheduler's view of the namespace's runnable
+// specs, with the best unit of each that has units to hand out, in one
+// round trip.
+func (ns *namespace) candidates(ctx context.Context, req coordinate.WorkRequest, now time.Time) ([]candidate, error) {
 	names := make([][]byte, len(req.WorkSpecs))
 	for i, n := range req.WorkSpecs {
 		names[i] = bytesOf(n)
@@ -138,12 +137,12 @@ func (ns *namespace) candidates(ctx context.Context, req coordinate.WorkRequest,
 	b.Queue("BEGIN")
 	b.Queue(candidatesSettings)
 	var cands []candidate
-	b.Queue(candidatesSQL, ns.id, names).Query(func(rows pgx.Rows) error {
+	b.Queue(candidatesSQL, ns.id, names, now.UnixNano()).Query(func(rows pgx.Rows) error {
 		var err error
 		cands, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (candidate, error) {
 			var c candidate
 			var err error
-			c.row, err = scanSpecWith(r, &c.available, &c.pending)
+			c.row, err = scanSpecWith(r, &c.available, &c.pending, &c.best)
 			return c, err
 		})
 		return err
@@ -152,45 +151,7 @@ func (ns *namespace) candidates(ctx context.Context, req coordinate.WorkRequest,
 	if err := ns.b.pool.SendBatch(ctx, b).Close(); err != nil {
 		return nil, fmt.Errorf("postgres get_work candidates: %w", err)
 	}
-	return cands, ns.bestUnits(ctx, cands, now, probeAlways)
-}
-
-// bestUnits sets best on the candidates with available units: the
-// priority of the best unit that can be handed out now, or nil when all
-// are delayed. With one such spec there is nothing to compare, so unless
-// always is set the probe is skipped and the claim finds out.
-func (ns *namespace) bestUnits(ctx context.Context, cands []candidate, now time.Time, always bool) error {
-	var ids []int64
-	byID := map[int64]*candidate{}
-	for i := range cands {
-		if cands[i].available > 0 {
-			ids = append(ids, cands[i].row.id)
-			byID[cands[i].row.id] = &cands[i]
-		}
-	}
-	if len(ids) == 1 && !always {
-		var zero float64
-		byID[ids[0]].best = &zero
-		return nil
-	}
-	if len(ids) == 0 {
-		return nil
-	}
-	rows, err := ns.b.pool.Query(ctx, bestUnitsSQL, ids, now.UnixNano())
-	if err != nil {
-		return fmt.Errorf("postgres get_work best units: %w", err)
-	}
-	var id int64
-	var prio float64
-	_, err = pgx.ForEachRow(rows, []any{&id, &prio}, func() error {
-		p := prio
-		byID[id].best = &p
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("postgres get_work best units: %w", err)
-	}
-	return nil
+	return cands, nil
 }
 
 // claim leases up to n units of spec to worker, their data within

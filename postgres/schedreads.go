@@ -9,7 +9,7 @@ import (
 )
 
 // Shared scheduler reads. Every get_work starts by reading the scheduler's
-// view of the namespace (candidates.sql and best_units.sql), which costs
+// view of the namespace (candidates.sql), which costs
 // in proportion to the number of specs: with 100 specs it was more
 // database time than all the claims and finishes together (docs/postgres.md
 // has the figures). Concurrent get_work calls now share
@@ -46,7 +46,7 @@ type schedRead struct {
 // calls got the same read.
 func (ns *namespace) sharedCandidates(ctx context.Context, req coordinate.WorkRequest) (cands []candidate, shared bool, err error) {
 	return ns.reads.do(ctx, strings.Join(req.WorkSpecs, "\x00"), func(ctx context.Context) ([]candidate, error) {
-		return ns.candidates(ctx, req, ns.now(), false)
+		return ns.candidates(ctx, req, ns.now())
 	})
 }
 
