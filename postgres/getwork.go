@@ -35,6 +35,10 @@ var (
 // magnitude slower with many specs (docs/postgres.md, "10,000 units").
 const candidatesSettings = "SET LOCAL enable_seqscan = off"
 
+// endCandidatesSettings ends candidatesSettings in a transaction that
+// goes on to claim (pipeline.go's stage 0).
+const endCandidatesSettings = "RESET enable_seqscan"
+
 // candidate is one spec as the scheduler sees it.
 type candidate struct {
 	row       specRow
@@ -56,31 +60,35 @@ func (ns *namespace) GetWork(ctx context.Context, req coordinate.WorkRequest) ([
 	if lease <= 0 {
 		lease = coordinate.DefaultLease
 	}
-	for round := 0; round < maxClaimRounds; round++ {
-		// The first round shares its read with concurrent calls; after a
-		// claim came back empty, read alone.
-		var (
-			cands  []candidate
-			shared bool
-			err    error
-		)
-		if round == 0 {
-			cands, shared, err = ns.sharedCandidates(ctx, req)
-		} else {
-			cands, err = ns.candidates(ctx, req, now)
+	expires := now.Add(lease)
+	// The first round reads, chooses and claims in one transaction of
+	// the committer, sharing the read with the requests of its batch
+	// (schedclaims.go). When it found nothing to hand out there is
+	// nothing (every rule was applied to what was read after the call
+	// arrived); when its claim came back empty (others took the units
+	// first, or only delayed units were left) or it chose a spec with
+	// max_running from a shared read, later rounds read alone.
+	g := &getRequest{ns: ns, req: req, now: now, expires: expires}
+	if err := ns.b.commits.submit(ctx, &commitItem{get: g}); err != nil {
+		return nil, fmt.Errorf("postgres get_work: %w", err)
+	}
+	switch {
+	case g.claim != nil && len(g.claim.attempts) > 0:
+		return g.claim.attempts, nil
+	case g.continuous != nil:
+		as, err := ns.claimContinuous(ctx, *g.continuous, req.Worker, now, expires)
+		if err != nil || len(as) > 0 {
+			return as, err
 		}
+	case g.claim == nil && !g.alone:
+		return []coordinate.Attempt{}, nil
+	}
+	for round := 1; round < maxClaimRounds; round++ {
+		cands, err := ns.candidates(ctx, req, now)
 		if err != nil {
 			return nil, err
 		}
 		sc, i, ok := ns.choose(cands, req, now)
-		if ok && shared && cands[i].row.spec.Meta.MaxRunning != 0 {
-			// Every caller sharing the read would count the same pending
-			// units and could together pass max_running: read alone.
-			if cands, err = ns.candidates(ctx, req, now); err != nil {
-				return nil, err
-			}
-			sc, i, ok = ns.choose(cands, req, now)
-		}
 		if !ok {
 			return []coordinate.Attempt{}, nil
 		}
@@ -88,9 +96,9 @@ func (ns *namespace) GetWork(ctx context.Context, req coordinate.WorkRequest) ([
 		var as []coordinate.Attempt
 		if sc[i].Available > 0 {
 			n := coordinate.WorkCount(&c.row.spec.Meta, int(c.pending), req.MaxJobs)
-			as, err = ns.claim(ctx, c.row, n, req.MaxBytes, req.Worker, now, now.Add(lease))
+			as, err = ns.claim(ctx, c.row, n, req.MaxBytes, req.Worker, now, expires)
 		} else {
-			as, err = ns.claimContinuous(ctx, c.row, req.Worker, now, now.Add(lease))
+			as, err = ns.claimContinuous(ctx, c.row, req.Worker, now, expires)
 		}
 		if err != nil {
 			return nil, err
@@ -126,25 +134,17 @@ func (ns *namespace) choose(cands []candidate, req coordinate.WorkRequest, now t
 }
 
 // candidates reads the scheduler's view of the namespace's runnable
-// specs, with the best unit of each that has units to hand out, in one
-// round trip.
+// specs alone, probing even a lone spec's best unit (it may have only
+// delayed units): get_work's rounds after the first, which reads in the
+// committer's transaction (schedclaims.go).
 func (ns *namespace) candidates(ctx context.Context, req coordinate.WorkRequest, now time.Time) ([]candidate, error) {
-	names := make([][]byte, len(req.WorkSpecs))
-	for i, n := range req.WorkSpecs {
-		names[i] = bytesOf(n)
-	}
 	b := &pgx.Batch{}
 	b.Queue("BEGIN")
 	b.Queue(candidatesSettings)
 	var cands []candidate
-	b.Queue(candidatesSQL, ns.id, names, now.UnixNano()).Query(func(rows pgx.Rows) error {
+	b.Queue(candidatesSQL, ns.id, filterNames(req.WorkSpecs), now.UnixNano(), true).Query(func(rows pgx.Rows) error {
 		var err error
-		cands, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (candidate, error) {
-			var c candidate
-			var err error
-			c.row, err = scanSpecWith(r, &c.available, &c.pending, &c.best)
-			return c, err
-		})
+		cands, err = collectCandidates(rows)
 		return err
 	})
 	b.Queue("COMMIT")
