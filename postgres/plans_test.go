@@ -112,6 +112,9 @@ func TestCandidatesUseCountIndex(t *testing.T) {
 		case settings != "" && strings.Contains(plan, "Seq Scan on work_unit"):
 			t.Errorf("candidates.sql with %q scans work_unit for the best units:\n%s", settings, plan)
 		}
+		if strings.Contains(plan, "rows=100 loops=100)") {
+			t.Errorf("candidates.sql reads its specs once per spec:\n%s", plan)
+		}
 		if !strings.Contains(plan, "rows=100 loops=1") {
 			t.Errorf("the plan does not return the 100 specs:\n%s", plan)
 		}

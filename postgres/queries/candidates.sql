@@ -22,16 +22,18 @@ WITH c AS (
     WHERE s.namespace_id = $1 AND NOT s.paused AND s.weight > 0
         AND (cardinality($2::bytea[]) = 0 OR s.name = ANY($2))
 ), probe AS (
-    SELECT $4::boolean OR count(*) FILTER (WHERE available > 0) > 1 AS all FROM c
+    SELECT $4::boolean OR count(*) FILTER (WHERE available > 0) > 1 AS probe_all FROM c
 )
+-- (SELECT probe_all FROM probe) is an InitPlan, computed once; a join with
+-- probe was recomputed for every spec.
 SELECT c.id, c.name, c.name_text, c.definition, c.priority, c.weight, c.paused,
     c.continuous, c.can_be_continuous, c.interval_ns, c.next_continuous, c.max_running,
     c.max_getwork, c.max_retries, c.min_gb, c.then_name, c.then_preempts, c.runtime,
-    c.available, c.pending, b.priority, probe.all AND c.available > 0
-FROM c CROSS JOIN probe
+    c.available, c.pending, b.priority, c.available > 0 AND (SELECT probe_all FROM probe)
+FROM c
 LEFT JOIN LATERAL (
     SELECT u.priority FROM work_unit u
-    WHERE probe.all AND c.available > 0
+    WHERE c.available > 0 AND (SELECT probe_all FROM probe)
         AND u.spec_id = c.id AND u.status = 1 AND (u.not_before IS NULL OR u.not_before <= $3)
     ORDER BY u.priority DESC, u.key
     LIMIT 1
