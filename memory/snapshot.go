@@ -17,7 +17,7 @@ import (
 // Snapshots (docs/persistence.md). A snapshot is the complete state of
 // every namespace at a journal boundary, in a compact binary form:
 //
-//	"CDMS" version(uvarint 2) count(uvarint) namespace...
+//	"CDMS" version(uvarint 3) count(uvarint) namespace...
 //
 // Each namespace lists its specs with their units, its workers in expiry
 // heap order and its groups. Units keep their heap positions, so a restored
@@ -29,14 +29,16 @@ import (
 // place, so the byte slices are shared, not copied) a chunk at a time with
 // copy-on-write (cow.go); encoding the copy runs outside the locks.
 //
-// Version 2 (written) lets a unit's data be a reference to a blob
-// (blobs.go): flag flagDataBlob, and the data item is then the data's size
-// (uvarint) and its SHA-256 (32 bytes). Version 1 (still read) has no
-// such references.
+// Version 2 lets a unit's data be a reference to a blob (blobs.go): flag
+// flagDataBlob, and the data item is then the data's size (uvarint) and
+// its SHA-256 (32 bytes). Version 1 has no such references. Version 3
+// (written) adds to each spec's settings the ones control_work_spec set
+// (WorkSpecMeta.Controlled, uvarint) after its runtime. Versions 1 and 2
+// are still read, with no settings marked as set by control_work_spec.
 
 const (
 	snapshotMagic   = "CDMS"
-	snapshotVersion = 2
+	snapshotVersion = 3
 )
 
 // capturedNamespace is a namespace's state copied under its lock.
@@ -236,6 +238,7 @@ func (e *snapWriter) meta(m *coordinate.WorkSpecMeta) {
 	e.str(m.Then)
 	e.bool(m.ThenPreempts)
 	e.str(m.Runtime)
+	e.uint(uint64(m.Controlled))
 }
 
 // snapWriter writes the primitive snapshot items, remembering the first
@@ -311,8 +314,8 @@ func readSnapshot(in io.Reader, maxBytes int64, blob blobReader) ([]*capturedNam
 		return nil, fmt.Errorf("not a memory-backend snapshot (magic %q)", magic)
 	}
 	d.version = d.uint()
-	if d.err == nil && d.version != 1 && d.version != snapshotVersion {
-		return nil, fmt.Errorf("snapshot format version %d, this build reads 1 and %d", d.version, snapshotVersion)
+	if d.err == nil && (d.version < 1 || d.version > snapshotVersion) {
+		return nil, fmt.Errorf("snapshot format version %d, this build reads 1 to %d", d.version, snapshotVersion)
 	}
 	d.left -= int64(len(snapshotMagic))
 	nss := make([]*capturedNamespace, d.count(minNamespaceBytes))
@@ -460,6 +463,9 @@ func (d *snapReader) meta(m *coordinate.WorkSpecMeta) {
 	m.Then = d.str()
 	m.ThenPreempts = d.bool()
 	m.Runtime = d.str()
+	if d.version >= 3 {
+		m.Controlled = coordinate.ControlledSettings(d.number(math.MaxUint8))
+	}
 }
 
 // snapReader reads the primitive snapshot items, remembering the first
