@@ -321,6 +321,7 @@ func (o *opExpire) apply(s *state) {
 		for u := sp.pending.top(); u != nil && coordinate.LeaseExpired(timeOf(u.expiration), now); u = sp.pending.top() {
 			st := coordinate.ExpireLease(coordinate.UnitState{Status: u.status, Data: u.data, Worker: u.workerName()},
 				int(u.attempts), sp.meta.MaxRetries, now)
+			s.workers.lapse(u)
 			s.touch(u)
 			u.data = st.Data
 			u.expiration = nanos(st.Expiration)

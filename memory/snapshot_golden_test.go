@@ -83,13 +83,25 @@ func goldenStateV2(t testing.TB) *namespace {
 }
 
 // goldenStateV3 is goldenStateV2 with settings set by control_work_spec
-// (WorkSpecMeta.Controlled).
+// (WorkSpecMeta.Controlled) and a second lease of worker w1 that lapsed
+// (workerRegistry.lapse).
 func goldenStateV3(t testing.TB) *namespace {
 	ns := goldenStateV2(t)
-	w, iv := 7, time.Minute
-	(&opControlWorkSpec{Spec: "s", Control: coordinate.WorkSpecControl{Weight: &w, Interval: &iv}}).apply(ns.st)
+	const t1 = int64(1_700_000_000_000_000_100)
+	wt, iv := 7, time.Minute
+	w := coordinate.Name{Bytes: "w1", Text: true}
+	for _, o := range []op{
+		&opControlWorkSpec{Spec: "s", Control: coordinate.WorkSpecControl{Weight: &wt, Interval: &iv}},
+		&opGetWork{Now: t1, Worker: w, Lease: time.Second, Spec: "s", Count: 1, Keys: []string{"big"}},
+		&opExpire{Now: t1 + int64(2*time.Second)},
+	} {
+		o.apply(ns.st)
+	}
 	if ns.st.specs["s"].meta.Controlled == 0 {
 		t.Fatal("the golden state has no settings set by control")
+	}
+	if lapsed := ns.st.workers.byID["w1"].outstanding[ns.st.specs["s"].units["big"]]; lapsed != t1+int64(time.Second) {
+		t.Fatalf("the golden state's lapsed lease: %d", lapsed)
 	}
 	return ns
 }
