@@ -41,7 +41,7 @@ func TestTruthy(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := rawTruthy(d); got != tc.want {
+		if got := Truthy(d); got != tc.want {
 			t.Errorf("truth of %s (%s in Python) = %v, Python says %v", tc.hex, tc.py, got, tc.want)
 		}
 	}
