@@ -134,7 +134,7 @@ func CheckWorkSpec(def Data) (ParsedWorkSpec, error) {
 		out.Echo.Continuous = v
 	}
 	if v, ok := p.present("then_preempts"); ok {
-		m.ThenPreempts = rawTruthy(v)
+		m.ThenPreempts = Truthy(v)
 	}
 
 	// Keys Python stored without reading (or never knew): any value is
@@ -289,7 +289,7 @@ func IntervalFromSeconds(sec float64) time.Duration {
 
 func (p *specParser) truthy(key string) bool {
 	v, ok := p.present(key)
-	return ok && rawTruthy(v)
+	return ok && Truthy(v)
 }
 
 // str reads a string-valued key; another value is unusable and read as

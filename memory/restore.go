@@ -8,7 +8,7 @@ import (
 
 // restore builds a live state from a decoded snapshot: units go back to
 // their heap positions, and the derived indexes (counts, group members,
-// dependents, children, holders) are rebuilt from the units and workers.
+// dependents, children, holders, the specs' due order) are rebuilt from the units and workers.
 func (c *capturedNamespace) restore() (*state, error) {
 	s := newState()
 	s.nextLease = c.nextLease
@@ -126,6 +126,9 @@ func (c *capturedNamespace) restore() (*state, error) {
 			}
 			hs[w] = struct{}{}
 		}
+	}
+	for _, sp := range s.specs {
+		s.noteDue(sp)
 	}
 	return s, nil
 }
