@@ -307,10 +307,10 @@ func (p *specParser) str(key, reading string) string {
 	return s.Bytes
 }
 
-// Apply changes the control settings c names (WorkSpecControl). Turning
-// continuous on needs CanBeContinuous, else it fails with
-// ErrCannotBeContinuous and changes nothing. A negative interval counts
-// as 0 (none). It is the one statement of
+// Apply changes the control settings c names (WorkSpecControl) and
+// records them in Controlled. Turning continuous on needs CanBeContinuous,
+// else it fails with ErrCannotBeContinuous and changes nothing. A negative
+// interval counts as 0 (none). It is the one statement of
 // control_work_spec's effect: every backend applies controls with it.
 func (m *WorkSpecMeta) Apply(c WorkSpecControl) error {
 	if c.Continuous != nil && *c.Continuous && !m.CanBeContinuous {
@@ -321,15 +321,19 @@ func (m *WorkSpecMeta) Apply(c WorkSpecControl) error {
 	}
 	if c.Continuous != nil {
 		m.Continuous = *c.Continuous
+		m.Controlled |= ControlledContinuous
 	}
 	if c.Interval != nil {
 		m.Interval = max(0, *c.Interval)
+		m.Controlled |= ControlledInterval
 	}
 	if c.MaxRunning != nil {
 		m.MaxRunning = *c.MaxRunning // already encoded (EncodeMaxRunning)
+		m.Controlled |= ControlledMaxRunning
 	}
 	if c.Weight != nil {
 		m.Weight = *c.Weight
+		m.Controlled |= ControlledWeight
 	}
 	return nil
 }

@@ -133,8 +133,8 @@ func dump(s *state) string {
 	for _, id := range ids {
 		w := s.workers.byID[id]
 		var out []string
-		for u := range w.outstanding {
-			out = append(out, u.ref().String())
+		for u, lapsed := range w.outstanding {
+			out = append(out, fmt.Sprintf("%s lapsed=%d", u.ref(), lapsed))
 		}
 		slices.Sort(out)
 		fmt.Fprintf(&b, "worker %q mode=%x data=%x parent=%v heard=%d exp=%d out=%v\n", id, w.mode, w.data, w.parent, w.lastHeard, w.expires, out)

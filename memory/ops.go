@@ -329,6 +329,7 @@ func (s *state) expireSpec(sp *spec, now int64) {
 	for u := sp.pending.top(); u != nil && coordinate.LeaseExpired(timeOf(u.expiration), t); u = sp.pending.top() {
 		st := coordinate.ExpireLease(coordinate.UnitState{Status: u.status, Data: u.data, Worker: u.workerName()},
 			int(u.attempts), sp.meta.MaxRetries, t)
+		s.workers.lapse(u)
 		s.touch(u)
 		u.data = st.Data
 		u.expiration = nanos(st.Expiration)
