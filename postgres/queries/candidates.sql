@@ -12,7 +12,7 @@ WITH c AS (
     SELECT s.id, s.name, s.name_text, s.definition, s.priority, s.weight, s.paused,
         s.continuous, s.can_be_continuous, s.interval_ns, s.next_continuous, s.max_running,
         s.max_getwork, s.max_retries, s.min_gb, s.then_name, s.then_preempts, s.runtime,
-        COALESCE(c.available, 0)::bigint AS available, COALESCE(c.pending, 0)::bigint AS pending
+        s.controlled, COALESCE(c.available, 0)::bigint AS available, COALESCE(c.pending, 0)::bigint AS pending
     FROM work_spec s
     LEFT JOIN LATERAL (
         SELECT sum(n) FILTER (WHERE status = 1) AS available,
@@ -29,7 +29,7 @@ WITH c AS (
 SELECT c.id, c.name, c.name_text, c.definition, c.priority, c.weight, c.paused,
     c.continuous, c.can_be_continuous, c.interval_ns, c.next_continuous, c.max_running,
     c.max_getwork, c.max_retries, c.min_gb, c.then_name, c.then_preempts, c.runtime,
-    c.available, c.pending, b.priority, c.available > 0 AND (SELECT probe_all FROM probe)
+    c.controlled, c.available, c.pending, b.priority, c.available > 0 AND (SELECT probe_all FROM probe)
 FROM c
 LEFT JOIN LATERAL (
     SELECT u.priority FROM work_unit u
