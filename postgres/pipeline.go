@@ -136,9 +136,9 @@ func (p *batchPlan) queueFirstTrip(b *Backend) *pgx.Batch {
 	first := &pgx.Batch{}
 	p.settings = 0
 	if p.begun {
-		// After stage 0's reads. They ran with custom plans: a generic
+		// After stage 0's reads, which ran with custom plans: a generic
 		// plan of candidates.sql cannot drop the branches its parameters
-		// decide, and cost about three times as much.
+		// decide (the spec filter, whether to probe).
 		first.Queue(genericPlans)
 		first.Queue(endCandidatesSettings)
 		p.settings = 2
