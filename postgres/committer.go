@@ -112,12 +112,6 @@ type committer struct {
 	busy  atomic.Int32
 	freed chan struct{}
 
-	// unanswered counts the requests whose callers wait in submit; below
-	// foldBelow a get_work goes to the committer whole (getwork.go's
-	// defaultFoldBelow; tests lower it to take the other path).
-	unanswered atomic.Int32
-	foldBelow  int32
-
 	// fast and fellThrough count the updates the fast finish path applied
 	// and those it handed to the general path (read by tests).
 	fast, fellThrough atomic.Int64
@@ -127,7 +121,7 @@ type committer struct {
 
 func newCommitter(b *Backend) *committer {
 	c := &committer{b: b, queue: make(chan *commitItem, 4*maxCommitBatch), stop: make(chan struct{}),
-		freed: make(chan struct{}, 1), batches: newCommitBatchHistogram(), foldBelow: defaultFoldBelow}
+		freed: make(chan struct{}, 1), batches: newCommitBatchHistogram()}
 	c.stopped.Add(commitWorkers)
 	for range commitWorkers {
 		go c.run()
@@ -144,8 +138,6 @@ var errBackendClosed = errors.New("postgres backend closed")
 
 // submit queues it and waits for its result.
 func (c *committer) submit(ctx context.Context, it *commitItem) error {
-	c.unanswered.Add(1)
-	defer c.unanswered.Add(-1)
 	it.done = make(chan error, 1)
 	select {
 	case c.queue <- it:

@@ -61,30 +61,30 @@ func (ns *namespace) GetWork(ctx context.Context, req coordinate.WorkRequest) ([
 		lease = coordinate.DefaultLease
 	}
 	expires := now.Add(lease)
-	// The first round shares its read: in the committer's transaction
-	// with the requests of its batch while few requests wait for the
-	// committer (scheduledRound), in a read of its own shared with the
-	// calls that arrive while one runs when many do (schedreads.go).
-	// When it found nothing to hand out there is nothing (every rule was
-	// applied to what was read after the call arrived); when its claim
-	// came back empty (others took the units first, or only delayed units
-	// were left) or it chose a spec with max_running from a shared read,
-	// later rounds read alone.
-	var (
-		as   []coordinate.Attempt
-		more bool
-		err  error
-	)
-	if ns.b.commits.unanswered.Load() < ns.b.commits.foldBelow {
-		as, more, err = ns.scheduledRound(ctx, req, now, expires)
-	} else {
-		as, more, err = ns.sharedRound(ctx, req, now, expires)
+	// The first round reads, chooses and claims in one transaction of
+	// the committer, sharing the read with the requests of its batch
+	// (schedclaims.go). When it found nothing to hand out there is
+	// nothing (every rule was applied to what was read after the call
+	// arrived); when its claim came back empty (others took the units
+	// first, or only delayed units were left) or it chose a spec with
+	// max_running from a shared read, later rounds read alone.
+	g := &getRequest{ns: ns, req: req, now: now, expires: expires}
+	if err := ns.b.commits.submit(ctx, &commitItem{get: g}); err != nil {
+		return nil, fmt.Errorf("postgres get_work: %w", err)
 	}
-	if err != nil || !more {
-		return as, err
+	switch {
+	case g.claim != nil && len(g.claim.attempts) > 0:
+		return g.claim.attempts, nil
+	case g.continuous != nil:
+		as, err := ns.claimContinuous(ctx, *g.continuous, req.Worker, now, expires)
+		if err != nil || len(as) > 0 {
+			return as, err
+		}
+	case g.claim == nil && !g.alone:
+		return []coordinate.Attempt{}, nil
 	}
 	for round := 1; round < maxClaimRounds; round++ {
-		cands, err := ns.candidates(ctx, req, now, true)
+		cands, err := ns.candidates(ctx, req, now)
 		if err != nil {
 			return nil, err
 		}
@@ -92,71 +92,22 @@ func (ns *namespace) GetWork(ctx context.Context, req coordinate.WorkRequest) ([
 		if !ok {
 			return []coordinate.Attempt{}, nil
 		}
-		if as, err := ns.claimChosen(ctx, &cands[i], sc[i], req, now, expires); err != nil || len(as) > 0 {
-			return as, err
+		c := &cands[i]
+		var as []coordinate.Attempt
+		if sc[i].Available > 0 {
+			n := coordinate.WorkCount(&c.row.spec.Meta, int(c.pending), req.MaxJobs)
+			as, err = ns.claim(ctx, c.row, n, req.MaxBytes, req.Worker, now, expires)
+		} else {
+			as, err = ns.claimContinuous(ctx, c.row, req.Worker, now, expires)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(as) > 0 {
+			return as, nil
 		}
 	}
 	return []coordinate.Attempt{}, nil
-}
-
-// defaultFoldBelow is how many requests may be waiting for the committer
-// for a get_work to read, choose and claim in the committer's transaction
-// (scheduledRound). With few waiting (8 worker connections) that saves a
-// transaction and a queue per call; with many, batches are big and the
-// read of its own, shared with the calls that arrive meanwhile and run
-// beside the committer's transaction in flight, kept drain1 at 64
-// connections about 8% faster (docs/postgres.md, "At 8 connections").
-const defaultFoldBelow = 16
-
-// scheduledRound is get_work's first round through the committer
-// (schedclaims.go). It returns the units leased, or more when later
-// rounds must read alone.
-func (ns *namespace) scheduledRound(ctx context.Context, req coordinate.WorkRequest, now, expires time.Time) ([]coordinate.Attempt, bool, error) {
-	g := &getRequest{ns: ns, req: req, now: now, expires: expires}
-	if err := ns.b.commits.submit(ctx, &commitItem{get: g}); err != nil {
-		return nil, false, fmt.Errorf("postgres get_work: %w", err)
-	}
-	switch {
-	case g.claim != nil && len(g.claim.attempts) > 0:
-		return g.claim.attempts, false, nil
-	case g.continuous != nil:
-		as, err := ns.claimContinuous(ctx, *g.continuous, req.Worker, now, expires)
-		return as, err == nil && len(as) == 0, err
-	case g.claim == nil && !g.alone:
-		return []coordinate.Attempt{}, false, nil
-	}
-	return nil, true, nil
-}
-
-// sharedRound is get_work's first round with a shared read of its own
-// (schedreads.go), then the claim through the committer. It returns the
-// units leased, or more when later rounds must read alone.
-func (ns *namespace) sharedRound(ctx context.Context, req coordinate.WorkRequest, now, expires time.Time) ([]coordinate.Attempt, bool, error) {
-	cands, shared, err := ns.sharedCandidates(ctx, req)
-	if err != nil {
-		return nil, false, err
-	}
-	sc, i, ok := ns.choose(cands, req, now)
-	if ok && shared && cands[i].row.spec.Meta.MaxRunning != 0 {
-		// Every caller sharing the read would count the same pending
-		// units and could together pass max_running: read alone.
-		return nil, true, nil
-	}
-	if !ok {
-		return []coordinate.Attempt{}, false, nil
-	}
-	as, err := ns.claimChosen(ctx, &cands[i], sc[i], req, now, expires)
-	return as, err == nil && len(as) == 0, err
-}
-
-// claimChosen claims from the spec the scheduler chose: units it has, or
-// a new unit of a continuous spec.
-func (ns *namespace) claimChosen(ctx context.Context, c *candidate, sc coordinate.SpecCandidate, req coordinate.WorkRequest, now, expires time.Time) ([]coordinate.Attempt, error) {
-	if sc.Available > 0 {
-		n := coordinate.WorkCount(&c.row.spec.Meta, int(c.pending), req.MaxJobs)
-		return ns.claim(ctx, c.row, n, req.MaxBytes, req.Worker, now, expires)
-	}
-	return ns.claimContinuous(ctx, c.row, req.Worker, now, expires)
 }
 
 // choose runs the scheduler over cands: the spec to claim from, with the
@@ -183,15 +134,15 @@ func (ns *namespace) choose(cands []candidate, req coordinate.WorkRequest, now t
 }
 
 // candidates reads the scheduler's view of the namespace's runnable
-// specs in a transaction of its own; probeAll probes even a lone spec's
-// best unit (it may have only delayed units), as get_work's rounds after
-// the first do.
-func (ns *namespace) candidates(ctx context.Context, req coordinate.WorkRequest, now time.Time, probeAll bool) ([]candidate, error) {
+// specs alone, probing even a lone spec's best unit (it may have only
+// delayed units): get_work's rounds after the first, which reads in the
+// committer's transaction (schedclaims.go).
+func (ns *namespace) candidates(ctx context.Context, req coordinate.WorkRequest, now time.Time) ([]candidate, error) {
 	b := &pgx.Batch{}
 	b.Queue("BEGIN")
 	b.Queue(candidatesSettings)
 	var cands []candidate
-	b.Queue(candidatesSQL, ns.id, filterNames(req.WorkSpecs), now.UnixNano(), probeAll).Query(func(rows pgx.Rows) error {
+	b.Queue(candidatesSQL, ns.id, filterNames(req.WorkSpecs), now.UnixNano(), true).Query(func(rows pgx.Rows) error {
 		var err error
 		cands, err = collectCandidates(rows)
 		return err

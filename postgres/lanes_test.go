@@ -76,11 +76,11 @@ func TestOnlyLeasesSkipTheFlush(t *testing.T) {
 		t.Fatalf("splitLanes with a get_work: %d claims and %d updates, want 3 and 3", len(claims), len(updates))
 	}
 	p := planBatch(claims, make([]error, len(claims)))
-	if sched, _ := p.queueSchedule(newBatchReads(p.gets)); !queuesClaimsOnly(sched) {
+	if sched, _ := p.queueSchedule(newSchedReads(p.gets)); !queuesClaimsOnly(sched) {
 		t.Error("a transaction of get_work requests waits for its WAL flush")
 	}
 	p = planBatch(append(updates, get), make([]error, len(updates)+1))
-	if sched, _ := p.queueSchedule(newBatchReads(p.gets)); queuesClaimsOnly(sched) {
+	if sched, _ := p.queueSchedule(newSchedReads(p.gets)); queuesClaimsOnly(sched) {
 		t.Error("a transaction of get_work requests and updates commits without waiting for its flush")
 	}
 	if queuesClaimsOnly(first(updates)) {

@@ -93,7 +93,7 @@ func planBatch(batch []*commitItem, results []error) *batchPlan {
 // settings, and the scheduler's reads (schedclaims.go), one round trip;
 // then the choice of each request's claim in Go.
 func (p *batchPlan) schedule(ctx context.Context, conn *pgxpool.Conn) error {
-	reads := newBatchReads(p.gets)
+	reads := newSchedReads(p.gets)
 	b, settings := p.queueSchedule(reads)
 	br := conn.SendBatch(ctx, b)
 	p.begun = true
@@ -118,7 +118,7 @@ func (p *batchPlan) schedule(ctx context.Context, conn *pgxpool.Conn) error {
 
 // queueSchedule is stage 0's batch of statements and how many of them
 // come before the reads.
-func (p *batchPlan) queueSchedule(reads *batchReads) (*pgx.Batch, int) {
+func (p *batchPlan) queueSchedule(reads *schedReads) (*pgx.Batch, int) {
 	b := &pgx.Batch{}
 	b.Queue("BEGIN")
 	b.Queue(candidatesSettings) // the reads keep custom plans: see queueFirstTrip

@@ -45,16 +45,16 @@ func (g *getRequest) readKey() readKey {
 	return readKey{g.ns.id, strings.Join(g.req.WorkSpecs, "\x00")}
 }
 
-// batchReads is stage 0 of a batch with get requests: one read per
+// schedReads is stage 0 of a batch with get requests: one read per
 // filter, shared by the requests naming it.
-type batchReads struct {
+type schedReads struct {
 	keys    []readKey
 	byKey   map[readKey][]*getRequest
 	results map[readKey][]candidate
 }
 
-func newBatchReads(gets []*getRequest) *batchReads {
-	s := &batchReads{byKey: map[readKey][]*getRequest{}, results: map[readKey][]candidate{}}
+func newSchedReads(gets []*getRequest) *schedReads {
+	s := &schedReads{byKey: map[readKey][]*getRequest{}, results: map[readKey][]candidate{}}
 	for _, g := range gets {
 		g.claim, g.continuous, g.alone = nil, nil, false
 		k := g.readKey()
@@ -68,7 +68,7 @@ func newBatchReads(gets []*getRequest) *batchReads {
 
 // queue queues the reads on b (inside the batch's transaction, after
 // candidatesSettings), each at the time of the latest request sharing it.
-func (s *batchReads) queue(b *pgx.Batch) {
+func (s *schedReads) queue(b *pgx.Batch) {
 	for _, k := range s.keys {
 		gets := s.byKey[k]
 		now := gets[0].now
@@ -82,7 +82,7 @@ func (s *batchReads) queue(b *pgx.Batch) {
 }
 
 // read reads the results of queue.
-func (s *batchReads) read(br pgx.BatchResults) error {
+func (s *schedReads) read(br pgx.BatchResults) error {
 	for _, k := range s.keys {
 		rows, err := br.Query()
 		if err != nil {
@@ -99,7 +99,7 @@ func (s *batchReads) read(br pgx.BatchResults) error {
 
 // choose runs the scheduler for every request and returns the claims to
 // make.
-func (s *batchReads) choose() []*claimRequest {
+func (s *schedReads) choose() []*claimRequest {
 	var claims []*claimRequest
 	for _, k := range s.keys {
 		gets := s.byKey[k]

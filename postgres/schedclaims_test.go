@@ -29,7 +29,7 @@ func TestGetWorksShareABatch(t *testing.T) {
 	e.spec(map[string]any{"name": "s"})
 	e.add("s", numbered(10)...)
 	items := e.getItems("s", 3)
-	reads := newBatchReads([]*getRequest{items[0].get, items[1].get, items[2].get})
+	reads := newSchedReads([]*getRequest{items[0].get, items[1].get, items[2].get})
 	if len(reads.keys) != 1 {
 		t.Errorf("3 requests naming one spec need %d reads, want 1", len(reads.keys))
 	}

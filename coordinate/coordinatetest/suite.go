@@ -73,23 +73,10 @@ func groups() []group {
 }
 
 // Run runs every conformance test as subtests of t.
-func Run(t *testing.T, factory Factory) { RunGroups(t, factory) }
-
-// RunGroups runs the conformance tests of the named groups ("GetWork",
-// "Scheduler", ...; none: all), for a backend's second configuration
-// that only some topics exercise. An unknown name fails t.
-func RunGroups(t *testing.T, factory Factory, names ...string) {
+func Run(t *testing.T, factory Factory) {
 	// The wall clock only makes namespace names unique across runs.
 	run := "@" + strconv.FormatInt(time.Now().UnixNano(), 36)
-	want := map[string]bool{}
-	for _, n := range names {
-		want[n] = true
-	}
 	for _, g := range groups() {
-		if len(names) > 0 && !want[g.name] {
-			continue
-		}
-		delete(want, g.name)
 		t.Run(g.name, func(t *testing.T) {
 			for _, tc := range g.tests {
 				t.Run(tc.name, func(t *testing.T) {
@@ -97,9 +84,6 @@ func RunGroups(t *testing.T, factory Factory, names ...string) {
 				})
 			}
 		})
-	}
-	for n := range want {
-		t.Errorf("coordinatetest: no group named %q", n)
 	}
 }
 
