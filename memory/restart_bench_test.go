@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -165,4 +166,54 @@ func (p *phaseLog) Handle(_ context.Context, r slog.Record) error {
 		return true
 	})
 	return nil
+}
+
+// BenchmarkSnapshotLoad decodes and builds a snapshot of COORD_BENCH_UNITS
+// units (default 1M, a tenth leased) held in memory: "sequential" decodes
+// it whole, then builds (readSnapshot, restore), "parallel" is recovery's
+// pipeline (loadParallel). No file, no journal, the collector as set.
+func BenchmarkSnapshotLoad(b *testing.B) {
+	units := benchUnits(b)
+	ctx := context.Background()
+	clock := coordinate.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	ns := newNamespace("", Options{Clock: clock, StallTimeout: time.Minute})
+	if _, err := ns.SetWorkSpec(ctx, coordinate.Data{0xa1, 0x64, 'n', 'a', 'm', 'e', 0x61, 's'}); err != nil {
+		b.Fatal(err)
+	}
+	fill(b, ns, ctx, "q", units)
+	if _, err := ns.GetWork(ctx, coordinate.WorkRequest{Worker: coordinate.Name{Bytes: "w"}, LeaseTime: time.Hour, MaxJobs: units / 10}); err != nil {
+		b.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := writeSnapshot(&buf, []*capturedNamespace{captureNamespace(ns)}, nil); err != nil {
+		b.Fatal(err)
+	}
+	snap := buf.Bytes()
+	ns = nil
+	b.Run("sequential", func(b *testing.B) {
+		for range b.N {
+			nss, err := readSnapshot(bytes.NewReader(snap), int64(len(snap)), nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := nss[0].restore(); err != nil {
+				b.Fatal(err)
+			}
+			b.StopTimer()
+			nss = nil
+			runtime.GC()
+			b.StartTimer()
+		}
+	})
+	b.Run("parallel", func(b *testing.B) {
+		for range b.N {
+			err := loadParallel(bytes.NewReader(snap), int64(len(snap)), nil, loadBatch, func(string, *state, []coordinate.UnitRef) error { return nil })
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.StopTimer()
+			runtime.GC()
+			b.StartTimer()
+		}
+	})
 }

@@ -536,6 +536,7 @@ type snapReader struct {
 	version uint64
 	blob    blobReader
 	spec    string // the spec whose units are being read, for errors
+	arena   []byte // the block small items are cut from (arenaMax)
 	err     error
 }
 
@@ -624,7 +625,17 @@ func (d *snapReader) bytes() []byte {
 	if d.err != nil {
 		return nil
 	}
-	b := make([]byte, n)
+	var b []byte
+	if n > 0 && n <= arenaMax {
+		if len(d.arena)+n > cap(d.arena) {
+			d.arena = make([]byte, 0, arenaBlock)
+		}
+		k := len(d.arena)
+		d.arena = d.arena[:k+n]
+		b = d.arena[k : k+n : k+n]
+	} else {
+		b = make([]byte, n)
+	}
 	if _, err := io.ReadFull(d.r, b); err != nil {
 		d.fail(err)
 		return nil
@@ -633,9 +644,20 @@ func (d *snapReader) bytes() []byte {
 	return b
 }
 
-// str reads a string. The bytes are freshly allocated and referenced by
-// nothing else, so the string takes them over instead of copying them
-// (one allocation per string instead of two: recovery reads millions).
+// Small strings and byte slices (keys, unit data, names) are cut from
+// shared blocks rather than allocated one by one: recovery reads tens of
+// millions, and each allocation costs time and a little memory, and the
+// collector an object to mark for as long as the unit lives. A block
+// stays allocated while anything cut from it lives, as the batch of
+// units a unit is decoded in does (decodeSnapshot).
+const (
+	arenaMax   = 256      // longest item cut from a block
+	arenaBlock = 64 << 10 // size of a block
+)
+
+// str reads a string. The bytes are freshly read and referenced by
+// nothing else (slices cut from a block have no spare capacity), so the
+// string takes them over instead of copying them.
 func (d *snapReader) str() string {
 	b := d.bytes()
 	if len(b) == 0 {
