@@ -307,6 +307,7 @@ func readSnapshot(in io.Reader, maxBytes int64, blob blobReader) ([]*capturedNam
 		switch {
 		case p.spec != nil:
 			c.specs = append(c.specs, *p.spec)
+			c.units = slices.Grow(c.units, min(p.spec.units, 1<<24))
 		case p.units != nil:
 			for _, k := range p.lost {
 				c.lost = append(c.lost, len(c.units)+k)
