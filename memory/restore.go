@@ -16,8 +16,11 @@ import (
 // builds on another (loadParallel in persist.go).
 
 // loadBatch is how many units recovery decodes before handing them to
-// the builder.
-const loadBatch = 4096
+// the builder: large, because every hand-over where the builder has to
+// wait costs a wake-up, which on a busy machine can mean waiting for a
+// core; each batch is one allocation (8 MiB), which lives as long as any
+// of its units.
+const loadBatch = 1 << 16
 
 // loadParallel decodes a snapshot (decodeSnapshot) on a goroutine of its
 // own while the calling goroutine builds each namespace's state from the
@@ -27,7 +30,7 @@ const loadBatch = 4096
 // with two cores a restore takes about the longer of the two instead of
 // their sum. It returns once the decoder has stopped reading r.
 func loadParallel(r io.Reader, maxBytes int64, blob blobReader, batch int, done func(name string, st *state, dropped []coordinate.UnitRef) error) error {
-	parts := make(chan *snapPart, 8)
+	parts := make(chan *snapPart, 2)
 	stop := make(chan struct{})
 	decoded := make(chan error, 1)
 	go func() {

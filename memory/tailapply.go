@@ -11,7 +11,7 @@ import (
 // each record in turn gives.
 
 // tailBatch is how many decoded records go to the applier at a time.
-const tailBatch = 256
+const tailBatch = 4096
 
 // tailApplier applies decoded journal records on a goroutine of its own.
 type tailApplier struct {
@@ -25,7 +25,7 @@ type tailApplier struct {
 // startTail starts the applier; stop must be called once replay is over.
 func (b *Backend) startTail() *tailApplier {
 	t := &tailApplier{b: b, batch: make([]decodedRecord, 0, tailBatch),
-		queue: make(chan []decodedRecord, 4), res: make(chan error)}
+		queue: make(chan []decodedRecord, 2), res: make(chan error)}
 	go t.run()
 	return t
 }
