@@ -10,10 +10,10 @@ import (
 
 // Restoring builds a live state from a decoded snapshot: units go back to
 // their heap positions, and the derived indexes (counts, group members,
-// dependents, children, holders) are rebuilt from the units and workers.
-// A builder takes the snapshot's pieces in file order, as decodeSnapshot
-// produces them, so that recovery can decode on one goroutine while it
-// builds on another (loadParallel in persist.go).
+// dependents, children, holders, the specs' due order) are rebuilt from
+// the units and workers. A builder takes the snapshot's pieces in file
+// order, as decodeSnapshot produces them, so that recovery can decode on
+// one goroutine while it builds on another (loadParallel).
 
 // loadBatch is how many units recovery decodes before handing them to
 // the builder: large, because every hand-over where the builder has to
@@ -295,7 +295,7 @@ func (b *builder) finish(workers []capturedWorker, groups []capturedGroup) (*sta
 		w := &worker{
 			id: cw.id, mode: cw.mode, data: cw.data, parent: cw.parent,
 			lastHeard: cw.lastHeard, expires: cw.expires, heapIdx: i,
-			outstanding: make(map[*unit]struct{}, len(cw.outstanding)),
+			outstanding: make(map[*unit]int64, len(cw.outstanding)),
 		}
 		if _, dup := reg.byID[w.id.Bytes]; dup {
 			return nil, nil, fmt.Errorf("worker %q listed twice", w.id.Bytes)
@@ -318,7 +318,7 @@ func (b *builder) finish(workers []capturedWorker, groups []capturedGroup) (*sta
 			if u == nil {
 				return nil, nil, fmt.Errorf("worker %q holds missing unit %v", w.id.Bytes, r)
 			}
-			w.outstanding[u] = struct{}{}
+			w.outstanding[u] = cw.lapsed[r]
 			hs := reg.holders[u]
 			if hs == nil {
 				hs = make(map[*worker]struct{}, 1)
@@ -326,6 +326,9 @@ func (b *builder) finish(workers []capturedWorker, groups []capturedGroup) (*sta
 			}
 			hs[w] = struct{}{}
 		}
+	}
+	for _, sp := range s.specs {
+		s.noteDue(sp)
 	}
 	return s, b.lost, nil
 }
