@@ -521,3 +521,16 @@ func copyAside(path string) (string, error) {
 	}
 	return dst, out.Close()
 }
+
+// ReplayBytes returns the size of the segment files Replay will read, as
+// Open found them (headers, framing and preallocated space included): an
+// upper bound of the records to replay after the snapshot.
+func (j *Journal) ReplayBytes() int64 {
+	var n int64
+	for _, seq := range j.plan.segments {
+		if st, err := os.Stat(join(j.dir, segmentName(seq))); err == nil {
+			n += st.Size()
+		}
+	}
+	return n
+}

@@ -168,12 +168,17 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 	b.wal = w
 	opened := time.Since(start)
 	var loaded time.Duration
+	resumeGC := pauseGC() // gcpause.go
+	bigTail := j.ReplayBytes() > maxGCPausedReplay
 	tail := b.startTail()
 	err = j.ReplayWith(journal.ReplayFuncs{
 		Snapshot: func(r io.Reader, info journal.SnapshotInfo) error {
 			t := time.Now()
 			err := b.loadSnapshot(r, info)
 			loaded = time.Since(t)
+			if bigTail {
+				resumeGC()
+			}
 			return err
 		},
 		Apply:   tail.apply,
@@ -182,6 +187,7 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 	if terr := tail.stop(); err == nil {
 		err = terr
 	}
+	resumeGC()
 	if err == nil {
 		err = ctx.Err()
 	}
