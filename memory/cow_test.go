@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"regexp"
 	"sync"
 	"testing"
 	"time"
@@ -13,13 +12,6 @@ import (
 	"github.com/coordinated/coordinated/coordinate"
 	"github.com/coordinated/coordinated/journal"
 )
-
-// heapIdxField is the heap position in dump's output: a snapshot taken
-// while units moved lays its heaps out anew (cow.go), which may differ
-// from the live layout without changing what the heaps hand out.
-var heapIdxField = regexp.MustCompile(` idx=-?\d+`)
-
-func logicalDump(b *Backend) string { return heapIdxField.ReplaceAllString(dumpAll(b), "") }
 
 // TestSnapshotDuringChanges takes snapshots, copying three units per lock
 // hold, while a random workload changes the namespace between the holds
@@ -40,7 +32,7 @@ func TestSnapshotDuringChanges(t *testing.T) {
 	b.wal.betweenChunks = func() { randomWorkload(t, ns, clock, r, 10) }
 	snaps, saved := 0, 0
 	for range 8 {
-		atBoundary := logicalDump(b) // nothing changes before the first pause
+		atBoundary := dumpAll(b) // nothing changes before the first pause
 		st, err := b.Snapshot(context.Background())
 		if err != nil {
 			t.Fatalf("snapshot during changes: %v", err)
@@ -63,7 +55,7 @@ func TestSnapshotDuringChanges(t *testing.T) {
 			t.Fatal("recovery used no snapshot")
 		}
 		checkInvariants(t, c.namespaces[""].st)
-		if got, want := logicalDump(c), logicalDump(b); got != want {
+		if got, want := dumpAll(c), dumpAll(b); got != want {
 			t.Fatalf("snapshot %d and the journal after it differ from the live state:\n--- recovered\n%s\n--- live\n%s", snaps, got, want)
 		}
 		crash(t, c)
@@ -74,7 +66,7 @@ func TestSnapshotDuringChanges(t *testing.T) {
 	}
 	// Changes after the last snapshot are in the journal only.
 	randomWorkload(t, ns, clock, rand.New(rand.NewPCG(7, 3)), 200)
-	want := logicalDump(b)
+	want := dumpAll(b)
 	crash(t, b)
 
 	b2 := openPersistent(t, dir, clock, 1<<40)
@@ -83,7 +75,7 @@ func TestSnapshotDuringChanges(t *testing.T) {
 		t.Fatal("recovery used no snapshot")
 	}
 	checkInvariants(t, b2.namespaces[""].st)
-	if got := logicalDump(b2); got != want {
+	if got := dumpAll(b2); got != want {
 		t.Fatalf("recovered state differs:\n--- recovered\n%s\n--- live\n%s", got, want)
 	}
 	t.Logf("%d snapshots, %d units saved on write", snaps, saved)
@@ -136,7 +128,7 @@ func snapshotOnly(t *testing.T, dir string, clock *coordinate.FakeClock) string 
 	if err := j.Replay(b.loadSnapshot, skip); err != nil {
 		t.Fatal(err)
 	}
-	return logicalDump(b)
+	return dumpAll(b)
 }
 
 // TestSnapshotConcurrentWithClients takes snapshots (three units per lock
@@ -196,12 +188,12 @@ func TestSnapshotConcurrentWithClients(t *testing.T) {
 	for err := range errs {
 		t.Fatal(err)
 	}
-	want := logicalDump(b)
+	want := dumpAll(b)
 	crash(t, b)
 	b2 := openPersistent(t, dir, clock, 1<<40)
 	defer b2.Close()
 	checkInvariants(t, b2.namespaces[""].st)
-	if got := logicalDump(b2); got != want {
+	if got := dumpAll(b2); got != want {
 		t.Fatalf("recovered state differs:\n--- recovered\n%s\n--- live\n%s", got, want)
 	}
 }

@@ -20,6 +20,10 @@ type unitHeap struct {
 	// order maps a unit to its primary sort key as an order-preserving
 	// uint64 (smaller first): availableOrder, notBeforeOrder, expiresOrder.
 	order func(*unit) uint64
+	// snap, while a snapshot capture is under way (cow.go), is the state
+	// whose touch must see a unit before the heap moves it: a unit's heap
+	// position is part of what a snapshot holds.
+	snap *state
 }
 
 // heapEntry is one unit's place in a unitHeap: its primary sort key, the
@@ -88,8 +92,10 @@ func (h *unitHeap) pop() *unit {
 func (h *unitHeap) remove(u *unit) {
 	i := int(u.heapIdx)
 	last := len(h.items) - 1
+	h.moving(u)
 	if i != last {
 		h.items[i] = h.items[last]
+		h.moving(h.items[i].u)
 		h.items[i].u.heapIdx = int32(i)
 	}
 	h.items[last] = heapEntry{}
@@ -132,6 +138,13 @@ func (h *unitHeap) restoreAt(u *unit) bool {
 	return true
 }
 
+// moving is called before u's heap position changes.
+func (h *unitHeap) moving(u *unit) {
+	if h.snap != nil {
+		h.snap.touch(u)
+	}
+}
+
 // up moves entry i towards the root, shifting larger parents down into the
 // hole rather than swapping at every level.
 func (h *unitHeap) up(i int) {
@@ -142,10 +155,12 @@ func (h *unitHeap) up(i int) {
 			break
 		}
 		h.items[i] = h.items[p]
+		h.moving(h.items[i].u)
 		h.items[i].u.heapIdx = int32(i)
 		i = p
 	}
 	h.items[i] = e
+	h.moving(e.u)
 	e.u.heapIdx = int32(i)
 }
 
@@ -167,10 +182,12 @@ func (h *unitHeap) down(i int) bool {
 			break
 		}
 		h.items[i] = h.items[m]
+		h.moving(h.items[i].u)
 		h.items[i].u.heapIdx = int32(i)
 		i = m
 	}
 	h.items[i] = e
+	h.moving(e.u)
 	e.u.heapIdx = int32(i)
 	return i > start
 }

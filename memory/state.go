@@ -100,6 +100,9 @@ type spec struct {
 	archived   [coordinate.StatusFailed + 1]int
 	ages       ageQueue              // when the AVAILABLE units became so (stats.go)
 	events     coordinate.SpecEvents // transitions, for metrics
+	// cowSaved are the pre-images of this spec's units for the snapshot
+	// capture under way (cow.go).
+	cowSaved []unit
 }
 
 func newSpec(name coordinate.Name) *spec {
