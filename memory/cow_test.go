@@ -197,3 +197,82 @@ func TestSnapshotConcurrentWithClients(t *testing.T) {
 		t.Fatalf("recovered state differs:\n--- recovered\n%s\n--- live\n%s", got, want)
 	}
 }
+
+// TestCaptureStreamsBoundaryValues walks a capture of 5 000 units in
+// chunks of 100 while clients lease, finish and add units between the
+// chunks: the units come out a chunk at a time (never all at once), each
+// exactly as it was at the boundary (a unit changed or moved in a heap
+// meanwhile is not given with its new value), and none added after the
+// boundary is given.
+func TestCaptureStreamsBoundaryValues(t *testing.T) {
+	const chunk = 100
+	ns, ctx := benchNamespace(t)
+	fill(t, ns, ctx, "u", 5000)
+	render := func(u *unit) string {
+		return fmt.Sprintf("%q st=%v prio=%v exp=%d lease=%d w=%q where=%d idx=%d data=%x",
+			u.key, u.status, u.priority, u.expiration, u.leaseID, u.worker, u.where, u.heapIdx, u.data)
+	}
+	ns.mu.Lock()
+	atBoundary := map[string]string{}
+	for _, u := range ns.st.specs["s"].units {
+		atBoundary[u.key] = render(u)
+	}
+	c := beginCapture(ns, chunk)
+	ns.mu.Unlock()
+
+	worker := coordinate.Name{Bytes: "w", Text: true}
+	added := 0
+	between := func() {
+		as, err := ns.GetWork(ctx, coordinate.WorkRequest{Worker: worker, LeaseTime: time.Minute, MaxJobs: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(as) > 0 {
+			err = ns.UpdateWorkUnit(ctx, "s", as[0].Key.Bytes, coordinate.WorkUnitUpdate{Status: coordinate.StatusFinished})
+		}
+		if err == nil {
+			added++
+			err = ns.AddWorkUnits(ctx, "s", []coordinate.WorkUnitInput{{Key: coordinate.Name{Bytes: fmt.Sprint("new", added), Text: true}, Data: smallData}})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	var sizes []int
+	seen := map[string]bool{}
+	err := c.units(false, between, func(i int, us []unit) error {
+		sizes = append(sizes, len(us))
+		for k := range us {
+			u := &us[k]
+			want, ok := atBoundary[u.key]
+			switch {
+			case !ok:
+				t.Errorf("unit %q, added after the boundary, is in the snapshot", u.key)
+			case seen[u.key]:
+				t.Errorf("unit %q given twice", u.key)
+			case render(u) != want:
+				t.Errorf("unit given as\n%s\nwant its boundary value\n%s", render(u), want)
+			}
+			seen[u.key] = true
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) != len(atBoundary) {
+		t.Errorf("%d units given, %d at the boundary", len(seen), len(atBoundary))
+	}
+	if c.saved == 0 || added < 40 {
+		t.Fatalf("%d pre-images, %d units added during the walk: the test changed nothing during it", c.saved, added)
+	}
+	for _, n := range sizes {
+		if n > max(chunk, c.saved) {
+			t.Fatalf("a batch of %d units (chunk %d, %d pre-images): the capture is not streamed", n, chunk, c.saved)
+		}
+	}
+	if ns.st.cow != nil || ns.st.specs["s"].available.snap != nil {
+		t.Fatal("copy-on-write still on after the walk")
+	}
+	t.Logf("%d batches, %d pre-images, %d units added during the walk", len(sizes), c.saved, added)
+}
