@@ -23,25 +23,30 @@ import (
 //     existing unit "unsettled" (unit.snapMark != snapParity) in O(1).
 //     Units created later are born settled: they are not in the snapshot.
 //   - Before any op changes a field of an unsettled unit that a snapshot
-//     holds (state.touch, called by every place such fields change, and
-//     by the heaps before they move a unit: its heap position is such a
-//     field), its value is saved as a pre-image on its spec and the unit
-//     becomes settled.
-//   - The walk goes spec after spec through each spec's unit map, copying
-//     the unsettled units and settling them; it releases the lock every
-//     chunk of units. Go map iteration tolerates changes between steps: a
-//     unit deleted before the walk reaches it is not produced (its
-//     pre-image was saved when it was removed), one added meanwhile may be
-//     (it is settled, so skipped).
+//     holds (state.touch, called by every place such fields change), its
+//     value is saved as a pre-image on its spec and the unit becomes
+//     settled.
+//   - Heap positions change without touch (a sift moves many units), so
+//     the walk takes them from the heaps themselves: each heap keeps its
+//     order as of the boundary (heapCOW: a page of its unit pointers is
+//     saved the first time a position the walk has not reached is
+//     overwritten), and the walk goes through each spec's three heaps
+//     position by position, giving each unit found there its pre-image or
+//     its live value, with that position.
+//   - Then it walks the spec's unit map for the units in no heap (finished,
+//     failed): those not settled yet are copied. Go map iteration
+//     tolerates changes between steps: a unit deleted before the walk
+//     reaches it is not produced (its pre-image was saved when it was
+//     removed), one added meanwhile may be (it is settled, so skipped).
 //   - When the walk has gone through a spec, every unit of it is settled,
-//     so no pre-image of it can come any more: its pre-images follow its
-//     walked units, and every unit that existed at the boundary is in the
+//     so no pre-image of it can come any more: the pre-images not given
+//     yet follow, and every unit that existed at the boundary is in the
 //     snapshot exactly once, as it was then, heap position included. So
 //     the captured heaps are the boundary's heaps.
 //
-// Extra memory during a snapshot is one chunk of copies plus the
-// pre-images of the units changed (or moved in a heap) before the walk
-// reached them.
+// Extra memory during a snapshot is one chunk of copies, the pre-images of
+// the units changed before the walk reached them and at most 8 bytes per
+// heap position overwritten before the walk reached it.
 
 // captureChunk is how many units the walk handles per lock hold by
 // default: a few tens of microseconds.
@@ -54,7 +59,12 @@ type cowCapture struct{}
 // saves the unit's value for the capture under way, once.
 func (s *state) touch(u *unit) {
 	if s.cow != nil && u.snapMark != s.snapParity {
-		u.spec.cowSaved = append(u.spec.cowSaved, frozenCopy(u))
+		sp := u.spec
+		if sp.cowSaved == nil {
+			sp.cowSaved = map[*unit]*unit{}
+		}
+		c := frozenCopy(u)
+		sp.cowSaved[u] = &c
 		u.snapMark = s.snapParity
 	}
 }
@@ -97,7 +107,9 @@ func beginCapture(ns *namespace, chunk int) *capture {
 			name: sp.name, definition: sp.definition, meta: sp.meta,
 			archived: sp.archived, units: len(sp.units),
 		})
-		sp.watchHeaps(s)
+		for _, h := range sp.heaps() {
+			h.cow = newHeapCOW(h)
+		}
 	}
 	c.out.workers, c.out.groups = captureWorkersAndGroups(s)
 	s.snapParity = !s.snapParity
@@ -105,10 +117,9 @@ func beginCapture(ns *namespace, chunk int) *capture {
 	return c
 }
 
-// watchHeaps makes sp's heaps save a unit's pre-image (s.touch) before
-// they move it; nil stops that.
-func (sp *spec) watchHeaps(s *state) {
-	sp.available.snap, sp.delayed.snap, sp.pending.snap = s, s, s
+// heaps returns sp's three heaps, in the order a capture walks them.
+func (sp *spec) heaps() [3]*unitHeap {
+	return [3]*unitHeap{&sp.available, &sp.delayed, &sp.pending}
 }
 
 // units walks every unit of the capture and passes the boundary values of
@@ -129,87 +140,131 @@ func (c *capture) units(locked bool, between func(), emit func(spec int, units [
 		return fmt.Errorf("namespace %q: snapshot units walked twice", c.ns.name)
 	}
 	c.walked = true
-	mu := &c.ns.mu
+	w := &unitWalk{c: c, locked: locked, between: between, emit: emit}
 	if !locked {
-		mu.Lock()
+		c.ns.mu.Lock()
 	}
-	held := time.Now()
-	var err error
-	give := func(i int, us []unit) {
-		if !locked {
-			c.longest = max(c.longest, time.Since(held))
-			mu.Unlock()
-		}
-		if err == nil && emit != nil && len(us) > 0 {
-			err = emit(i, us)
-		}
-		if !locked {
-			if between != nil {
-				between()
-			}
-			runtime.Gosched()
-			mu.Lock()
-			held = time.Now()
-		}
-	}
-	s := c.st
+	w.held = time.Now()
 	for i, sp := range c.specs {
-		got, n := 0, 0
-		for _, u := range sp.units {
-			if u.snapMark != s.snapParity {
-				u.snapMark = s.snapParity
-				c.buf = append(c.buf, frozenCopy(u))
-			}
-			if n++; n%c.chunk == 0 {
-				got += len(c.buf)
-				give(i, c.checked(i, got, c.buf, &err))
-				c.buf = c.buf[:0]
-			}
-		}
-		// Every unit of sp is settled now: its pre-images are complete.
-		saved := sp.cowSaved
-		sp.cowSaved = nil
-		sp.watchHeaps(nil)
-		if i == len(c.specs)-1 {
-			s.cow = nil
-		}
-		c.saved += len(saved)
-		got += len(c.buf)
-		rest := c.checked(i, got, c.buf, &err)
-		got += len(saved)
-		saved = c.checked(i, got, saved, &err)
-		if got != c.out.specs[i].units && err == nil {
-			err = fmt.Errorf("namespace %q spec %q: captured %d units of the %d at the snapshot boundary",
-				c.ns.name, c.out.specs[i].name.Bytes, got, c.out.specs[i].units)
-		}
-		give(i, rest)
-		if len(saved) > 0 {
-			give(i, saved)
-		}
-		c.buf = c.buf[:0]
+		w.spec(i, sp)
 	}
-	s.cow = nil
+	c.st.cow = nil
 	if !locked {
-		c.longest = max(c.longest, time.Since(held))
-		mu.Unlock()
+		c.longest = max(c.longest, time.Since(w.held))
+		c.ns.mu.Unlock()
 	}
 	if cap(c.buf) > 4*c.chunk {
 		c.buf = nil
 	}
-	return err
+	return w.err
 }
 
-// checked returns us, or nil after setting *err if got, the units of spec
-// i so far, exceeds the spec's count at the boundary.
-func (c *capture) checked(i, got int, us []unit, err *error) []unit {
-	if got > c.out.specs[i].units {
-		if *err == nil {
-			*err = fmt.Errorf("namespace %q spec %q: captured more than the %d units at the snapshot boundary",
-				c.ns.name, c.out.specs[i].name.Bytes, c.out.specs[i].units)
+// unitWalk is the state of capture.units.
+type unitWalk struct {
+	c       *capture
+	locked  bool
+	between func()
+	emit    func(int, []unit) error
+	held    time.Time // when the lock was last taken
+	got     int       // units of the current spec given so far
+	err     error
+}
+
+// spec walks spec i: its heaps, its other units, its pre-images left.
+func (w *unitWalk) spec(i int, sp *spec) {
+	c, s := w.c, w.c.st
+	w.got = 0
+	for _, h := range sp.heaps() {
+		hc := h.cow
+		for p := 0; p < hc.n; p++ {
+			u := hc.at(h.items, p)
+			if u.snapMark != s.snapParity {
+				u.snapMark = s.snapParity
+				c.buf = append(c.buf, frozenCopy(u))
+				c.buf[len(c.buf)-1].heapIdx = int32(p)
+			} else if pre, ok := sp.cowSaved[u]; ok {
+				delete(sp.cowSaved, u)
+				c.saved++
+				c.buf = append(c.buf, *pre)
+				c.buf[len(c.buf)-1].heapIdx = int32(p)
+			} else {
+				w.fail(fmt.Errorf("namespace %q spec %q: unit %q at heap position %d at the snapshot boundary was captured already",
+					c.ns.name, sp.name.Bytes, u.key, p))
+			}
+			if (p+1)%c.chunk == 0 {
+				hc.advance(p + 1)
+				w.give(i, c.buf)
+				c.buf = c.buf[:0]
+			}
 		}
-		return nil
+		h.cow = nil
 	}
-	return us
+	n := 0
+	for _, u := range sp.units {
+		if u.snapMark != s.snapParity {
+			u.snapMark = s.snapParity
+			if u.where != inNoHeap {
+				w.fail(fmt.Errorf("namespace %q spec %q: unit %q in heap %d was not in it at the snapshot boundary",
+					c.ns.name, sp.name.Bytes, u.key, u.where))
+			}
+			c.buf = append(c.buf, frozenCopy(u))
+		}
+		if n++; n%c.chunk == 0 {
+			w.give(i, c.buf)
+			c.buf = c.buf[:0]
+		}
+	}
+	// Every unit of sp is settled now: its pre-images are complete, and
+	// those left are of units in no heap at the boundary.
+	for _, pre := range sp.cowSaved {
+		if pre.where != inNoHeap {
+			w.fail(fmt.Errorf("namespace %q spec %q: unit %q in heap %d at the snapshot boundary was not found there",
+				c.ns.name, sp.name.Bytes, pre.key, pre.where))
+		}
+		c.buf = append(c.buf, *pre)
+	}
+	c.saved += len(sp.cowSaved)
+	sp.cowSaved = nil
+	if want := c.out.specs[i].units; w.got+len(c.buf) != want {
+		w.fail(fmt.Errorf("namespace %q spec %q: captured %d units of the %d at the snapshot boundary",
+			c.ns.name, sp.name.Bytes, w.got+len(c.buf), want))
+	}
+	w.give(i, c.buf)
+	c.buf = c.buf[:0]
+}
+
+// fail records the walk's first error; nothing more is emitted after it.
+func (w *unitWalk) fail(err error) {
+	if w.err == nil {
+		w.err = err
+	}
+}
+
+// give passes units of spec i to emit with the lock released (unless
+// locked), then takes it again.
+func (w *unitWalk) give(i int, us []unit) {
+	c := w.c
+	w.got += len(us)
+	if w.got > c.out.specs[i].units {
+		w.fail(fmt.Errorf("namespace %q spec %q: captured more than the %d units at the snapshot boundary",
+			c.ns.name, c.out.specs[i].name.Bytes, c.out.specs[i].units))
+	}
+	mu := &c.ns.mu
+	if !w.locked {
+		c.longest = max(c.longest, time.Since(w.held))
+		mu.Unlock()
+	}
+	if w.err == nil && w.emit != nil && len(us) > 0 {
+		w.fail(w.emit(i, us))
+	}
+	if !w.locked {
+		if w.between != nil {
+			w.between()
+		}
+		runtime.Gosched()
+		mu.Lock()
+		w.held = time.Now()
+	}
 }
 
 // layoutHeaps gives one spec's units heap positions that form valid heaps

@@ -200,7 +200,8 @@ func TestSnapshotConcurrentWithClients(t *testing.T) {
 
 // TestCaptureStreamsBoundaryValues walks a capture of 5 000 units in
 // chunks of 100 while clients lease, finish and add units between the
-// chunks: the units come out a chunk at a time (never all at once), each
+// chunks (and finish or raise the priority of units the walk has not
+// reached): the units come out a chunk at a time (never all at once), each
 // exactly as it was at the boundary (a unit changed or moved in a heap
 // meanwhile is not given with its new value), and none added after the
 // boundary is given.
@@ -229,6 +230,15 @@ func TestCaptureStreamsBoundaryValues(t *testing.T) {
 		}
 		if len(as) > 0 {
 			err = ns.UpdateWorkUnit(ctx, "s", as[0].Key.Bytes, coordinate.WorkUnitUpdate{Status: coordinate.StatusFinished})
+		}
+		// Units the walk (in heap position order) has not reached: one
+		// finished, one moved to the top of the heap, which sifts others.
+		if err == nil {
+			err = ns.UpdateWorkUnit(ctx, "s", fmt.Sprintf("u%09d", 4999-2*added), coordinate.WorkUnitUpdate{Status: coordinate.StatusFinished})
+		}
+		if err == nil {
+			p := float64(added + 1)
+			err = ns.PrioritizeWorkUnits(ctx, "s", []string{fmt.Sprintf("u%09d", 4998-2*added)}, &p, 0)
 		}
 		if err == nil {
 			added++
@@ -271,7 +281,7 @@ func TestCaptureStreamsBoundaryValues(t *testing.T) {
 			t.Fatalf("a batch of %d units (chunk %d, %d pre-images): the capture is not streamed", n, chunk, c.saved)
 		}
 	}
-	if ns.st.cow != nil || ns.st.specs["s"].available.snap != nil {
+	if ns.st.cow != nil || ns.st.specs["s"].available.cow != nil {
 		t.Fatal("copy-on-write still on after the walk")
 	}
 	t.Logf("%d batches, %d pre-images, %d units added during the walk", len(sizes), c.saved, added)

@@ -101,8 +101,8 @@ type spec struct {
 	ages       ageQueue              // when the AVAILABLE units became so (stats.go)
 	events     coordinate.SpecEvents // transitions, for metrics
 	// cowSaved are the pre-images of this spec's units for the snapshot
-	// capture under way (cow.go).
-	cowSaved []unit
+	// capture under way (cow.go), by unit.
+	cowSaved map[*unit]*unit
 }
 
 func newSpec(name coordinate.Name) *spec {
