@@ -100,6 +100,10 @@ type spec struct {
 	archived   [coordinate.StatusFailed + 1]int
 	ages       ageQueue              // when the AVAILABLE units became so (stats.go)
 	events     coordinate.SpecEvents // transitions, for metrics
+	// due is when the expiry pass next has work here (spec.dueAt);
+	// dueIdx is the spec's place in state.due, -1 when not there.
+	due    int64
+	dueIdx int
 	// cowSaved are the pre-images of this spec's units for the snapshot
 	// capture under way (cow.go), by unit.
 	cowSaved map[*unit]*unit
@@ -112,6 +116,7 @@ func newSpec(name coordinate.Name) *spec {
 		available: unitHeap{order: availableOrder},
 		delayed:   unitHeap{order: notBeforeOrder},
 		pending:   unitHeap{order: expiresOrder},
+		dueIdx:    -1,
 	}
 }
 
@@ -130,6 +135,9 @@ type state struct {
 	// it to finish, or failed because it failed.
 	dependents map[coordinate.UnitRef]map[*unit]struct{}
 	groups     map[string]*group
+	// due holds the specs with delayed or pending units by when the
+	// expiry pass next has work in them (due.go).
+	due specDueHeap
 	// nextLease is the id the next lease gets.
 	nextLease int64
 
@@ -162,6 +170,7 @@ func (s *state) place(u *unit, status coordinate.Status, now int64) {
 	sp := u.spec
 	old := u.status
 	sp.events.Note(old, status, s.expiring)
+	wasTimed := u.where == inDelayed || u.where == inPending
 	switch u.where {
 	case inAvailable:
 		sp.ages.remove(u.since)
@@ -189,6 +198,9 @@ func (s *state) place(u *unit, status coordinate.Status, now int64) {
 	case status == coordinate.StatusPending:
 		sp.pending.push(u)
 		u.where = inPending
+	}
+	if wasTimed || u.where == inDelayed || u.where == inPending {
+		s.noteDue(sp)
 	}
 	if status != coordinate.StatusPending {
 		u.leaseID = 0
@@ -227,6 +239,9 @@ func (s *state) removeUnit(u *unit, now int64, archived bool) {
 		sp.delayed.remove(u)
 	case inPending:
 		sp.pending.remove(u)
+	}
+	if u.where == inDelayed || u.where == inPending {
+		s.noteDue(sp)
 	}
 	u.where = inNoHeap
 	sp.counts[u.status]--
