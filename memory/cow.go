@@ -34,7 +34,8 @@ import (
 //     position by position, giving each unit found there its pre-image or
 //     its live value, with that position.
 //   - Then it walks the spec's unit map for the units in no heap (finished,
-//     failed): those not settled yet are copied. Go map iteration
+//     failed), if there were any at the boundary: those not settled yet
+//     are copied. Go map iteration
 //     tolerates changes between steps: a unit deleted before the walk
 //     reaches it is not produced (its pre-image was saved when it was
 //     removed), one added meanwhile may be (it is settled, so skipped).
@@ -174,8 +175,10 @@ type unitWalk struct {
 func (w *unitWalk) spec(i int, sp *spec) {
 	c, s := w.c, w.c.st
 	w.got = 0
+	inHeaps := 0 // units in heaps at the boundary
 	for _, h := range sp.heaps() {
 		hc := h.cow
+		inHeaps += hc.n
 		for p := 0; p < hc.n; p++ {
 			u := hc.at(h.items, p)
 			if u.snapMark != s.snapParity {
@@ -201,6 +204,9 @@ func (w *unitWalk) spec(i int, sp *spec) {
 	}
 	n := 0
 	for _, u := range sp.units {
+		if inHeaps == c.out.specs[i].units {
+			break // no unit was in no heap at the boundary
+		}
 		if u.snapMark != s.snapParity {
 			u.snapMark = s.snapParity
 			if u.where != inNoHeap {
