@@ -276,8 +276,9 @@ func (w *unitWalk) give(i int, us []unit) {
 // layoutHeaps gives one spec's units heap positions that form valid heaps
 // again after some were dropped (dropLost): each unit keeps the position
 // it was captured with where that is free, the others fill the gaps, and
-// the heaps are then re-established (Floyd). A heap's order is total (priority or time, then key), so the
-// layout never changes what is handed out.
+// the heaps are then re-established (Floyd). A heap's order is total
+// (priority or time, then key), so the layout never changes what is
+// handed out.
 func layoutHeaps(units []unit) {
 	heaps := [...]struct {
 		where uint8
