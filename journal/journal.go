@@ -44,6 +44,10 @@ type Journal struct {
 
 	report   Report
 	counters counters
+
+	// openDataSync opens a segment for O_DSYNC writes (datasync_*.go);
+	// tests replace it between Open and Replay.
+	openDataSync func(path string) (*os.File, error)
 }
 
 // chunk is a run of encoded frames bound for one segment. A chunk whose
@@ -101,6 +105,8 @@ func Open(opts Options) (*Journal, error) {
 		kick:    make(chan struct{}, 1),
 		stop:    make(chan struct{}),
 		done:    make(chan struct{}),
+
+		openDataSync: openDataSync,
 	}
 	if err := j.planReplay(); err != nil {
 		unlockDir(lock)
