@@ -107,6 +107,7 @@ func (j *Journal) takePending() (chunks []chunk, upTo Ticket, closing bool) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	chunks = j.pending
+	j.taken, j.roundDone, j.nextDone = j.last, j.nextDone, make(chan struct{})
 	j.pending = []chunk{{seg: j.curSeg, buf: j.spare[:0]}}
 	j.spare = nil
 	if j.failed != nil {
@@ -218,7 +219,8 @@ func (j *Journal) preallocMax() int64 {
 	return j.opts.Preallocate
 }
 
-// publish records the outcome of a round and wakes every waiter.
+// publish records the outcome of a round and wakes its waiters; after a
+// failure or the last round, every waiter.
 func (j *Journal) publish(upTo Ticket, err error, stopped bool) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -232,8 +234,14 @@ func (j *Journal) publish(upTo Ticket, err error, stopped bool) {
 	if stopped {
 		j.stopped = true
 	}
-	close(j.flushed)
-	j.flushed = make(chan struct{})
+	if j.roundDone != nil {
+		close(j.roundDone)
+		j.roundDone = nil
+	}
+	if err != nil || stopped {
+		close(j.nextDone)
+		j.nextDone = make(chan struct{})
+	}
 	if err != nil {
 		j.log.Error("journal write failed; no further record will be acknowledged", "err", err)
 	}
