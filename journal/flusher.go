@@ -7,8 +7,9 @@ import "time"
 const spareLimit = 4 << 20
 
 // flushLoop is the single background writer. Each round takes everything
-// appended so far, writes it with one write call per segment, syncs once
-// (SyncGroup) and releases every waiter up to the last ticket taken.
+// appended so far, writes it with one write call per segment, synchronous
+// under SyncGroup (segment.go, useDataSyncWrites; or followed by one
+// fdatasync) and releases every waiter up to the last ticket taken.
 // Appends made meanwhile form the next round's group, which starts as soon
 // as this one is published: there is no gathering delay. Zeros are
 // preallocated after publishing, so waiters never wait for them unless
@@ -68,8 +69,10 @@ func (j *Journal) flushLoop() {
 
 // markAcknowledged records in the segment's header how far its records
 // are acknowledged (mark.go), after the waiters were released: the mark is
-// written to the operating system now and synced with the next group (or
-// preallocation step, or finish), so it never claims more than is durable.
+// written to the operating system now and synced later (by the next
+// preallocation step or the finish; under SyncGroup without O_DSYNC, and
+// SyncInterval, by the next sync), so it never claims more than is
+// durable.
 func (j *Journal) markAcknowledged() bool {
 	if err := j.seg.markAcknowledged(); err != nil {
 		j.publish(0, err, false)

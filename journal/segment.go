@@ -12,8 +12,8 @@ import (
 // zeros are written (not just reserved: on ext4 fallocate leaves
 // "unwritten" extents whose conversion is again metadata) and fsynced in
 // steps that double from firstPreallocStep up to Options.Preallocate, and
-// each group is made durable with fdatasync, which then has only data to
-// flush. Replay reads zeros starting at a frame boundary of the last
+// each group is made durable by an O_DSYNC write (or write + fdatasync),
+// which then has only data to flush. Replay reads zeros starting at a frame boundary of the last
 // segment as its clean end. A segment is truncated to its used length when
 // it is finished, so only the last segment ever has a zero tail.
 const (
