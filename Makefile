@@ -1,5 +1,5 @@
 # The two commands of the README: `make run` and `make test`.
-.PHONY: run test test-go build bench bench-load fuzz perf-table probes
+.PHONY: run test test-go build bench bench-load fuzz perf-table perf-scale probes
 
 build:
 	go build -o bin/coordinated ./cmd/coordinated
@@ -47,3 +47,11 @@ probes:
 # and 64 connections; RUNS rounds, median and range): about ten minutes.
 perf-table:
 	scripts/perftable.sh
+
+# Flat to ten million: preload rate, drain rate at 10,000 and at
+# 10,000,000 queued units, their ratio and the daemon's peak RSS, for the
+# volatile, durable default and PostgreSQL backends (QUEUED, SAMPLE,
+# PER_CALL, CONFIGS; scripts/perfscale.sh). Needs ~9 GB free and about
+# half an hour.
+perf-scale:
+	scripts/perfscale.sh

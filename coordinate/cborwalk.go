@@ -133,39 +133,3 @@ func describe(d []byte) string {
 	}
 	return diag
 }
-
-// rawTruthy evaluates d the way Python's bool() would: false for null,
-// false, zero, and empty strings, lists and maps.
-func rawTruthy(d []byte) bool {
-	if isNull(d) {
-		return false
-	}
-	d = untuple(d)
-	h, err := cborx.ReadHead(d)
-	if err != nil {
-		return false
-	}
-	switch h.Major {
-	case cborx.MajorUint:
-		return h.Arg != 0
-	case cborx.MajorNegInt:
-		return true
-	case cborx.MajorBytes, cborx.MajorText:
-		s, _ := rawString(d)
-		return s.Bytes != ""
-	case cborx.MajorArray, cborx.MajorMap:
-		if h.Indefinite() {
-			return len(d) > 1 && d[1] != cborx.Break
-		}
-		return h.Arg != 0
-	case cborx.MajorSimple:
-		if d[0] == cborx.False {
-			return false
-		}
-		if f, ok := rawNumber(d); ok {
-			return f != 0 // NaN is truthy, as in Python
-		}
-		return true
-	}
-	return true
-}

@@ -40,22 +40,3 @@ func TestRawMapIndefinite(t *testing.T) {
 		t.Errorf("ParseWorkSpec(indefinite map) = %v, %+v, %v", name, meta, err)
 	}
 }
-
-func TestRawTruthy(t *testing.T) {
-	tests := []struct {
-		d    Data
-		want bool
-	}{
-		{Data{0xf5}, true}, {Data{0xf4}, false}, {Data{0xf6}, false},
-		{Data{0x00}, false}, {Data{0x01}, true}, {Data{0x20}, true},
-		{Data{0xfb, 0, 0, 0, 0, 0, 0, 0, 0}, false}, {Data{0xf9, 0x3c, 0x00}, true},
-		{Data{0x60}, false}, {Data{0x61, 'x'}, true}, {Data{0x40}, false},
-		{Data{0x80}, false}, {Data{0x81, 0x00}, true}, {Data{0x9f, 0xff}, false}, {Data{0x9f, 0x00, 0xff}, true},
-		{Data{0xa0}, false}, {Data{0xd8, 0x80, 0x80}, false},
-	}
-	for _, tc := range tests {
-		if got := rawTruthy(tc.d); got != tc.want {
-			t.Errorf("rawTruthy(%x) = %v, want %v", []byte(tc.d), got, tc.want)
-		}
-	}
-}

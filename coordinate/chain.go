@@ -22,7 +22,7 @@ func ChainedUnits(data Data, parentPriority float64) []WorkUnitInput {
 		return nil
 	}
 	output, ok := stringKeyed(pairs)["output"]
-	if !ok || !rawTruthy(output) {
+	if !ok || !Truthy(output) {
 		return nil
 	}
 	var units []WorkUnitInput

@@ -23,8 +23,11 @@ func TestWorkSpecMetaApply(t *testing.T) {
 	if !m.Paused || m.Interval != 0 || m.MaxRunning != -5 || m.Weight != 3 || m.Continuous {
 		t.Errorf("after control: %+v", m)
 	}
+	if want := ControlledInterval | ControlledMaxRunning | ControlledWeight; m.Controlled != want {
+		t.Errorf("Controlled %b after interval, max_running, weight; want %b", m.Controlled, want)
+	}
 	m.CanBeContinuous = true
-	if err := m.Apply(WorkSpecControl{Continuous: &on}); err != nil || !m.Continuous {
+	if err := m.Apply(WorkSpecControl{Continuous: &on}); err != nil || !m.Continuous || m.Controlled&ControlledContinuous == 0 {
 		t.Errorf("continuous with CanBeContinuous: %v, %+v", err, m)
 	}
 }

@@ -17,5 +17,5 @@ func ReleasesLeasesOnExit(data Data) bool {
 		return false
 	}
 	v, ok := stringKeyed(pairs)[ReleaseLeasesKey]
-	return ok && rawTruthy(v)
+	return ok && Truthy(v)
 }

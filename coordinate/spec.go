@@ -134,7 +134,7 @@ func CheckWorkSpec(def Data) (ParsedWorkSpec, error) {
 		out.Echo.Continuous = v
 	}
 	if v, ok := p.present("then_preempts"); ok {
-		m.ThenPreempts = rawTruthy(v)
+		m.ThenPreempts = Truthy(v)
 	}
 
 	// Keys Python stored without reading (or never knew): any value is
@@ -289,7 +289,7 @@ func IntervalFromSeconds(sec float64) time.Duration {
 
 func (p *specParser) truthy(key string) bool {
 	v, ok := p.present(key)
-	return ok && rawTruthy(v)
+	return ok && Truthy(v)
 }
 
 // str reads a string-valued key; another value is unusable and read as
@@ -307,10 +307,10 @@ func (p *specParser) str(key, reading string) string {
 	return s.Bytes
 }
 
-// Apply changes the control settings c names (WorkSpecControl). Turning
-// continuous on needs CanBeContinuous, else it fails with
-// ErrCannotBeContinuous and changes nothing. A negative interval counts
-// as 0 (none). It is the one statement of
+// Apply changes the control settings c names (WorkSpecControl) and
+// records them in Controlled. Turning continuous on needs CanBeContinuous,
+// else it fails with ErrCannotBeContinuous and changes nothing. A negative
+// interval counts as 0 (none). It is the one statement of
 // control_work_spec's effect: every backend applies controls with it.
 func (m *WorkSpecMeta) Apply(c WorkSpecControl) error {
 	if c.Continuous != nil && *c.Continuous && !m.CanBeContinuous {
@@ -321,15 +321,19 @@ func (m *WorkSpecMeta) Apply(c WorkSpecControl) error {
 	}
 	if c.Continuous != nil {
 		m.Continuous = *c.Continuous
+		m.Controlled |= ControlledContinuous
 	}
 	if c.Interval != nil {
 		m.Interval = max(0, *c.Interval)
+		m.Controlled |= ControlledInterval
 	}
 	if c.MaxRunning != nil {
 		m.MaxRunning = *c.MaxRunning // already encoded (EncodeMaxRunning)
+		m.Controlled |= ControlledMaxRunning
 	}
 	if c.Weight != nil {
 		m.Weight = *c.Weight
+		m.Controlled |= ControlledWeight
 	}
 	return nil
 }

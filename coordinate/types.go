@@ -96,7 +96,26 @@ type WorkSpecMeta struct {
 	// `task`, else the spec's name; "" when Runtime is "". It is derived
 	// from the definition and not stored on its own (SpecTask).
 	Task string
+	// Controlled lists the settings ControlWorkSpec set since the
+	// definition was (re)stored: get_work_spec_meta shows those from
+	// their stored value, the others as the definition gave them (the
+	// Python daemon showed the last value given, in either place).
+	Controlled ControlledSettings
 }
+
+// ControlledSettings is a set of the settings ControlWorkSpec has set
+// (WorkSpecMeta.Controlled). Backends store it as an integer: the values
+// are part of their formats.
+type ControlledSettings uint8
+
+// The settings ControlWorkSpec sets, as ControlledSettings bits. Paused is
+// not among them: get_work_spec_meta shows it as a status code either way.
+const (
+	ControlledContinuous ControlledSettings = 1 << iota
+	ControlledInterval
+	ControlledMaxRunning
+	ControlledWeight
+)
 
 // WorkSpecControl changes control settings without touching the definition.
 // Nil fields are left alone.

@@ -362,9 +362,8 @@ func decodeInt(raw cbor.RawMessage, what string) (int64, error) {
 	return 0, typeError("%s must be an integer", what)
 }
 
-// decodeTruth evaluates a value the way Python's truth test would for the
-// types clients send where a bool is expected: bools, null, numbers,
-// strings and containers (non-empty is true).
+// decodeTruth evaluates an option where Python tests a value's truth
+// (coordinate.Truthy); a value that does not decode is a TypeError.
 func decodeTruth(raw cbor.RawMessage, what string) (bool, error) {
 	if cborx.IsNull(raw) {
 		return false, nil
@@ -373,30 +372,7 @@ func decodeTruth(raw cbor.RawMessage, what string) (bool, error) {
 	if err := decMode.Unmarshal(raw, &v); err != nil {
 		return false, typeError("%s: %v", what, err)
 	}
-	switch x := v.(type) {
-	case bool:
-		return x, nil
-	case uint64:
-		return x != 0, nil
-	case int64:
-		return x != 0, nil
-	case float64:
-		return x != 0, nil
-	case []byte:
-		return len(x) > 0, nil
-	case string:
-		return len(x) > 0, nil
-	case []any:
-		return len(x) > 0, nil
-	case map[any]any:
-		return len(x) > 0, nil
-	case cbor.Tag:
-		if items, ok := x.Content.([]any); ok && x.Number == tagTuple {
-			return len(items) > 0, nil
-		}
-		return true, nil
-	}
-	return true, nil
+	return coordinate.Truthy(raw), nil
 }
 
 // decodeStatuses decodes a status code or a list/tuple of them (the

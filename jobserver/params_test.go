@@ -136,4 +136,7 @@ func TestDecodeNumbers(t *testing.T) {
 			t.Errorf("decodeTruth(%v) = %v, %v", v, got, err)
 		}
 	}
+	if _, err := decodeTruth(cbor.RawMessage{0x82, 0x01}, "b"); err == nil {
+		t.Error("decodeTruth of a truncated array: no error")
+	}
 }

@@ -102,7 +102,8 @@ func (js *JobServer) releaseUndelivered(ctx context.Context, attempts []coordina
 // worker_id, as the Python daemon did until its lazy sweep ran: the Python
 // fork worker keeps only the units whose worker_id is the child, and fails
 // those ("job expired") when it stops an overdue child (docs/compat.md).
-// Its expires is null then: the lapsed lease's time is not kept.
+// Its expires is then the expiry of the child's lease that lapsed (the
+// past lease time Python showed), null if the unit was given back.
 func (js *JobServer) getChildWorkUnits(ctx context.Context, p []cbor.RawMessage) (any, error) {
 	parent, err := decodeName(p[0], "worker_id")
 	if err != nil {

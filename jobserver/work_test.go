@@ -56,10 +56,11 @@ func testChildWorkUnits(t *testing.T, newServer serverFactory) {
 		`128([{'c': [{'expires': `+pyvalue.Float(now+10)+`, 'worker_id': 'c', 'work_unit_key': 'a', 'work_spec_name': 'ws', 'work_unit_data': {'n': 1}}]}, null])`)
 	clock.Add(11 * time.Second)
 	// The lapsed lease stays listed, held by nobody: reported with the
-	// child's id as Python did before its sweep, so the fork worker fails
-	// the unit when it stops the stuck child (SEMANTICS §11.3, compat.md).
+	// child's id and the lapsed lease's expiry as Python did before its
+	// sweep, so the fork worker fails the unit when it stops the stuck
+	// child (SEMANTICS §11.3, compat.md).
 	expect(t, "lapsed", call(t, js, "get_child_work_units", b("p")),
-		`128([{'c': [{'expires': null, 'worker_id': 'c', 'work_unit_key': 'a', 'work_spec_name': 'ws', 'work_unit_data': {'n': 1}}]}, null])`)
+		`128([{'c': [{'expires': `+pyvalue.Float(now+10)+`, 'worker_id': 'c', 'work_unit_key': 'a', 'work_spec_name': 'ws', 'work_unit_data': {'n': 1}}]}, null])`)
 	call(t, js, "update_work_unit", b("ws"), b("a"), m{"status": 4})
 	expect(t, "finished", call(t, js, "get_child_work_units", b("p")), `128([{'c': []}, null])`)
 }

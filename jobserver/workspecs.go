@@ -249,10 +249,12 @@ func (js *JobServer) getWorkSpecMeta(ctx context.Context, p []cbor.RawMessage) (
 // metaReply is get_work_spec_meta's map. Python reported the values it
 // derived from the definition as given (`continuous: 1` stays 1, `interval:
 // 10` stays an integer, int() of `weight` and `max_running`), and after
-// control_work_spec the values given there. A setting still equal to what
-// the stored definition gives is echoed from the definition; one changed by
-// control_work_spec is rendered from the stored value: a bool, whole
-// seconds as an integer, an integer.
+// control_work_spec the values given there. A setting control_work_spec
+// has not set since the definition was stored (Meta.Controlled) is echoed
+// from the definition; one it set is rendered from the stored value: a
+// bool, whole seconds as an integer, an integer. A setting that differs
+// from the definition's counts as set (specs stored before Controlled
+// was kept).
 func metaReply(spec *coordinate.WorkSpec) map[cbor.ByteString]any {
 	m := &spec.Meta
 	status := 1
@@ -264,14 +266,17 @@ func metaReply(spec *coordinate.WorkSpec) map[cbor.ByteString]any {
 	if p, err := coordinate.CheckWorkSpec(spec.Definition); err == nil {
 		echo, derived = p.Echo, p.Meta
 	}
+	fromDefinition := func(c coordinate.ControlledSettings, same bool) bool {
+		return m.Controlled&c == 0 && same
+	}
 
 	var continuous any = m.Continuous
-	if m.Continuous == derived.Continuous && echo.Continuous != nil {
+	if fromDefinition(coordinate.ControlledContinuous, m.Continuous == derived.Continuous) && echo.Continuous != nil {
 		continuous = echo.Continuous
 	}
 	var interval any
 	switch {
-	case m.Interval == derived.Interval:
+	case fromDefinition(coordinate.ControlledInterval, m.Interval == derived.Interval):
 		if echo.Interval != nil {
 			interval = echo.Interval
 		}
@@ -282,11 +287,11 @@ func metaReply(spec *coordinate.WorkSpec) map[cbor.ByteString]any {
 		interval = m.Interval.Seconds()
 	}
 	var weight any = m.Weight
-	if m.Weight == derived.Weight {
+	if fromDefinition(coordinate.ControlledWeight, m.Weight == derived.Weight) {
 		weight = echo.Weight
 	}
 	var maxRunning any
-	if m.MaxRunning == derived.MaxRunning && echo.MaxRunning != nil {
+	if fromDefinition(coordinate.ControlledMaxRunning, m.MaxRunning == derived.MaxRunning) && echo.MaxRunning != nil {
 		maxRunning = *echo.MaxRunning
 	} else if n, ok := m.MaxRunningValue(); ok {
 		maxRunning = n

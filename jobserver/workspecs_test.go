@@ -147,6 +147,15 @@ func testSpecFidelity(t *testing.T, newServer serverFactory) {
 	call(t, js, "control_work_spec", b("e"), m{"interval": 1.5, "max_running": 0})
 	expect(t, "meta after control 2", call(t, js, "get_work_spec_meta", b("e")),
 		`128([{'status': 1, 'weight': 2, 'interval': 1.5, 'continuous': 1, 'max_running': 0}, null])`)
+	// A value control_work_spec gave is shown as given, also where it
+	// equals what the definition gives (Python stored it over the
+	// definition's); storing the definition again shows the definition's.
+	call(t, js, "control_work_spec", b("e"), m{"continuous": true, "weight": int64(1e16)})
+	expect(t, "meta after control 3", call(t, js, "get_work_spec_meta", b("e")),
+		`128([{'status': 1, 'weight': 2147483647, 'interval': 1.5, 'continuous': true, 'max_running': 0}, null])`)
+	addSpec(t, js, "e", m{"interval": 10, "continuous": 1, "weight": int64(1e16), "max_running": 0})
+	expect(t, "meta as stored again", call(t, js, "get_work_spec_meta", b("e")),
+		`128([{'status': 1, 'weight': 10000000000000000, 'interval': 10, 'continuous': 1, 'max_running': 0}, null])`)
 	addSpec(t, js, "f", m{"interval": b("2")})
 	expect(t, "string interval as float()", call(t, js, "get_work_spec_meta", b("f")),
 		`128([{'status': 1, 'weight': 20, 'interval': 2.0, 'continuous': false, 'max_running': null}, null])`)

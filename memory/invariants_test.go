@@ -11,8 +11,9 @@ import (
 
 // checkInvariants verifies the bookkeeping a namespace's state relies on:
 // counts match the units, every unit sits in the heap its status calls for
-// at the index it records, the heaps are ordered, and groups, dependents
-// and worker holdings point at live units.
+// at the index it records, the heaps are ordered, the specs are filed by
+// when they are due (due.go), and groups, dependents and worker holdings
+// point at live units.
 func checkInvariants(t *testing.T, s *state) {
 	t.Helper()
 	for name, sp := range s.specs {
@@ -57,12 +58,21 @@ func checkInvariants(t *testing.T, s *state) {
 		if counts != sp.counts {
 			t.Fatalf("spec %q counts %v, units say %v", name, sp.counts, counts)
 		}
+		if due, ok := sp.dueAt(); ok != (sp.dueIdx >= 0) ||
+			ok && (sp.dueIdx >= len(s.due) || s.due[sp.dueIdx] != sp || sp.due != due) {
+			t.Fatalf("spec %q is filed in the due order at %d for %d, its heaps say %d (%v)", name, sp.dueIdx, sp.due, due, ok)
+		}
 		for _, h := range []*unitHeap{&sp.available, &sp.delayed, &sp.pending} {
 			for i := 1; i < h.Len(); i++ {
 				if h.items[i].before(&h.items[(i-1)/2]) {
 					t.Fatalf("spec %q heap out of order at %d", name, i)
 				}
 			}
+		}
+	}
+	for i, sp := range s.due {
+		if s.specs[sp.name.Bytes] != sp || sp.dueIdx != i || i > 0 && sp.due < s.due[(i-1)/2].due {
+			t.Fatalf("due order holds spec %q at %d wrongly (gone, misplaced or out of order)", sp.name.Bytes, i)
 		}
 	}
 	live := func(u *unit) bool {
@@ -123,8 +133,8 @@ func dump(s *state) string {
 	for _, id := range ids {
 		w := s.workers.byID[id]
 		var out []string
-		for u := range w.outstanding {
-			out = append(out, u.ref().String())
+		for u, lapsed := range w.outstanding {
+			out = append(out, fmt.Sprintf("%s lapsed=%d", u.ref(), lapsed))
 		}
 		slices.Sort(out)
 		fmt.Fprintf(&b, "worker %q mode=%x data=%x parent=%v heard=%d exp=%d out=%v\n", id, w.mode, w.data, w.parent, w.lastHeard, w.expires, out)

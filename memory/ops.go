@@ -75,6 +75,7 @@ type opClear struct {
 func (o *opClear) apply(s *state) {
 	o.removed = len(s.specs)
 	clear(s.specs)
+	s.due = nil
 	clear(s.dependents)
 	clear(s.groups)
 	s.workers.clearUnits()
@@ -312,36 +313,34 @@ func (o *opExpire) apply(s *state) {
 	s.expiring = true
 	defer func() { s.expiring = false }()
 	s.endLeasesOfDeadOwners(o.Now)
-	for _, name := range sortedSpecNames(s.specs) {
-		sp := s.specs[name]
-		for u := sp.delayed.top(); u != nil && u.notBefore <= o.Now; u = sp.delayed.top() {
-			s.place(u, coordinate.StatusAvailable, o.Now)
-		}
-		now := timeOf(o.Now)
-		for u := sp.pending.top(); u != nil && coordinate.LeaseExpired(timeOf(u.expiration), now); u = sp.pending.top() {
-			st := coordinate.ExpireLease(coordinate.UnitState{Status: u.status, Data: u.data, Worker: u.workerName()},
-				int(u.attempts), sp.meta.MaxRetries, now)
-			s.touch(u)
-			u.data = st.Data
-			u.expiration = nanos(st.Expiration)
-			u.setWorker(st.Worker)
-			s.place(u, st.Status, o.Now)
-		}
+	for _, sp := range s.dueSpecs(o.Now) {
+		s.expireSpec(sp, o.Now)
 	}
 	s.workers.expire(o.Now)
 }
 
+// expireSpec makes sp's due delayed units available and ends its expired
+// leases, earliest first.
+func (s *state) expireSpec(sp *spec, now int64) {
+	for u := sp.delayed.top(); u != nil && u.notBefore <= now; u = sp.delayed.top() {
+		s.place(u, coordinate.StatusAvailable, now)
+	}
+	t := timeOf(now)
+	for u := sp.pending.top(); u != nil && coordinate.LeaseExpired(timeOf(u.expiration), t); u = sp.pending.top() {
+		st := coordinate.ExpireLease(coordinate.UnitState{Status: u.status, Data: u.data, Worker: u.workerName()},
+			int(u.attempts), sp.meta.MaxRetries, t)
+		s.workers.lapse(u)
+		s.touch(u)
+		u.data = st.Data
+		u.expiration = nanos(st.Expiration)
+		u.setWorker(st.Worker)
+		s.place(u, st.Status, now)
+	}
+}
+
 // needsExpire reports whether opExpire at now would change anything.
 func (s *state) needsExpire(now int64) bool {
-	for _, sp := range s.specs {
-		if u := sp.delayed.top(); u != nil && u.notBefore <= now {
-			return true
-		}
-		if u := sp.pending.top(); u != nil && u.expiration < now {
-			return true
-		}
-	}
-	return s.workers.needsExpire(now)
+	return len(s.due) > 0 && s.due[0].due <= now || s.workers.needsExpire(now)
 }
 
 // opGetWork leases units of the chosen spec to a worker. Live, Keys is

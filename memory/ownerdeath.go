@@ -37,6 +37,7 @@ func (s *state) endLeasesOfDeadOwners(now int64) {
 			s.touch(u)
 			u.expiration = now - 1
 			u.spec.pending.fix(u)
+			s.noteDue(u.spec)
 		}
 	}
 }

@@ -8,7 +8,7 @@ import (
 
 // restore builds a live state from a decoded snapshot: units go back to
 // their heap positions, and the derived indexes (counts, group members,
-// dependents, children, holders) are rebuilt from the units and workers.
+// dependents, children, holders, the specs' due order) are rebuilt from the units and workers.
 func (c *capturedNamespace) restore() (*state, error) {
 	s := newState()
 	s.nextLease = c.nextLease
@@ -98,7 +98,7 @@ func (c *capturedNamespace) restore() (*state, error) {
 		w := &worker{
 			id: cw.id, mode: cw.mode, data: cw.data, parent: cw.parent,
 			lastHeard: cw.lastHeard, expires: cw.expires, heapIdx: i,
-			outstanding: make(map[*unit]struct{}, len(cw.outstanding)),
+			outstanding: make(map[*unit]int64, len(cw.outstanding)),
 		}
 		if _, dup := reg.byID[w.id.Bytes]; dup {
 			return nil, fmt.Errorf("worker %q listed twice", w.id.Bytes)
@@ -118,7 +118,7 @@ func (c *capturedNamespace) restore() (*state, error) {
 			if u == nil {
 				return nil, fmt.Errorf("worker %q holds missing unit %v", w.id.Bytes, r)
 			}
-			w.outstanding[u] = struct{}{}
+			w.outstanding[u] = cw.lapsed[r]
 			hs := reg.holders[u]
 			if hs == nil {
 				hs = make(map[*worker]struct{}, 1)
@@ -126,6 +126,9 @@ func (c *capturedNamespace) restore() (*state, error) {
 			}
 			hs[w] = struct{}{}
 		}
+	}
+	for _, sp := range s.specs {
+		s.noteDue(sp)
 	}
 	return s, nil
 }

@@ -17,7 +17,7 @@ import (
 // Snapshots (docs/persistence.md). A snapshot is the complete state of
 // every namespace at a journal boundary, in a compact binary form:
 //
-//	"CDMS" version(uvarint 2) count(uvarint) namespace...
+//	"CDMS" version(uvarint 3) count(uvarint) namespace...
 //
 // Each namespace lists its specs with their units, its workers in expiry
 // heap order and its groups. Units keep their heap positions, so a restored
@@ -29,14 +29,20 @@ import (
 // place, so the byte slices are shared, not copied) a chunk at a time with
 // copy-on-write (cow.go); encoding the copy runs outside the locks.
 //
-// Version 2 (written) lets a unit's data be a reference to a blob
-// (blobs.go): flag flagDataBlob, and the data item is then the data's size
-// (uvarint) and its SHA-256 (32 bytes). Version 1 (still read) has no
-// such references.
+// Version 2 lets a unit's data be a reference to a blob (blobs.go): flag
+// flagDataBlob, and the data item is then the data's size (uvarint) and
+// its SHA-256 (32 bytes). Version 1 has no such references. Version 3
+// (written) adds to each spec's settings the ones control_work_spec set
+// (WorkSpecMeta.Controlled, uvarint) after its runtime, and to each
+// worker, after its outstanding units, the lapsed leases among them: a
+// count (uvarint), then per lapsed lease the unit's index in the
+// outstanding list (uvarint) and the lease's expiry (see
+// workerRegistry.lapse). Versions 1 and 2 are still read, with no settings
+// marked as set by control_work_spec and no lapsed leases.
 
 const (
 	snapshotMagic   = "CDMS"
-	snapshotVersion = 2
+	snapshotVersion = 3
 )
 
 // capturedNamespace is a namespace's state copied under its lock.
@@ -65,6 +71,9 @@ type capturedWorker struct {
 	lastHeard   int64
 	expires     int64
 	outstanding []coordinate.UnitRef
+	// lapsed maps outstanding units to the expiry of the worker's lease
+	// on them that lapsed (workerRegistry.lapse); nil when none did.
+	lapsed map[coordinate.UnitRef]int64
 }
 
 type capturedGroup struct {
@@ -81,8 +90,14 @@ func captureWorkersAndGroups(s *state) (workers []capturedWorker, groups []captu
 			p := *w.parent
 			cw.parent = &p
 		}
-		for u := range w.outstanding {
+		for u, lapsed := range w.outstanding {
 			cw.outstanding = append(cw.outstanding, u.ref())
+			if lapsed != 0 {
+				if cw.lapsed == nil {
+					cw.lapsed = make(map[coordinate.UnitRef]int64)
+				}
+				cw.lapsed[u.ref()] = lapsed
+			}
 		}
 		slices.SortFunc(cw.outstanding, compareRefs)
 		workers = append(workers, cw)
@@ -160,6 +175,13 @@ func writeSnapshot(out io.Writer, nss []*capturedNamespace, blobs map[dataKey]bl
 			e.int(w.lastHeard)
 			e.int(w.expires)
 			e.refs(w.outstanding)
+			e.uint(uint64(len(w.lapsed)))
+			for i, r := range w.outstanding {
+				if lapsed, ok := w.lapsed[r]; ok {
+					e.uint(uint64(i))
+					e.int(lapsed)
+				}
+			}
 		}
 		e.uint(uint64(len(c.groups)))
 		for _, g := range c.groups {
@@ -236,6 +258,7 @@ func (e *snapWriter) meta(m *coordinate.WorkSpecMeta) {
 	e.str(m.Then)
 	e.bool(m.ThenPreempts)
 	e.str(m.Runtime)
+	e.uint(uint64(m.Controlled))
 }
 
 // snapWriter writes the primitive snapshot items, remembering the first
@@ -311,8 +334,8 @@ func readSnapshot(in io.Reader, maxBytes int64, blob blobReader) ([]*capturedNam
 		return nil, fmt.Errorf("not a memory-backend snapshot (magic %q)", magic)
 	}
 	d.version = d.uint()
-	if d.err == nil && d.version != 1 && d.version != snapshotVersion {
-		return nil, fmt.Errorf("snapshot format version %d, this build reads 1 and %d", d.version, snapshotVersion)
+	if d.err == nil && (d.version < 1 || d.version > snapshotVersion) {
+		return nil, fmt.Errorf("snapshot format version %d, this build reads 1 to %d", d.version, snapshotVersion)
 	}
 	d.left -= int64(len(snapshotMagic))
 	nss := make([]*capturedNamespace, d.count(minNamespaceBytes))
@@ -354,6 +377,9 @@ func readSnapshot(in io.Reader, maxBytes int64, blob blobReader) ([]*capturedNam
 			w.lastHeard = d.int()
 			w.expires = d.int()
 			w.outstanding = d.refs()
+			if d.version >= 3 {
+				d.lapsedLeases(w)
+			}
 		}
 		c.groups = make([]capturedGroup, d.count(minGroupBytes))
 		for k := range c.groups {
@@ -460,6 +486,9 @@ func (d *snapReader) meta(m *coordinate.WorkSpecMeta) {
 	m.Then = d.str()
 	m.ThenPreempts = d.bool()
 	m.Runtime = d.str()
+	if d.version >= 3 {
+		m.Controlled = coordinate.ControlledSettings(d.number(math.MaxUint8))
+	}
 }
 
 // snapReader reads the primitive snapshot items, remembering the first
@@ -581,6 +610,27 @@ func (d *snapReader) str() string {
 
 func (d *snapReader) name() coordinate.Name {
 	return coordinate.Name{Bytes: d.str(), Text: d.bool()}
+}
+
+// lapsedLeases reads a worker's lapsed leases (version 3), each naming
+// one of its outstanding units by index, in order.
+func (d *snapReader) lapsedLeases(w *capturedWorker) {
+	n := d.number(uint64(len(w.outstanding)))
+	for k := range n {
+		i := d.number(uint64(len(w.outstanding)) - 1)
+		lapsed := d.int()
+		if d.err != nil {
+			return
+		}
+		if w.lapsed == nil {
+			w.lapsed = make(map[coordinate.UnitRef]int64, n)
+		}
+		if _, dup := w.lapsed[w.outstanding[i]]; dup || lapsed == 0 {
+			d.fail(fmt.Errorf("worker %q: lapsed lease %d of %d names unit %d again or has no time", w.id.Bytes, k, n, i))
+			return
+		}
+		w.lapsed[w.outstanding[i]] = lapsed
+	}
 }
 
 func (d *snapReader) refs() []coordinate.UnitRef {

@@ -15,7 +15,8 @@ import (
 )
 
 const (
-	goldenSnapshot   = "testdata/snapshot-v2.bin"
+	goldenSnapshot   = "testdata/snapshot-v3.bin"
+	goldenSnapshotV2 = "testdata/snapshot-v2.bin"
 	goldenSnapshotV1 = "testdata/snapshot-v1.bin"
 )
 
@@ -81,11 +82,35 @@ func goldenStateV2(t testing.TB) *namespace {
 	return ns
 }
 
+// goldenStateV3 is goldenStateV2 with settings set by control_work_spec
+// (WorkSpecMeta.Controlled) and a second lease of worker w1 that lapsed
+// (workerRegistry.lapse).
+func goldenStateV3(t testing.TB) *namespace {
+	ns := goldenStateV2(t)
+	const t1 = int64(1_700_000_000_000_000_100)
+	wt, iv := 7, time.Minute
+	w := coordinate.Name{Bytes: "w1", Text: true}
+	for _, o := range []op{
+		&opControlWorkSpec{Spec: "s", Control: coordinate.WorkSpecControl{Weight: &wt, Interval: &iv}},
+		&opGetWork{Now: t1, Worker: w, Lease: time.Second, Spec: "s", Count: 1, Keys: []string{"big"}},
+		&opExpire{Now: t1 + int64(2*time.Second)},
+	} {
+		o.apply(ns.st)
+	}
+	if ns.st.specs["s"].meta.Controlled == 0 {
+		t.Fatal("the golden state has no settings set by control")
+	}
+	if lapsed := ns.st.workers.byID["w1"].outstanding[ns.st.specs["s"].units["big"]]; lapsed != t1+int64(time.Second) {
+		t.Fatalf("the golden state's lapsed lease: %d", lapsed)
+	}
+	return ns
+}
+
 // goldenBlobs returns a blob store in a temporary directory holding the
 // golden snapshot's blob, and its references.
 func goldenBlobs(t testing.TB) (*blobStore, map[dataKey]blobHash, *capturedNamespace) {
 	t.Helper()
-	c := captureSorted(goldenStateV2(t))
+	c := captureSorted(goldenStateV3(t))
 	store := newBlobStore(t.TempDir(), quietLogger())
 	refs, err := store.prepare([]*capturedNamespace{c})
 	if err != nil {
@@ -113,7 +138,7 @@ func captureSorted(ns *namespace) *capturedNamespace {
 // to the golden bytes (its big unit as a blob reference), and the golden
 // bytes restore to the same state.
 func TestSnapshotGolden(t *testing.T) {
-	ns := goldenStateV2(t)
+	ns := goldenStateV3(t)
 	store, refs, c := goldenBlobs(t)
 	var buf bytes.Buffer
 	if err := writeSnapshot(&buf, []*capturedNamespace{c}, refs); err != nil {
@@ -153,14 +178,29 @@ func TestSnapshotGolden(t *testing.T) {
 	}
 }
 
+// TestSnapshotGoldenV2 reads a version 2 snapshot (no settings marked as
+// set by control_work_spec), so data directories written before them
+// still load.
+func TestSnapshotGoldenV2(t *testing.T) {
+	store, _, _ := goldenBlobs(t)
+	checkOldGolden(t, goldenSnapshotV2, store.read, goldenStateV2(t))
+}
+
 // TestSnapshotGoldenV1 reads a version 1 snapshot (all data inline), so
 // data directories written before blobs still load.
 func TestSnapshotGoldenV1(t *testing.T) {
-	b, err := os.ReadFile(filepath.FromSlash(goldenSnapshotV1))
+	checkOldGolden(t, goldenSnapshotV1, nil, goldenState(t))
+}
+
+// checkOldGolden reads the golden snapshot of an older version and checks
+// that it restores to want.
+func checkOldGolden(t *testing.T, path string, blob blobReader, want *namespace) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.FromSlash(path))
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := readSnapshot(bytes.NewReader(b), int64(len(b)), nil)
+	got, err := readSnapshot(bytes.NewReader(b), int64(len(b)), blob)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,8 +209,8 @@ func TestSnapshotGoldenV1(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkInvariants(t, st)
-	if a, b := dump(st), dump(goldenState(t).st); a != b {
-		t.Fatalf("version 1 golden snapshot restores to\n%s\nwant\n%s", a, b)
+	if a, b := dump(st), dump(want.st); a != b {
+		t.Fatalf("%s restores to\n%s\nwant\n%s", path, a, b)
 	}
 }
 

@@ -100,6 +100,10 @@ type spec struct {
 	archived   [coordinate.StatusFailed + 1]int
 	ages       ageQueue              // when the AVAILABLE units became so (stats.go)
 	events     coordinate.SpecEvents // transitions, for metrics
+	// due is when the expiry pass next has work here (spec.dueAt);
+	// dueIdx is the spec's place in state.due, -1 when not there.
+	due    int64
+	dueIdx int
 }
 
 func newSpec(name coordinate.Name) *spec {
@@ -109,6 +113,7 @@ func newSpec(name coordinate.Name) *spec {
 		available: unitHeap{order: availableOrder},
 		delayed:   unitHeap{order: notBeforeOrder},
 		pending:   unitHeap{order: expiresOrder},
+		dueIdx:    -1,
 	}
 }
 
@@ -127,6 +132,9 @@ type state struct {
 	// it to finish, or failed because it failed.
 	dependents map[coordinate.UnitRef]map[*unit]struct{}
 	groups     map[string]*group
+	// due holds the specs with delayed or pending units by when the
+	// expiry pass next has work in them (due.go).
+	due specDueHeap
 	// nextLease is the id the next lease gets.
 	nextLease int64
 
@@ -159,6 +167,7 @@ func (s *state) place(u *unit, status coordinate.Status, now int64) {
 	sp := u.spec
 	old := u.status
 	sp.events.Note(old, status, s.expiring)
+	wasTimed := u.where == inDelayed || u.where == inPending
 	switch u.where {
 	case inAvailable:
 		sp.ages.remove(u.since)
@@ -186,6 +195,9 @@ func (s *state) place(u *unit, status coordinate.Status, now int64) {
 	case status == coordinate.StatusPending:
 		sp.pending.push(u)
 		u.where = inPending
+	}
+	if wasTimed || u.where == inDelayed || u.where == inPending {
+		s.noteDue(sp)
 	}
 	if status != coordinate.StatusPending {
 		u.leaseID = 0
@@ -224,6 +236,9 @@ func (s *state) removeUnit(u *unit, now int64, archived bool) {
 		sp.delayed.remove(u)
 	case inPending:
 		sp.pending.remove(u)
+	}
+	if u.where == inDelayed || u.where == inPending {
+		s.noteDue(sp)
 	}
 	u.where = inNoHeap
 	sp.counts[u.status]--

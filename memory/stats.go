@@ -173,8 +173,11 @@ func outstandingUnits(w *worker) []coordinate.ChildWorkUnit {
 			Data:   slices.Clone(u.data),
 			Worker: u.workerName(),
 		}
-		if u.status == coordinate.StatusPending {
+		switch lapsed := w.outstanding[u]; {
+		case u.status == coordinate.StatusPending:
 			cu.Expires = timeOf(u.expiration)
+		case u.workerKind == noWorker && lapsed != 0:
+			cu.Expires = timeOf(lapsed) // nobody holds it: w's lease lapsed then
 		}
 		out[i] = cu
 	}

@@ -16,8 +16,9 @@ type worker struct {
 	expires   int64
 	heapIdx   int
 	// outstanding holds the units handed to this worker that are not yet
-	// FINISHED or FAILED (nor deleted).
-	outstanding map[*unit]struct{}
+	// FINISHED or FAILED (nor deleted), each with the expiry of the last
+	// lease of this worker on it that lapsed (0: none; see lapse).
+	outstanding map[*unit]int64
 }
 
 // workerRegistry holds the live workers, their expiry order, the
@@ -45,7 +46,7 @@ func newWorkerRegistry() workerRegistry {
 func (r *workerRegistry) heartbeat(hb coordinate.Heartbeat, now int64) {
 	w, ok := r.byID[hb.Worker.Bytes]
 	if !ok {
-		w = &worker{outstanding: make(map[*unit]struct{})}
+		w = &worker{outstanding: make(map[*unit]int64)}
 		r.byID[hb.Worker.Bytes] = w
 	} else if w.parent != nil {
 		r.unlinkChild(w.parent.Bytes, hb.Worker.Bytes)
@@ -132,13 +133,31 @@ func (r *workerRegistry) handOut(id string, u *unit) {
 	if !ok {
 		return
 	}
-	w.outstanding[u] = struct{}{}
+	if _, had := w.outstanding[u]; !had {
+		w.outstanding[u] = 0
+	}
 	hs := r.holders[u]
 	if hs == nil {
 		hs = make(map[*worker]struct{}, 1)
 		r.holders[u] = hs
 	}
 	hs[w] = struct{}{}
+}
+
+// lapse records that the lease on u, still PENDING, is lapsing: its
+// expiry goes into the outstanding entry of the worker holding it, where
+// get_child_work_units reports it while nobody holds u, as the Python
+// daemon reported the past lease time until its lazy sweep ran
+// (docs/compat.md).
+func (r *workerRegistry) lapse(u *unit) {
+	if u.workerKind == noWorker {
+		return
+	}
+	if w := r.byID[u.worker]; w != nil {
+		if _, ok := w.outstanding[u]; ok {
+			w.outstanding[u] = u.expiration
+		}
+	}
 }
 
 // dropUnit removes u from every worker's outstanding set.

@@ -11,12 +11,13 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/coordinated/coordinated/postgres/cachekeep"
 )
 
 // The statements, from sql/maintenance.sql.
 var (
 	sessionLockSQL       = namedSQL("session_lock")
-	sessionUnlockSQL     = namedSQL("session_unlock")
 	migrationsTableSQL   = namedSQL("migrations_table")
 	migrationsAppliedSQL = namedSQL("migrations_applied")
 	migrationAppliedSQL  = namedSQL("migration_applied")
@@ -85,7 +86,7 @@ func migrateConnTo(ctx context.Context, conn *pgx.Conn, upTo int) error {
 	if _, err := conn.Exec(ctx, sessionLockSQL, int64(migrationLockKey)); err != nil {
 		return fmt.Errorf("postgres migrate: lock: %w", err)
 	}
-	defer conn.Exec(context.Background(), sessionUnlockSQL, int64(migrationLockKey)) //nolint:errcheck
+	defer cachekeep.Unlock(context.Background(), conn, migrationLockKey) //nolint:errcheck
 
 	if _, err := conn.Exec(ctx, migrationsTableSQL); err != nil {
 		return fmt.Errorf("postgres migrate: schema_migrations: %w", err)

@@ -46,9 +46,10 @@ func scanSpecWith(r pgx.Row, extra ...any) (specRow, error) {
 		paused, cont, cb bool
 		tp               bool
 		minGB            float64
+		controlled       int16
 	)
 	dest := []any{&sr.id, &name, &nameText, &def, &pri, &wt, &paused, &cont, &cb, &intervalNS,
-		&nextContinuous, &mr, &mg, &maxRetries, &minGB, &then, &tp, &runtime}
+		&nextContinuous, &mr, &mg, &maxRetries, &minGB, &then, &tp, &runtime, &controlled}
 	err := r.Scan(append(dest, extra...)...)
 	if err != nil {
 		return sr, err
@@ -60,8 +61,9 @@ func scanSpecWith(r pgx.Row, extra ...any) (specRow, error) {
 		CanBeContinuous: cb, Interval: time.Duration(intervalNS),
 		NextContinuous: timeOf(nextContinuous), MaxRunning: int(mr), MaxGetwork: int(mg),
 		MaxRetries: int(maxRetries), MinGB: minGB, Then: string(then), ThenPreempts: tp,
-		Runtime: string(runtime),
-		Task:    coordinate.SpecTask(string(name), string(runtime), def),
+		Runtime:    string(runtime),
+		Task:       coordinate.SpecTask(string(name), string(runtime), def),
+		Controlled: coordinate.ControlledSettings(controlled),
 	}
 	return sr, nil
 }
@@ -167,7 +169,7 @@ func (ns *namespace) ControlWorkSpec(ctx context.Context, name string, control c
 			return fmt.Errorf("%w: cannot make non-continuous work spec %q continuous", err, name)
 		}
 		_, err = tx.Exec(ctx, specControlSQL,
-			sr.id, m.Paused, m.Continuous, int64(m.Interval), m.MaxRunning, m.Weight)
+			sr.id, m.Paused, m.Continuous, int64(m.Interval), m.MaxRunning, m.Weight, int16(m.Controlled))
 		if err != nil {
 			return fmt.Errorf("postgres control work spec %q: %w", name, err)
 		}

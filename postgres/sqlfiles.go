@@ -31,8 +31,6 @@ var (
 	namedOnce sync.Once
 	named     map[string]string
 	namedErr  error
-	usedMu    sync.Mutex
-	usedNames = map[string]bool{}
 )
 
 var (
@@ -79,7 +77,6 @@ func parseNamed() (map[string]string, error) {
 		var missing, nested []string
 		out[name] = fragmentRef.ReplaceAllStringFunc(body, func(ref string) string {
 			frag := ref[2 : len(ref)-2]
-			usedNames[frag] = true
 			f, ok := raw[frag]
 			switch {
 			case !ok:
@@ -111,8 +108,5 @@ func namedSQL(name string) string {
 	if !ok {
 		panic("postgres: no statement named " + name + " in sql/*.sql")
 	}
-	usedMu.Lock()
-	usedNames[name] = true
-	usedMu.Unlock()
 	return s
 }

@@ -69,6 +69,10 @@ type lockedUnit struct {
 	dirty      bool
 	completed  bool
 	expired    bool // its lease lapsed in this batch (expireInGo)
+	// lapsedBy and lapsedAt are the holder and expiry of the lease that
+	// lapsed (expireInGo), for the holder's outstanding entry.
+	lapsedBy *coordinate.Name
+	lapsedAt time.Time
 	// outstanding: some worker has the unit in its outstanding set.
 	outstanding bool
 	key         string
@@ -251,6 +255,9 @@ func applyUpdates(ctx context.Context, tx dbtx, batch []*updateRequest, locked *
 
 	var (
 		written, completed   rowKeys
+		lapsed               rowKeys
+		lapsedBy             [][]byte
+		lapsedAt             []int64
 		statuses             []int16
 		datas, workers       [][]byte
 		expiresCol, leaseIDs []*int64
@@ -291,10 +298,18 @@ func applyUpdates(ctx context.Context, tx dbtx, batch []*updateRequest, locked *
 		if lu.completed && lu.st.Status.Completed() && lu.outstanding {
 			completed.add(lu.specID, []byte(lu.key))
 		}
+		if lu.expired && lu.outstanding && lu.lapsedBy != nil && !lu.st.Status.Completed() {
+			lapsed.add(lu.specID, []byte(lu.key))
+			lapsedBy = append(lapsedBy, bytesOf(lu.lapsedBy.Bytes))
+			lapsedAt = append(lapsedAt, lu.lapsedAt.UnixNano())
+		}
 	}
 	if written.len() > 0 {
 		out.Queue(writeUnitsSQL,
 			written.specs, written.keys, statuses, datas, expiresCol, workers, workerTexts, leaseIDs, nows)
+	}
+	if lapsed.len() > 0 {
+		out.Queue(workerUnitLapseSQL, lapsed.specs, lapsed.keys, lapsedBy, lapsedAt)
 	}
 	if completed.len() > 0 {
 		out.Queue(unlistSQL, completed.specs, completed.keys)
@@ -315,6 +330,7 @@ func expireInGo(lu *lockedUnit, now time.Time) {
 	lu.dirty = true
 	lu.expired = true
 	lu.leaseID = nil
+	lu.lapsedBy, lu.lapsedAt = lu.st.Worker, lu.st.Expiration
 	lu.st = coordinate.ExpireLease(lu.st, lu.attempts, lu.maxRetries, now)
 	lu.completed = lu.completed || lu.st.Status.Completed()
 }

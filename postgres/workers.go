@@ -22,6 +22,7 @@ var (
 	workersListSQL      = namedSQL("workers_list")
 	workerGetSQL        = namedSQL("worker_get")
 	workerChildrenSQL   = namedSQL("worker_children")
+	workerUnitLapseSQL  = namedSQL("worker_unit_lapse")
 )
 
 func scanWorker(r pgx.Row) (int64, *coordinate.WorkerInfo, error) {
@@ -163,9 +164,9 @@ func (ns *namespace) workerUnits(ctx context.Context, sql string, arg []byte, no
 		childText                      bool
 		specText, keyText, workerText  *bool
 		status                         *int16
-		expires                        *int64
+		expires, lapsed                *int64
 	)
-	_, err = pgx.ForEachRow(rows, []any{&child, &childText, &spec, &specText, &key, &keyText, &data, &status, &worker, &workerText, &expires}, func() error {
+	_, err = pgx.ForEachRow(rows, []any{&child, &childText, &spec, &specText, &key, &keyText, &data, &status, &worker, &workerText, &expires, &lapsed}, func() error {
 		if len(out) == 0 || out[len(out)-1].Worker.Bytes != string(child) {
 			out = append(out, coordinate.ChildWorker{Worker: coordinate.Name{Bytes: string(child), Text: childText}})
 		}
@@ -178,8 +179,11 @@ func (ns *namespace) workerUnits(ctx context.Context, sql string, arg []byte, no
 			Data:   coordinate.Data(append([]byte(nil), data...)),
 			Worker: nameOf(worker, workerText),
 		}
-		if status != nil && coordinate.Status(*status) == coordinate.StatusPending {
+		switch {
+		case status != nil && coordinate.Status(*status) == coordinate.StatusPending:
 			cu.Expires = timeOf(expires)
+		case worker == nil:
+			cu.Expires = timeOf(lapsed) // nobody holds it: the child's lease lapsed then
 		}
 		c := &out[len(out)-1]
 		c.Units = append(c.Units, cu)

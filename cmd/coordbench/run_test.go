@@ -51,7 +51,7 @@ func TestRunAllWorkloads(t *testing.T) {
 		t.Fatalf("coordbench exited %d: %s", code, errOut.String())
 	}
 	want := map[string]int{"add": 300, "drain1": 300, "drain100": 300, "chain": 600, "weighted": 300,
-		"drain10@100": 100, "drain10@400": 250}
+		"drain10@100": 100, "drain10@400": 250, "preload@100": 100, "preload@400": 400}
 	got := map[string]int{}
 	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
 		var r struct {

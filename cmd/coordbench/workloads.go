@@ -134,9 +134,15 @@ func (b *bench) runWorkload(ctx context.Context, name string) ([]result, error) 
 		for _, depth := range b.depths {
 			s := spec{name: specPrefix + "drainN"}
 			rs, err := b.withSpecs(ctx, []spec{s}, func() ([]result, error) {
-				if _, err := b.addUnits(ctx, s.name, depth); err != nil {
+				// The preload is reported too (units/s of add_work_units
+				// batches), timed from the first send, encoding excluded.
+				batches := b.encodeUnits(depth)
+				sw := startStopwatch()
+				lat, err := b.sendUnits(ctx, s.name, batches)
+				if err != nil {
 					return nil, fmt.Errorf("preloading %d units: %w", depth, err)
 				}
+				preload := sw.result(fmt.Sprintf("preload@%d", depth), depth, lat)
 				if b.settle > 0 {
 					select {
 					case <-time.After(b.settle):
@@ -149,7 +155,7 @@ func (b *bench) runWorkload(ctx context.Context, name string) ([]result, error) 
 					label = fmt.Sprintf("drain%d@%d", b.perCall, depth)
 				}
 				r, err := b.drain(ctx, label, nil, min(b.sample, depth), b.perCall, nil)
-				return []result{r}, err
+				return []result{preload, r}, err
 			})
 			results = append(results, rs...)
 			if err != nil {

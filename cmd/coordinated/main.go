@@ -10,7 +10,8 @@
 //	            [-recover] [-snapshot-bytes BYTES] [-version]
 //	            [the Python daemon's options: -c FILE --host ADDR --port N
 //	             --pid FILE --snapshot-dir DIR --httpd [IP]:PORT -v -q
-//	             --debug LOGGER --dump-config [WHAT]]
+//	             --debug LOGGER --dump-config [WHAT], long ones abbreviable
+//	             as argparse allowed: --snap DIR, --po N]
 //	coordinated import-python [-backend ...] [-data-dir DIR] [-replace] SNAPSHOT [LOG...]
 //	coordinated migrate -from HOST:PORT [-to HOST:PORT] [-spec NAME]...
 //	            [-pause-source] [-verify]

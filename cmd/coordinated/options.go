@@ -136,16 +136,28 @@ func (o *options) register(fs *flag.FlagSet) {
 	o.storage.register(fs)
 }
 
-// parseOptions reads the command line and, with -config/-c, the Python
-// daemon's settings in the config file (flags win over the file).
-func parseOptions(args []string, stderr io.Writer) (*options, error) {
-	o := &options{}
+// flagSet returns the daemon's flags, ours and the Python daemon's, set
+// up to fill o.
+func (o *options) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("coordinated", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { usage(fs, stderr) }
 	o.register(fs)
 	o.py.register(fs, &o.configFile)
-	explicit, err := parseFlags(fs, expandCountFlags(args), &o.py, stderr)
+	return fs
+}
+
+// parseOptions reads the command line and, with -config/-c, the Python
+// daemon's settings in the config file (flags win over the file).
+func parseOptions(args []string, stderr io.Writer) (*options, error) {
+	o := &options{}
+	fs := o.flagSet(stderr)
+	args, err := expandAbbrev(fs, expandCountFlags(args))
+	if err != nil {
+		fmt.Fprintf(stderr, "coordinated: %v\n", err)
+		return nil, errUsage
+	}
+	explicit, err := parseFlags(fs, args, &o.py, stderr)
 	if err != nil {
 		return nil, err
 	}
@@ -210,7 +222,7 @@ func usage(fs *flag.FlagSet, w io.Writer) {
 	for _, name := range strings.Split(subcommandNames(), ", ") {
 		fmt.Fprintf(w, "  %-14s %s\n", name, subcommands[name].summary)
 	}
-	fmt.Fprintf(w, "\nFlags (- and -- are alike):\n")
+	fmt.Fprintf(w, "\nFlags (- and -- are alike; the Python daemon's long options, such as --snapshot-dir and --port, may be abbreviated as argparse allowed: --snap, --po):\n")
 	fs.PrintDefaults()
 }
 

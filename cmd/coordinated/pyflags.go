@@ -37,6 +37,12 @@ type pyOptions struct {
 	logFormat      string
 }
 
+// pyLongOptions are the Python daemon's long options ("--" and a name),
+// the ones argparse let a command line abbreviate to any unambiguous
+// prefix (abbrev.go): run.py's, yakonfig's, dblogger's and argparse's own
+// --help, each also a flag registered here or in options.go.
+var pyLongOptions = []string{"help", "host", "port", "pid", "snapshot-dir", "httpd", "config", "dump-config", "verbose", "quiet", "debug"}
+
 // register adds the Python daemon's flags to fs; configFile is -config's
 // variable, which -c shares.
 func (p *pyOptions) register(fs *flag.FlagSet, configFile *string) {

@@ -47,6 +47,9 @@ func TestPythonCommandLine(t *testing.T) {
 			filepath.Join(snap, "coordinated"), filepath.Join(snap, "snapshot_{timestamp}"), "/logs/log_{timestamp}"},
 		{[]string{"--snapshot-dir", snap, "-data-dir", "/mine"}, "127.0.0.1:5932", "", slog.LevelInfo, "/mine", filepath.Join(snap, "snapshot_{timestamp}"), ""},
 		{[]string{"-listen", ":1234"}, ":1234", "", slog.LevelInfo, "/state/coordinated", "", ""},
+		// Abbreviated as argparse allowed (abbrev.go).
+		{[]string{"--snap", snap, "--po", "5943", "--ho=0.0.0.0", "--conf=" + cfg, "--ht", ":7001", "--verb"}, "0.0.0.0:5943", ":7001", slog.LevelDebug,
+			filepath.Join(snap, "coordinated"), filepath.Join(snap, "snapshot_{timestamp}"), "/logs/log_{timestamp}"},
 	} {
 		t.Setenv("XDG_STATE_HOME", "/state")
 		var stderr bytes.Buffer

@@ -219,6 +219,24 @@ func testSpecControl(e *env) {
 	// Control settings leave the definition alone.
 	checkData(e.t, "definition after control", e.getSpec("a").Definition,
 		m{"name": "a", "continuous": true, "interval": 10, "max_running": 2, "weight": 4})
+	// The settings control set are remembered (get_work_spec_meta shows
+	// them as set, not as the definition has them) until the definition
+	// is stored again.
+	all := coordinate.ControlledContinuous | coordinate.ControlledInterval | coordinate.ControlledMaxRunning | coordinate.ControlledWeight
+	if got := e.getSpec("a").Meta.Controlled; got != all {
+		e.t.Errorf("Controlled after controlling every setting: %b, want %b", got, all)
+	}
+	e.spec(m{"name": "b", "continuous": 1})
+	e.control("b", coordinate.WorkSpecControl{Continuous: ptr(true)})
+	if got := e.getSpec("b").Meta; got.Controlled != coordinate.ControlledContinuous || !got.Continuous {
+		e.t.Errorf("after continuous on over the definition's 1: %+v, want Controlled continuous only", got)
+	}
+	if got := e.spec(m{"name": "b", "continuous": 1}).Meta.Controlled; got != 0 {
+		e.t.Errorf("SetWorkSpec returned Controlled %b, want none", got)
+	}
+	if got := e.getSpec("b").Meta.Controlled; got != 0 {
+		e.t.Errorf("Controlled after the definition was stored again: %b, want none", got)
+	}
 }
 
 func testSpecControlCannotBeContinuous(e *env) {

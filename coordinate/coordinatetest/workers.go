@@ -14,6 +14,7 @@ var workerTests = []test{
 	{"Expiry", testWorkerExpiry},
 	{"Reparent", testWorkerReparent},
 	{"Children", testWorkerChildren},
+	{"ChildLeaseLapsed", testWorkerChildLeaseLapsed},
 	{"ChildrenUnknownParent", testWorkerChildrenUnknownParent},
 	{"ChildUnitsDropOnDelete", testWorkerChildUnitsDropOnDelete},
 	{"NoImplicitRecords", testWorkerNoImplicitRecords},
@@ -184,18 +185,22 @@ func testWorkerChildren(e *env) {
 		checkData(e.t, "u1 data", u.Data, m{"n": 1})
 	}
 
-	// u1's lease expires: it stays listed, without a holder.
+	// u1's lease expires: it stays listed, without a holder, with the
+	// time its lease lapsed (Python's past lease time). u2, given back,
+	// has no time: its lease did not lapse.
 	e.update("s", "u2", coordinate.WorkUnitUpdate{LeaseTime: ptr(time.Hour)})
 	e.clock.Add(61 * time.Second)
+	e.update("s", "u2", coordinate.WorkUnitUpdate{Status: coordinate.StatusAvailable})
 	c1 = childUnits(e.children("p"), "c1")
 	e.checkKeys("c1 units after u1 expired", sortedKeys(c1), []string{"u1", "u2"})
 	if u, ok := c1["u1"]; ok {
 		if u.Worker != nil {
 			e.t.Errorf("expired u1 worker = %q, want nil", u.Worker.Bytes)
 		}
-		if !u.Expires.IsZero() {
-			e.t.Errorf("expired u1 expires = %v, want zero", u.Expires)
-		}
+		e.checkTime("expired u1 expires", u.Expires, Epoch.Add(time.Minute))
+	}
+	if u, ok := c1["u2"]; ok && (u.Worker != nil || !u.Expires.IsZero()) {
+		e.t.Errorf("u2 given back: worker %v expires %v, want neither", u.Worker, u.Expires)
 	}
 	// Re-leased to c2 it is listed under both, with its current holder.
 	as = e.work(coordinate.WorkRequest{Worker: text("c2"), MaxJobs: 1, LeaseTime: time.Minute})
@@ -204,8 +209,11 @@ func testWorkerChildren(e *env) {
 	c1, c2 := childUnits(ch, "c1"), childUnits(ch, "c2")
 	e.checkKeys("c1 units after re-lease", sortedKeys(c1), []string{"u1", "u2"})
 	e.checkKeys("c2 units after re-lease", sortedKeys(c2), []string{"u1"})
-	if u, ok := c1["u1"]; ok && (u.Worker == nil || u.Worker.Bytes != "c2") {
-		e.t.Errorf("re-leased u1 listed under c1 with worker %v, want c2", u.Worker)
+	if u, ok := c1["u1"]; ok {
+		if u.Worker == nil || u.Worker.Bytes != "c2" {
+			e.t.Errorf("re-leased u1 listed under c1 with worker %v, want c2", u.Worker)
+		}
+		e.checkTime("re-leased u1 expires", u.Expires, e.clock.Now().Add(time.Minute))
 	}
 	// Finishing or failing removes units from every list.
 	e.finish("s", "u1", nil)
@@ -221,6 +229,30 @@ func testWorkerChildren(e *env) {
 	e.clock.Add(2 * time.Hour)
 	if ch := e.children("p"); len(ch) != 0 {
 		e.t.Errorf("children after they expired = %+v", ch)
+	}
+}
+
+// testWorkerChildLeaseLapsed: a child's units whose leases lapsed keep
+// the lapsed lease's expiry in get_child_work_units, whether the lapse was
+// found by a later update of the unit or by the listing itself.
+func testWorkerChildLeaseLapsed(e *env) {
+	e.spec(m{"name": "s"})
+	e.add("s", e.unit("k1", m{}), e.unit("k2", m{}))
+	e.heartbeat("p", nil, time.Hour)
+	e.heartbeat("c", ptr(text("p")), time.Hour)
+	as := e.work(coordinate.WorkRequest{Worker: text("c"), MaxJobs: 2, LeaseTime: time.Second})
+	e.checkKeys("c's work", attemptKeys(as), []string{"k1", "k2"})
+	e.clock.Add(2 * time.Second)
+	e.update("s", "k1", coordinate.WorkUnitUpdate{Status: coordinate.StatusAvailable}) // finds the lapse first
+	units := childUnits(e.children("p"), "c")
+	e.checkKeys("c's units", sortedKeys(units), []string{"k1", "k2"})
+	for _, k := range []string{"k1", "k2"} {
+		if u, ok := units[k]; ok {
+			if u.Worker != nil {
+				e.t.Errorf("%s worker %q after its lease lapsed, want nil", k, u.Worker.Bytes)
+			}
+			e.checkTime(k+" expires after its lease lapsed", u.Expires, Epoch.Add(time.Second))
+		}
 	}
 }
 

@@ -10,8 +10,6 @@ import (
 var (
 	//go:embed sql/try_lock.sql
 	tryLockSQL string
-	//go:embed sql/unlock.sql
-	unlockSQL string
 	//go:embed sql/vacuum_units.sql
 	vacuumUnitsSQL string
 )
@@ -79,7 +77,7 @@ func (k *Keeper) vacuumOnce(ctx context.Context) (bool, error) {
 		return false, nil
 	}
 	_, err = conn.Exec(ctx, vacuumUnitsSQL)
-	if _, uerr := conn.Exec(ctx, unlockSQL, int64(vacuumLockKey)); uerr != nil {
+	if uerr := Unlock(ctx, conn, vacuumLockKey); uerr != nil {
 		// A connection that may still hold the lock must not go back to
 		// the pool.
 		conn.Conn().Close(ctx) //nolint:errcheck // the pool drops a closed connection

@@ -5,7 +5,7 @@
 SELECT s.id, s.name, s.name_text, s.definition, s.priority, s.weight, s.paused,
     s.continuous, s.can_be_continuous, s.interval_ns, s.next_continuous, s.max_running,
     s.max_getwork, s.max_retries, s.min_gb, s.then_name, s.then_preempts, s.runtime,
-    COALESCE(c.available, 0)::bigint, COALESCE(c.pending, 0)::bigint
+    s.controlled, COALESCE(c.available, 0)::bigint, COALESCE(c.pending, 0)::bigint
 FROM work_spec s
 LEFT JOIN LATERAL (
     SELECT sum(n) FILTER (WHERE status = 1) AS available,

@@ -7,9 +7,12 @@
 -- another transaction holds are skipped (that transaction is changing them
 -- anyway). Keeps unit_count in step. $2 is the most rows to expire at
 -- once. The units are AVAILABLE since $1 (available_since, migration
--- 0009). Answers how many leases it expired, by spec.
+-- 0009). The holder's outstanding entry keeps the lapsed lease's expiry
+-- (worker_unit.lapsed, migration 0011). Answers how many leases it
+-- expired, by spec.
 WITH expired AS (
-    SELECT u.spec_id, u.key FROM work_unit u JOIN work_spec s ON s.id = u.spec_id
+    SELECT u.spec_id, u.key, s.namespace_id, u.worker, u.expires
+    FROM work_unit u JOIN work_spec s ON s.id = u.spec_id
     WHERE u.status = 3 AND u.expires < $1
         AND NOT (s.max_retries > 0 AND u.attempts > s.max_retries)
     ORDER BY u.expires
@@ -20,6 +23,10 @@ WITH expired AS (
     FROM expired e
     WHERE u.spec_id = e.spec_id AND u.key = e.key
     RETURNING u.spec_id
+), lapsed AS (
+    UPDATE worker_unit wu SET lapsed = e.expires
+    FROM expired e JOIN worker w ON w.namespace_id = e.namespace_id AND w.name = e.worker
+    WHERE wu.worker_id = w.id AND wu.spec_id = e.spec_id AND wu.key = e.key
 ), counted AS (
     -- unit_count_add (migration 0008), inline: a function call costs here.
     INSERT INTO unit_count (spec_id, status, slot, n)

@@ -5,7 +5,8 @@
 -- name: spec_cols
 s.id, s.name, s.name_text, s.definition, s.priority, s.weight, s.paused,
     s.continuous, s.can_be_continuous, s.interval_ns, s.next_continuous, s.max_running,
-    s.max_getwork, s.max_retries, s.min_gb, s.then_name, s.then_preempts, s.runtime
+    s.max_getwork, s.max_retries, s.min_gb, s.then_name, s.then_preempts, s.runtime,
+    s.controlled
 
 -- Spec $2 of namespace $1.
 -- name: spec_get
@@ -21,7 +22,7 @@ SELECT {{spec_cols}} FROM work_spec s WHERE s.namespace_id = $1 AND s.name >= $2
 
 -- Creates spec ($2, $3) of namespace $1 with definition $4 and the
 -- control settings derived from it ($5-$17), or replaces them all but
--- next_continuous.
+-- next_continuous; none is marked as set by control_work_spec.
 -- name: spec_set
 INSERT INTO work_spec AS s (namespace_id, name, name_text, definition,
         priority, weight, paused, continuous, can_be_continuous, interval_ns, next_continuous,
@@ -33,16 +34,17 @@ INSERT INTO work_spec AS s (namespace_id, name, name_text, definition,
         max_running = EXCLUDED.max_running, max_getwork = EXCLUDED.max_getwork,
         max_retries = EXCLUDED.max_retries, min_gb = EXCLUDED.min_gb,
         then_name = EXCLUDED.then_name, then_preempts = EXCLUDED.then_preempts,
-        runtime = EXCLUDED.runtime
+        runtime = EXCLUDED.runtime, controlled = 0
     RETURNING {{spec_cols}}
 
 -- name: spec_id
 SELECT id FROM work_spec WHERE namespace_id = $1 AND name = $2
 
--- control_work_spec: the settings it may change, of spec $1.
+-- control_work_spec: the settings it may change, of spec $1, and which
+-- it has set ($7, migration 0010).
 -- name: spec_control
 UPDATE work_spec SET paused = $2, continuous = $3, interval_ns = $4,
-    max_running = $5, weight = $6 WHERE id = $1
+    max_running = $5, weight = $6, controlled = $7 WHERE id = $1
 
 -- name: spec_delete
 DELETE FROM work_spec WHERE namespace_id = $1 AND name = $2

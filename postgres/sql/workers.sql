@@ -32,11 +32,22 @@ SELECT {{worker_cols}} FROM worker w WHERE w.namespace_id = $1 AND w.name = $2 A
 -- workers, with $1 namespace, $2 what to match, $3 now (ns).
 -- name: workers_with_units
 SELECT c.name, c.name_text, s.name, s.name_text, u.key, u.key_text,
-    u.data, u.status, u.worker, u.worker_text, u.expires
+    u.data, u.status, u.worker, u.worker_text, u.expires, wu.lapsed
 FROM worker c
 LEFT JOIN worker_unit wu ON wu.worker_id = c.id
 LEFT JOIN work_unit u ON u.spec_id = wu.spec_id AND u.key = wu.key
 LEFT JOIN work_spec s ON s.id = u.spec_id
+
+-- Records that leases lapsed (expireInGo, update.go): $1 spec ids, $2
+-- keys, $3 the holders' names, $4 the leases' expiries (ns), in the
+-- holders' outstanding entries (worker_unit.lapsed, migration 0011; the
+-- sweep does the same in queries/sweep.sql).
+-- name: worker_unit_lapse
+UPDATE worker_unit wu SET lapsed = r.lapsed
+FROM unnest($1::bigint[], $2::bytea[], $3::bytea[], $4::bigint[]) AS r (spec_id, key, worker, lapsed)
+JOIN work_spec s ON s.id = r.spec_id
+JOIN worker w ON w.namespace_id = s.namespace_id AND w.name = r.worker
+WHERE wu.worker_id = w.id AND wu.spec_id = r.spec_id AND wu.key = r.key
 
 -- The live children of parent $2.
 -- name: worker_children

@@ -1,10 +1,11 @@
 """Taking over the real Python daemon's snapshot directory.
 
 Python 2.7 (the legacy client and the real coordinate 0.1.5 daemon). The
-module starts the Python daemon once, as a unit file would (-c, --host,
---port, --snapshot-dir), loads flows and units with the legacy `coordinate`
-CLI, works units to every status with the legacy client (pending, failed
-with a traceback, chained `then` units, a paused spec, a continuous spec),
+module starts the Python daemon once, as a unit file would (--host,
+--port, and --conf= and --snap: prefixes of --config and --snapshot-dir),
+loads flows and units with the legacy `coordinate` CLI, works units to
+every status with the legacy client (pending, failed with a traceback,
+chained `then` units, a paused spec, a continuous spec),
 has it write snapshot S1, makes more (logged) changes, has it write S2 and a
 gzip snapshot, records everything the legacy client reports, and stops it
 with SIGTERM. Each test then starts our coordinated on a copy of that
@@ -114,7 +115,7 @@ def python_state():
     with open(config, 'w') as f:
         f.write('coordinate:\n  job_queue:\n    log_path_format: %s\n'
                 % os.path.join(snapdir, 'log_{timestamp}'))
-    pd = PythonDaemon(['-c', config, '--snapshot-dir', snapdir]).start()
+    pd = PythonDaemon(abbreviated(config, snapdir)).start()
     try:
         client = os.path.join(work, 'client.yaml')
         with open(client, 'w') as f:
@@ -194,11 +195,21 @@ def fetch(url):
             time.sleep(0.05)
 
 
-def start_ours(snapdir, config, extra=()):
+def abbreviated(config, snapdir):
+    """-c and --snapshot-dir as prefixes argparse accepted, as a unit file
+    might spell them (the Python daemon is started with these too)."""
+    return ['--conf=' + config, '--snap', snapdir]
+
+
+def start_ours(snapdir, config, extra=(), abbreviate=False):
     """Our daemon with the Python daemon's command line (and -backend)."""
     backend = coordinated_proc.backend()
-    argv = ['-c', config, '--host', '127.0.0.1', '--port', '{port}',
-            '--snapshot-dir', snapdir] + list(extra)
+    if abbreviate:
+        argv = ['--ho', '127.0.0.1', '--po', '{port}'] + abbreviated(config, snapdir)
+    else:
+        argv = ['-c', config, '--host', '127.0.0.1', '--port', '{port}',
+                '--snapshot-dir', snapdir]
+    argv += list(extra)
     if backend != 'memory':
         argv += ['-backend', backend]
     return coordinated_proc.Daemon(argv=argv).start()
@@ -298,10 +309,12 @@ def test_bad_md5_falls_back_to_older_snapshot_and_log(python_state):
     shutil.rmtree(d)
 
 
-def test_gzip_snapshot(python_state):
+def test_gzip_snapshot_abbreviated_options(python_state):
+    """Started with option prefixes (--snap, --po, --conf=): the snapshot
+    directory is taken over as with the options spelled out."""
     snapdir, config, expected = python_state
     d = copy_dir(snapdir, lambda n: '.gz' in n)
-    ours = start_ours(d, config)
+    ours = start_ours(d, config, abbreviate=True)
     try:
         compare(report(ours.address), expected)
         if coordinated_proc.backend() != 'memory':

@@ -1,0 +1,97 @@
+package memory
+
+import (
+	"cmp"
+	"container/heap"
+	"math"
+	"slices"
+)
+
+// The expiry pass (opExpire) and the check before every method
+// (needsExpire) run on the request path under the namespace lock, so they
+// must not walk every spec. state.due holds the specs that have a delayed
+// or pending unit, ordered by the earliest time one of those units is
+// due; the pass visits only the specs at its top.
+
+// dueAt is the earliest time sp has something for the expiry pass: a
+// delayed unit whose not-before has come (notBefore <= now) or a lease
+// that has run out (expiration < now, coordinate.LeaseExpired). ok is false
+// when sp has no delayed or pending unit.
+func (sp *spec) dueAt() (t int64, ok bool) {
+	if u := sp.delayed.top(); u != nil {
+		t, ok = u.notBefore, true
+	}
+	if u := sp.pending.top(); u != nil {
+		e := u.expiration
+		if e < math.MaxInt64 {
+			e++ // due once now is past the expiration
+		}
+		if !ok || e < t {
+			t, ok = e, true
+		}
+	}
+	return t, ok
+}
+
+// noteDue re-files sp in state.due after its delayed or pending heap
+// changed.
+func (s *state) noteDue(sp *spec) {
+	t, ok := sp.dueAt()
+	switch {
+	case !ok:
+		if sp.dueIdx >= 0 {
+			heap.Remove(&s.due, sp.dueIdx)
+		}
+	case sp.dueIdx < 0:
+		sp.due = t
+		heap.Push(&s.due, sp)
+	case t != sp.due:
+		sp.due = t
+		heap.Fix(&s.due, sp.dueIdx)
+	}
+}
+
+// dueSpecs returns the specs with something due at now, sorted by name:
+// the order of the expiry pass. A walk of every spec in name order would
+// find nothing to do in the others, and the pass cannot make one of them
+// due (it moves units only to AVAILABLE, FAILED or a later not-before),
+// so journal replay applies the same changes in the same order.
+func (s *state) dueSpecs(now int64) []*spec {
+	var out []*spec
+	h := s.due
+	for stack := []int{0}; len(stack) > 0; {
+		i := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if i >= len(h) || h[i].due > now {
+			continue
+		}
+		out = append(out, h[i])
+		stack = append(stack, 2*i+1, 2*i+2)
+	}
+	slices.SortFunc(out, func(a, b *spec) int { return cmp.Compare(a.name.Bytes, b.name.Bytes) })
+	return out
+}
+
+// specDueHeap orders specs by spec.due for container/heap.
+type specDueHeap []*spec
+
+func (h specDueHeap) Len() int           { return len(h) }
+func (h specDueHeap) Less(i, j int) bool { return h[i].due < h[j].due }
+func (h specDueHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].dueIdx = i
+	h[j].dueIdx = j
+}
+func (h *specDueHeap) Push(x any) {
+	sp := x.(*spec)
+	sp.dueIdx = len(*h)
+	*h = append(*h, sp)
+}
+func (h *specDueHeap) Pop() any {
+	old := *h
+	sp := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	sp.dueIdx = -1
+	return sp
+}
