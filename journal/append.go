@@ -93,6 +93,9 @@ func (j *Journal) Wait(ctx context.Context, t Ticket) error {
 		ch, kick := j.nextDone, true
 		if t <= j.taken && j.roundDone != nil {
 			ch, kick = j.roundDone, false // being written: no need to kick
+			j.roundWaiters++
+		} else {
+			j.nextWaiters++
 		}
 		j.mu.Unlock()
 		if kick {

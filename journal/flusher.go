@@ -1,6 +1,9 @@
 package journal
 
-import "time"
+import (
+	"runtime"
+	"time"
+)
 
 // spareLimit caps the write buffer kept for reuse, so one huge record does
 // not pin its memory forever.
@@ -11,7 +14,8 @@ const spareLimit = 4 << 20
 // under SyncGroup (segment.go, useDataSyncWrites; or followed by one
 // fdatasync) and releases every waiter up to the last ticket taken.
 // Appends made meanwhile form the next round's group, which starts as soon
-// as this one is published: there is no gathering delay. Zeros are
+// as this one is published and its waiters had the processor: there is no
+// gathering delay. Zeros are
 // preallocated after publishing, so waiters never wait for them unless
 // they appended during that step.
 //
@@ -50,13 +54,21 @@ func (j *Journal) flushLoop() {
 		if err == nil {
 			j.counters.observeGroup(upTo)
 		}
-		j.publish(upTo, err, closing)
+		woke := j.publish(upTo, err, closing)
 		if closing {
 			return
 		}
 		failed = failed || err != nil
 		if !failed {
 			failed = !j.markAcknowledged()
+		}
+		if woke {
+			// The waiters just woken were queued on this goroutine's P,
+			// which the next round's write would keep in a system call
+			// until the runtime takes it back or another P steals them
+			// (≈ 0.1 ms on the 2-core box measured). Let them run first:
+			// their replies go out while the next group only gathers.
+			runtime.Gosched()
 		}
 		if !failed && j.seg.needsZeros() {
 			j.preallocate()
@@ -111,6 +123,7 @@ func (j *Journal) takePending() (chunks []chunk, upTo Ticket, closing bool) {
 	defer j.mu.Unlock()
 	chunks = j.pending
 	j.taken, j.roundDone, j.nextDone = j.last, j.nextDone, make(chan struct{})
+	j.roundWaiters, j.nextWaiters = j.nextWaiters, 0
 	j.pending = []chunk{{seg: j.curSeg, buf: j.spare[:0]}}
 	j.spare = nil
 	if j.failed != nil {
@@ -223,10 +236,13 @@ func (j *Journal) preallocMax() int64 {
 }
 
 // publish records the outcome of a round and wakes its waiters; after a
-// failure or the last round, every waiter.
-func (j *Journal) publish(upTo Ticket, err error, stopped bool) {
+// failure or the last round, every waiter. It reports whether anyone
+// waited for the round.
+func (j *Journal) publish(upTo Ticket, err error, stopped bool) (woke bool) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	woke = j.roundWaiters > 0
+	j.roundWaiters = 0
 	switch {
 	case j.failed != nil:
 	case err != nil:
@@ -244,8 +260,10 @@ func (j *Journal) publish(upTo Ticket, err error, stopped bool) {
 	if err != nil || stopped {
 		close(j.nextDone)
 		j.nextDone = make(chan struct{})
+		j.nextWaiters = 0
 	}
 	if err != nil {
 		j.log.Error("journal write failed; no further record will be acknowledged", "err", err)
 	}
+	return woke
 }

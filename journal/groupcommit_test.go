@@ -98,7 +98,8 @@ func segmentHolds(t testing.TB, path string, rec []byte) bool {
 // A round's end wakes only the waiters it covers, and a waiter whose
 // record is already being written does not kick the flusher: otherwise
 // every group would wake the next group's waiters for nothing and each of
-// them would start an empty round. The flusher is not started (no Replay),
+// them would start an empty round. publish reports whether the round had
+// waiters (the flusher then yields to them). The flusher is not started (no Replay),
 // so the test plays its part: take a round, publish it.
 func TestWaitersSleepOnTheirRound(t *testing.T) {
 	j, err := Open(testOptions(t.TempDir(), nil))
@@ -130,12 +131,22 @@ func TestWaitersSleepOnTheirRound(t *testing.T) {
 	<-j.kick
 	inRound := make(chan error, 1)
 	go func() { inRound <- j.Wait(ctx, 2) }()
-	settle()
+	for { // until it sleeps on the round being written
+		j.mu.Lock()
+		n := j.roundWaiters
+		j.mu.Unlock()
+		if n == 1 {
+			break
+		}
+		runtime.Gosched()
+	}
 	if len(j.kick) != 0 {
 		t.Fatal("a waiter whose record is being written kicked the flusher")
 	}
 
-	j.publish(3, nil, false)
+	if !j.publish(3, nil, false) {
+		t.Error("publish of a round someone waited for reported no waiter")
+	}
 	if err := <-inRound; err != nil {
 		t.Fatalf("Wait(2) after its round was published = %v", err)
 	}
@@ -150,8 +161,14 @@ func TestWaitersSleepOnTheirRound(t *testing.T) {
 	}
 
 	j.takePending()
-	j.publish(4, nil, false)
+	if !j.publish(4, nil, false) {
+		t.Error("publish of the round Wait(4) slept on reported no waiter")
+	}
 	if err := <-next; err != nil {
 		t.Fatalf("Wait(4) after its round was published = %v", err)
+	}
+	j.takePending()
+	if j.publish(4, nil, false) {
+		t.Error("publish of a round nobody waited for reported a waiter")
 	}
 }

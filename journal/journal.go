@@ -38,6 +38,9 @@ type Journal struct {
 	taken     Ticket
 	roundDone chan struct{}
 	nextDone  chan struct{}
+	// waiters counts the Waits that went to sleep on roundDone and
+	// nextDone (an overcount if some gave up on their context).
+	roundWaiters, nextWaiters int
 
 	kick chan struct{} // wakes the flusher (capacity 1)
 	stop chan struct{} // closed by Close
