@@ -170,7 +170,7 @@ func (j *Journal) Replay(loadSnapshot func(r io.Reader, info SnapshotInfo) error
 		j.note(func(r *Report) { r.Removed = append(r.Removed, path) })
 	}
 
-	seg, err := createSegment(j.dir, next, j.opts.ContentVersion, j.preallocMax())
+	seg, err := j.newSegment(next)
 	if err != nil {
 		return err
 	}
