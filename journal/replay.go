@@ -189,7 +189,7 @@ func (j *Journal) ReplayWith(f ReplayFuncs) error {
 		j.note(func(r *Report) { r.Removed = append(r.Removed, path) })
 	}
 
-	seg, err := createSegment(j.dir, next, j.opts.ContentVersion, j.preallocMax())
+	seg, err := j.newSegment(next)
 	if err != nil {
 		return err
 	}

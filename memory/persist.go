@@ -310,8 +310,8 @@ type SnapshotStats struct {
 // Snapshot compacts the journal: it locks every namespace (and namespace
 // creation) just long enough to rotate the journal and start a capture
 // (cow.go), copies the units in short lock holds while service goes on,
-// then encodes and writes the copy, and finally lets the journal delete
-// what the snapshot supersedes. A volatile backend returns Skipped.
+// encoding and writing each chunk as it is copied, and finally lets the
+// journal delete what the snapshot supersedes. A volatile backend returns Skipped.
 func (b *Backend) Snapshot(ctx context.Context) (SnapshotStats, error) {
 	w := b.wal
 	if w == nil {
@@ -348,45 +348,37 @@ func (b *Backend) Snapshot(ctx context.Context) (SnapshotStats, error) {
 	}
 
 	start = time.Now()
-	nss := make([]*capturedNamespace, len(caps))
-	var errs []error
-	for i, c := range caps {
-		// Always to the end, even if ctx is done: a walk cut short would
-		// leave units marked as captured for the next snapshot (cow.go).
-		stats.LongestHold = max(stats.LongestHold, c.copyUnits(w.betweenChunks))
-		var err error
-		nss[i], err = c.finish() // always: it ends copy-on-write
-		stats.Saved += c.saved
-		errs = append(errs, err)
-	}
-	errs = append(errs, ctx.Err())
-	if err := errors.Join(errs...); err != nil {
-		return stats, fmt.Errorf("memory: snapshot: %w", err)
-	}
-	for _, c := range nss {
-		stats.Units += len(c.units)
-	}
+	blobs := w.blobs.batch()
 	written := w.blobs.written
-	refs, err := w.blobs.prepare(nss)
-	stats.BlobBytes = w.blobs.written - written
-	if err != nil {
-		return stats, fmt.Errorf("memory: snapshot: %w", err)
-	}
-	err = w.j.WriteSnapshot(ctx, boundary, func(out io.Writer) error {
+	err := w.j.WriteSnapshot(ctx, boundary, func(out io.Writer) error {
 		cw := &countingWriter{w: out}
-		err := writeSnapshot(cw, nss, refs)
+		err := writeCaptures(cw, caps, blobs, w.betweenChunks)
 		stats.Bytes = cw.n
 		return err
 	})
+	// A capture the journal never asked for is walked anyway: it ends
+	// copy-on-write, and the next capture counts on its marks (cow.go).
+	for _, c := range caps {
+		if !c.walked {
+			c.units(false, w.betweenChunks, nil)
+		}
+		stats.LongestHold = max(stats.LongestHold, c.longest)
+		stats.Saved += c.saved
+		for i := range c.out.specs {
+			stats.Units += c.out.specs[i].units
+		}
+	}
+	stats.BlobBytes = w.blobs.written - written
 	stats.Encode = time.Since(start)
 	if err != nil {
 		return stats, fmt.Errorf("memory: snapshot: %w", err)
 	}
+	refs := blobs.refs
 	// Only now that the snapshot is installed may the blobs it does not
 	// refer to go.
 	w.blobs.collect(refs)
 	w.snapshots.Observe((stats.Pause + stats.Encode).Seconds())
-	w.log.Info("snapshot written", "units", stats.Units, "namespaces", len(nss), "pause", stats.Pause,
+	w.log.Info("snapshot written", "units", stats.Units, "namespaces", len(caps), "pause", stats.Pause,
 		"longest_hold", stats.LongestHold, "saved_on_write", stats.Saved, "write", stats.Encode,
 		"bytes", stats.Bytes, "blob_bytes_written", stats.BlobBytes)
 	return stats, nil

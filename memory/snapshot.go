@@ -27,7 +27,8 @@ import (
 //
 // Capturing copies unit structs by value (unit data is never modified in
 // place, so the byte slices are shared, not copied) a chunk at a time with
-// copy-on-write (cow.go); encoding the copy runs outside the locks.
+// copy-on-write (cow.go); each chunk is encoded and written outside the
+// locks before the next is copied (writeCaptures).
 //
 // Version 2 lets a unit's data be a reference to a blob (blobs.go): flag
 // flagDataBlob, and the data item is then the data's size (uvarint) and
@@ -139,56 +140,122 @@ const (
 // writeSnapshot encodes captured namespaces. Unit data found in blobs (by
 // blobStore.prepare; nil: none) is written as a reference.
 func writeSnapshot(out io.Writer, nss []*capturedNamespace, blobs map[dataKey]blobHash) error {
-	e := &snapWriter{w: bufio.NewWriterSize(out, 256<<10), blobs: blobs}
-	e.raw([]byte(snapshotMagic))
-	e.uint(snapshotVersion)
-	e.uint(uint64(len(nss)))
+	e := newSnapWriter(out, blobs)
+	e.begin(len(nss))
 	for _, c := range nss {
-		e.str(c.name)
-		e.int(c.nextLease)
-		e.uint(uint64(len(c.specs)))
+		e.namespaceHead(c)
 		units := c.units
 		for i := range c.specs {
 			sp := &c.specs[i]
-			e.name(sp.name)
-			e.bytes(sp.definition)
-			e.meta(&sp.meta)
-			for _, n := range sp.archived {
-				e.uint(uint64(n))
-			}
-			e.uint(uint64(sp.units))
+			e.specHead(sp)
 			for j := range units[:sp.units] {
 				e.unit(&units[j])
 			}
 			units = units[sp.units:]
 		}
-		e.uint(uint64(len(c.workers)))
-		for i := range c.workers {
-			w := &c.workers[i]
-			e.name(w.id)
-			e.bytes(w.mode)
-			e.bytes(w.data)
-			e.bool(w.parent != nil)
-			if w.parent != nil {
-				e.name(*w.parent)
+		e.namespaceTail(c)
+	}
+	return e.end()
+}
+
+// writeCaptures encodes the captures of a snapshot as their units are
+// walked (capture.units), a chunk at a time, so the snapshot is never
+// held in memory whole. Large unit data goes to blobs as it passes.
+// between runs between two lock holds of the walk. Every capture is
+// walked to its end, even after an error.
+func writeCaptures(out io.Writer, caps []*capture, blobs *blobBatch, between func()) error {
+	e := newSnapWriter(out, blobs.refs)
+	e.begin(len(caps))
+	var errs []error
+	for _, c := range caps {
+		e.namespaceHead(c.out)
+		heads := 0 // spec headers written
+		err := c.units(false, between, func(i int, us []unit) error {
+			for ; heads <= i; heads++ {
+				e.specHead(&c.out.specs[heads])
 			}
-			e.int(w.lastHeard)
-			e.int(w.expires)
-			e.refs(w.outstanding)
-			e.uint(uint64(len(w.lapsed)))
-			for i, r := range w.outstanding {
-				if lapsed, ok := w.lapsed[r]; ok {
-					e.uint(uint64(i))
-					e.int(lapsed)
+			for k := range us {
+				if err := blobs.add(us[k].data); err != nil {
+					return fmt.Errorf("namespace %q spec %q unit %q: %w", c.ns.name, c.out.specs[i].name.Bytes, us[k].key, err)
 				}
+				e.unit(&us[k])
 			}
+			return e.err
+		})
+		for ; heads < len(c.out.specs); heads++ {
+			e.specHead(&c.out.specs[heads])
 		}
-		e.uint(uint64(len(c.groups)))
-		for _, g := range c.groups {
-			e.str(g.name)
-			e.int(g.lastProgress)
+		e.namespaceTail(c.out)
+		errs = append(errs, err)
+	}
+	errs = append(errs, e.end())
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	return blobs.commit()
+}
+
+func newSnapWriter(out io.Writer, blobs map[dataKey]blobHash) *snapWriter {
+	return &snapWriter{w: bufio.NewWriterSize(out, 256<<10), blobs: blobs}
+}
+
+// begin writes the snapshot header, for n namespaces.
+func (e *snapWriter) begin(n int) {
+	e.raw([]byte(snapshotMagic))
+	e.uint(snapshotVersion)
+	e.uint(uint64(n))
+}
+
+// namespaceHead writes what comes before a namespace's first spec.
+func (e *snapWriter) namespaceHead(c *capturedNamespace) {
+	e.str(c.name)
+	e.int(c.nextLease)
+	e.uint(uint64(len(c.specs)))
+}
+
+// specHead writes what comes before a spec's units.
+func (e *snapWriter) specHead(sp *capturedSpec) {
+	e.name(sp.name)
+	e.bytes(sp.definition)
+	e.meta(&sp.meta)
+	for _, n := range sp.archived {
+		e.uint(uint64(n))
+	}
+	e.uint(uint64(sp.units))
+}
+
+// namespaceTail writes what comes after a namespace's last unit.
+func (e *snapWriter) namespaceTail(c *capturedNamespace) {
+	e.uint(uint64(len(c.workers)))
+	for i := range c.workers {
+		w := &c.workers[i]
+		e.name(w.id)
+		e.bytes(w.mode)
+		e.bytes(w.data)
+		e.bool(w.parent != nil)
+		if w.parent != nil {
+			e.name(*w.parent)
+		}
+		e.int(w.lastHeard)
+		e.int(w.expires)
+		e.refs(w.outstanding)
+		e.uint(uint64(len(w.lapsed)))
+		for i, r := range w.outstanding {
+			if lapsed, ok := w.lapsed[r]; ok {
+				e.uint(uint64(i))
+				e.int(lapsed)
+			}
 		}
 	}
+	e.uint(uint64(len(c.groups)))
+	for _, g := range c.groups {
+		e.str(g.name)
+		e.int(g.lastProgress)
+	}
+}
+
+// end flushes what is buffered and returns the first error.
+func (e *snapWriter) end() error {
 	if e.err != nil {
 		return e.err
 	}
