@@ -9,10 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
-
-	"github.com/coordinated/coordinated/coordinate"
 )
 
 // The blob store (docs/persistence.md, "Blobs"): unit data of at least
@@ -239,41 +236,4 @@ func syncDirs(dirs ...string) error {
 		}
 	}
 	return nil
-}
-
-// dropLost removes the units listed in c.lost (their blobs are missing or
-// damaged and -recover is set) and returns them: the spec counts shrink,
-// the heaps are laid out again and workers stop holding them.
-func (c *capturedNamespace) dropLost() []coordinate.UnitRef {
-	if len(c.lost) == 0 {
-		return nil
-	}
-	var dropped []coordinate.UnitRef
-	gone := map[coordinate.UnitRef]bool{}
-	kept := c.units[:0:0]
-	next, base := 0, 0
-	for i := range c.specs {
-		sp := &c.specs[i]
-		n := 0
-		for j := base; j < base+sp.units && j < len(c.units); j++ {
-			if next < len(c.lost) && c.lost[next] == j {
-				next++
-				r := coordinate.UnitRef{Spec: sp.name.Bytes, Key: c.units[j].key}
-				dropped = append(dropped, r)
-				gone[r] = true
-				continue
-			}
-			kept = append(kept, c.units[j])
-			n++
-		}
-		base += sp.units
-		layoutHeaps(kept[len(kept)-n:])
-		sp.units = n
-	}
-	c.units, c.lost = kept, nil
-	for i := range c.workers {
-		w := &c.workers[i]
-		w.outstanding = slices.DeleteFunc(w.outstanding, func(r coordinate.UnitRef) bool { return gone[r] })
-	}
-	return dropped
 }

@@ -121,22 +121,48 @@ func (h *unitHeap) fix(u *unit) {
 	}
 }
 
-// reset empties the heap and sizes it for n units placed with restoreAt.
-func (h *unitHeap) reset(n int) {
-	h.items = make([]heapEntry, n)
-}
-
-// restoreAt puts u back at the position it records (unit.heapIdx), as a
-// snapshot captured it. It reports false if that position is out of range
-// or already taken. The caller restores every position before using the
-// heap.
-func (h *unitHeap) restoreAt(u *unit) bool {
+// placeAt puts u at the position it records (unit.heapIdx), as a
+// snapshot captured it, growing the heap up to that position; positions
+// must be below limit. It reports false if the position is out of range
+// or taken. The caller places every unit, then checks that no position
+// was left empty (Len equals the number placed, or closeUp) before using
+// the heap.
+func (h *unitHeap) placeAt(u *unit, limit int) bool {
 	i := int(u.heapIdx)
-	if i < 0 || i >= len(h.items) || h.items[i].u != nil {
+	if i < 0 || i >= limit {
+		return false
+	}
+	if n := len(h.items); i >= n {
+		if i >= cap(h.items) {
+			grown := make([]heapEntry, n, min(max(2*cap(h.items), i+1), limit))
+			copy(grown, h.items)
+			h.items = grown
+		}
+		h.items = h.items[:i+1]
+		clear(h.items[n:])
+	} else if h.items[i].u != nil {
 		return false
 	}
 	h.items[i] = h.entry(u)
 	return true
+}
+
+// closeUp removes the positions placeAt left empty and re-establishes the
+// heap order (for units dropped while restoring).
+func (h *unitHeap) closeUp() {
+	k := 0
+	for _, e := range h.items {
+		if e.u != nil {
+			h.items[k] = e
+			e.u.heapIdx = int32(k)
+			k++
+		}
+	}
+	clear(h.items[k:])
+	h.items = h.items[:k]
+	for i := k/2 - 1; i >= 0; i-- {
+		h.down(i)
+	}
 }
 
 // writing must be called before h.items[i] is stored to (or appended, i

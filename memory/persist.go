@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/coordinated/coordinated/coordinate"
 	"github.com/coordinated/coordinated/internal/histo"
 	"github.com/coordinated/coordinated/journal"
 )
@@ -165,10 +166,32 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 		w.snapshotBytes = DefaultSnapshotBytes
 	}
 	b.wal = w
-	err = j.Replay(b.loadSnapshot, b.applyRecord)
+	opened := time.Since(start)
+	var loaded time.Duration
+	resumeGC := pauseGC() // gcpause.go
+	bigTail := j.ReplayBytes() > maxGCPausedReplay
+	tail := b.startTail()
+	err = j.ReplayWith(journal.ReplayFuncs{
+		Snapshot: func(r io.Reader, info journal.SnapshotInfo) error {
+			t := time.Now()
+			err := b.loadSnapshot(r, info)
+			loaded = time.Since(t)
+			if bigTail {
+				resumeGC()
+			}
+			return err
+		},
+		Apply:   tail.apply,
+		Applied: tail.applied,
+	})
+	if terr := tail.stop(); err == nil {
+		err = terr
+	}
+	resumeGC()
 	if err == nil {
 		err = ctx.Err()
 	}
+	replayed := time.Since(start) - opened - loaded
 	if err != nil {
 		j.Close()
 		return nil, fmt.Errorf("memory backend: recovering %s: %w", opts.DataDir, err)
@@ -181,7 +204,8 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 		}
 	}
 	attrs := []any{"dir", opts.DataDir, "sync", journal.FormatSync(opts.Sync, opts.SyncInterval), "snapshot", rep.Snapshot,
-		"records_replayed", rep.Records, "namespaces", len(b.namespaces), "units", units, "took", time.Since(start)}
+		"records_replayed", rep.Records, "namespaces", len(b.namespaces), "units", units, "took", time.Since(start),
+		"open_journal", opened, "load_snapshot", loaded, "replay_journal", replayed}
 	if rep.TornTail != "" {
 		attrs = append(attrs, "torn_tail_truncated", rep.TornTail, "torn_bytes", rep.TruncatedSize)
 	}
@@ -205,11 +229,16 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 // applyRecord replays one journal record. A record that decodes but does
 // not fit the state (which only a bug can produce: records are
 // checksummed) stops recovery with an error instead of crashing.
-func (b *Backend) applyRecord(rec []byte, format uint32) (err error) {
+func (b *Backend) applyRecord(rec []byte, format uint32) error {
 	d, err := decodeRecord(rec, format)
 	if err != nil {
 		return fmt.Errorf("memory: bad journal record: %w", err)
 	}
+	return b.applyDecoded(d)
+}
+
+// applyDecoded applies a decoded journal record (applyRecord).
+func (b *Backend) applyDecoded(d decodedRecord) (err error) {
 	ns := b.replayNamespace(d.namespace)
 	if d.op == nil {
 		return nil
@@ -357,23 +386,19 @@ func (b *Backend) Snapshot(ctx context.Context) (SnapshotStats, error) {
 
 // loadSnapshot restores the state a snapshot holds (recovery only).
 func (b *Backend) loadSnapshot(r io.Reader, info journal.SnapshotInfo) error {
-	nss, err := readSnapshot(r, info.MaxBytes, b.wal.readBlob)
-	if err != nil {
-		return fmt.Errorf("memory: reading snapshot: %w", err)
-	}
-	for _, c := range nss {
-		if _, dup := b.namespaces[c.name]; dup {
-			return fmt.Errorf("memory: snapshot holds namespace %q twice", c.name)
+	err := loadParallel(r, info.MaxBytes, b.wal.readBlob, loadBatch, func(name string, st *state, dropped []coordinate.UnitRef) error {
+		if _, dup := b.namespaces[name]; dup {
+			return fmt.Errorf("snapshot holds namespace %q twice", name)
 		}
-		if dropped := c.dropLost(); len(dropped) > 0 {
+		if len(dropped) > 0 {
 			b.wal.log.Error("recovery dropped work units whose data blob is missing or damaged",
-				"namespace", c.name, "units", len(dropped), "dropped", dropped)
+				"namespace", name, "units", len(dropped), "dropped", dropped)
 		}
-		st, err := c.restore()
-		if err != nil {
-			return fmt.Errorf("memory: snapshot namespace %q: %w", c.name, err)
-		}
-		b.replayNamespace(c.name).st = st
+		b.replayNamespace(name).st = st
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("memory: %w", err)
 	}
 	return nil
 }
