@@ -90,9 +90,17 @@ func (j *Journal) Wait(ctx context.Context, t Ticket) error {
 			j.mu.Unlock()
 			return ErrClosed
 		}
-		ch := j.flushed
+		ch, kick := j.nextDone, true
+		if t <= j.taken && j.roundDone != nil {
+			ch, kick = j.roundDone, false // being written: no need to kick
+			j.roundWaiters++
+		} else {
+			j.nextWaiters++
+		}
 		j.mu.Unlock()
-		j.wake() // the flusher may not know anyone waits (see Append)
+		if kick {
+			j.wake() // the flusher may not know anyone waits (see Append)
+		}
 		select {
 		case <-ch:
 		case <-ctx.Done():

@@ -18,3 +18,10 @@ func datasync(f *os.File) error {
 		}
 	}
 }
+
+// openDataSync opens path for writes that return once their data is
+// durable (O_DSYNC): the kernel flushes the written range only, as
+// fdatasync would for the whole file.
+func openDataSync(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_WRONLY|syscall.O_DSYNC, 0)
+}

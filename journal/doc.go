@@ -33,8 +33,9 @@
 // # Guarantees
 //
 // Under SyncGroup, once Wait returns nil for a record, that record and
-// every record appended before it are written and synced (fdatasync on
-// a segment preallocated with zeros, see segment.go); after a crash
+// every record appended before it are written and synced (an O_DSYNC
+// write, or write + fdatasync where O_DSYNC is unavailable, on a segment
+// preallocated with zeros, see segment.go); after a crash
 // Replay returns them, in append order. Under SyncNone they are written to
 // the operating system (they survive the process being killed, not a power
 // loss). Under SyncInterval they are written too, and synced within
@@ -45,7 +46,9 @@
 // replays every segment from its number on, in order. A crash can tear
 // only what was never acknowledged, and the marks say what was: after
 // each acknowledged group the flusher writes the acknowledged end into
-// the segment's header (synced with the next group), and a segment is
+// the segment's header (synced with the next preallocation step or the
+// segment's finish, or written back by the kernel: it may lag on disk,
+// never claim more), and a segment is
 // sealed once the segment continuing it exists (created first, so a crash
 // in between leaves an unsealed segment followed by an empty one, which is
 // accepted). Zeros from a frame boundary to the end of the last segment,
@@ -83,7 +86,7 @@
 // Append never blocks on disk, so holding the lock across it is cheap;
 // Wait blocks, so never hold the lock across it. Concurrent Waits share
 // syncs: one background flusher writes everything appended so far with
-// one write and one fdatasync, and wakes every waiter covered; what is
+// one synchronous write, and wakes every waiter covered; what is
 // appended meanwhile goes into the next group. Writes are started by Wait
 // (and Flush, Rotate, Close), not by Append, unless 64 KiB are buffered.
 // A caller may therefore skip Wait for a record whose loss in a crash it

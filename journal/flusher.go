@@ -1,16 +1,21 @@
 package journal
 
-import "time"
+import (
+	"runtime"
+	"time"
+)
 
 // spareLimit caps the write buffer kept for reuse, so one huge record does
 // not pin its memory forever.
 const spareLimit = 4 << 20
 
 // flushLoop is the single background writer. Each round takes everything
-// appended so far, writes it with one write call per segment, syncs once
-// (SyncGroup) and releases every waiter up to the last ticket taken.
+// appended so far, writes it with one write call per segment, synchronous
+// under SyncGroup (segment.go, useDataSyncWrites; or followed by one
+// fdatasync) and releases every waiter up to the last ticket taken.
 // Appends made meanwhile form the next round's group, which starts as soon
-// as this one is published: there is no gathering delay. Zeros are
+// as this one is published and its waiters had the processor: there is no
+// gathering delay. Zeros are
 // preallocated after publishing, so waiters never wait for them unless
 // they appended during that step.
 //
@@ -49,13 +54,21 @@ func (j *Journal) flushLoop() {
 		if err == nil {
 			j.counters.observeGroup(upTo)
 		}
-		j.publish(upTo, err, closing)
+		woke := j.publish(upTo, err, closing)
 		if closing {
 			return
 		}
 		failed = failed || err != nil
 		if !failed {
 			failed = !j.markAcknowledged()
+		}
+		if woke {
+			// The waiters just woken were queued on this goroutine's P,
+			// which the next round's write would keep in a system call
+			// until the runtime takes it back or another P steals them
+			// (≈ 0.1 ms on the 2-core box measured). Let them run first:
+			// their replies go out while the next group only gathers.
+			runtime.Gosched()
 		}
 		if !failed && j.seg.needsZeros() {
 			j.preallocate()
@@ -68,8 +81,10 @@ func (j *Journal) flushLoop() {
 
 // markAcknowledged records in the segment's header how far its records
 // are acknowledged (mark.go), after the waiters were released: the mark is
-// written to the operating system now and synced with the next group (or
-// preallocation step, or finish), so it never claims more than is durable.
+// written to the operating system now and synced later (by the next
+// preallocation step or the finish; under SyncGroup without O_DSYNC, and
+// SyncInterval, by the next sync), so it never claims more than is
+// durable.
 func (j *Journal) markAcknowledged() bool {
 	if err := j.seg.markAcknowledged(); err != nil {
 		j.publish(0, err, false)
@@ -107,6 +122,8 @@ func (j *Journal) takePending() (chunks []chunk, upTo Ticket, closing bool) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	chunks = j.pending
+	j.taken, j.roundDone, j.nextDone = j.last, j.nextDone, make(chan struct{})
+	j.roundWaiters, j.nextWaiters = j.nextWaiters, 0
 	j.pending = []chunk{{seg: j.curSeg, buf: j.spare[:0]}}
 	j.spare = nil
 	if j.failed != nil {
@@ -126,8 +143,13 @@ func (j *Journal) writeChunks(chunks []chunk, sync bool) error {
 			}
 		}
 		if len(c.buf) > 0 {
+			start := time.Now()
 			if err := j.seg.write(c.buf); err != nil {
 				return err
+			}
+			if j.seg.dsync != nil { // the write was the group's sync
+				j.counters.observeSync(time.Since(start))
+				j.counters.syncs.Add(1)
 			}
 			wrote = true
 		}
@@ -170,7 +192,7 @@ func (j *Journal) switchSegment(seq uint64) error {
 		}
 		j.counters.syncs.Add(1)
 	}
-	s, err := createSegment(j.dir, seq, j.opts.ContentVersion, j.preallocMax())
+	s, err := j.newSegment(seq)
 	if err != nil {
 		if old != nil {
 			old.close()
@@ -188,6 +210,20 @@ func (j *Journal) switchSegment(seq uint64) error {
 	return nil
 }
 
+// newSegment creates segment seq; under SyncGroup its records are then
+// written through an O_DSYNC descriptor (segment.go, useDataSyncWrites),
+// or, if that cannot be opened, written and fdatasynced.
+func (j *Journal) newSegment(seq uint64) (*segmentFile, error) {
+	s, err := createSegment(j.dir, seq, j.opts.ContentVersion, j.preallocMax())
+	if err != nil || j.opts.Sync != SyncGroup {
+		return s, err
+	}
+	if err := s.useDataSyncWrites(j.openDataSync); err != nil {
+		j.log.Warn("journal writes fall back to write + fdatasync", "err", err)
+	}
+	return s, nil
+}
+
 // preallocMax is the largest preallocation step (0: none).
 func (j *Journal) preallocMax() int64 {
 	switch {
@@ -199,10 +235,14 @@ func (j *Journal) preallocMax() int64 {
 	return j.opts.Preallocate
 }
 
-// publish records the outcome of a round and wakes every waiter.
-func (j *Journal) publish(upTo Ticket, err error, stopped bool) {
+// publish records the outcome of a round and wakes its waiters; after a
+// failure or the last round, every waiter. It reports whether anyone
+// waited for the round.
+func (j *Journal) publish(upTo Ticket, err error, stopped bool) (woke bool) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	woke = j.roundWaiters > 0
+	j.roundWaiters = 0
 	switch {
 	case j.failed != nil:
 	case err != nil:
@@ -213,9 +253,17 @@ func (j *Journal) publish(upTo Ticket, err error, stopped bool) {
 	if stopped {
 		j.stopped = true
 	}
-	close(j.flushed)
-	j.flushed = make(chan struct{})
+	if j.roundDone != nil {
+		close(j.roundDone)
+		j.roundDone = nil
+	}
+	if err != nil || stopped {
+		close(j.nextDone)
+		j.nextDone = make(chan struct{})
+		j.nextWaiters = 0
+	}
 	if err != nil {
 		j.log.Error("journal write failed; no further record will be acknowledged", "err", err)
 	}
+	return woke
 }

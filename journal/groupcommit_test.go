@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"runtime"
 	"sync"
 	"testing"
 )
@@ -91,5 +92,83 @@ func segmentHolds(t testing.TB, path string, rec []byte) bool {
 		if bytes.Equal(got, rec) {
 			return true
 		}
+	}
+}
+
+// A round's end wakes only the waiters it covers, and a waiter whose
+// record is already being written does not kick the flusher: otherwise
+// every group would wake the next group's waiters for nothing and each of
+// them would start an empty round. publish reports whether the round had
+// waiters (the flusher then yields to them). The flusher is not started (no Replay),
+// so the test plays its part: take a round, publish it.
+func TestWaitersSleepOnTheirRound(t *testing.T) {
+	j, err := Open(testOptions(t.TempDir(), nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	settle := func() {
+		for range 1000 {
+			runtime.Gosched()
+		}
+	}
+
+	j.mu.Lock()
+	j.last = 3
+	j.mu.Unlock()
+	j.takePending() // round 1..3 is being written
+	j.mu.Lock()
+	j.last = 4 // appended meanwhile: the next round's
+	j.mu.Unlock()
+
+	next := make(chan error, 1)
+	go func() { next <- j.Wait(ctx, 4) }()
+	for len(j.kick) == 0 { // its waiter kicks: nobody else would write it
+		runtime.Gosched()
+	}
+	<-j.kick
+	inRound := make(chan error, 1)
+	go func() { inRound <- j.Wait(ctx, 2) }()
+	for { // until it sleeps on the round being written
+		j.mu.Lock()
+		n := j.roundWaiters
+		j.mu.Unlock()
+		if n == 1 {
+			break
+		}
+		runtime.Gosched()
+	}
+	if len(j.kick) != 0 {
+		t.Fatal("a waiter whose record is being written kicked the flusher")
+	}
+
+	if !j.publish(3, nil, false) {
+		t.Error("publish of a round someone waited for reported no waiter")
+	}
+	if err := <-inRound; err != nil {
+		t.Fatalf("Wait(2) after its round was published = %v", err)
+	}
+	settle()
+	if len(j.kick) != 0 {
+		t.Fatal("publishing round 1..3 woke the waiter of ticket 4, which kicked again")
+	}
+	select {
+	case err := <-next:
+		t.Fatalf("Wait(4) returned %v before its round was written", err)
+	default:
+	}
+
+	j.takePending()
+	if !j.publish(4, nil, false) {
+		t.Error("publish of the round Wait(4) slept on reported no waiter")
+	}
+	if err := <-next; err != nil {
+		t.Fatalf("Wait(4) after its round was published = %v", err)
+	}
+	j.takePending()
+	if j.publish(4, nil, false) {
+		t.Error("publish of a round nobody waited for reported a waiter")
 	}
 }

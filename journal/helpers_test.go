@@ -202,3 +202,12 @@ func appendFrame(dst, payload []byte) []byte {
 	dst = append(dst, h[:]...)
 	return append(dst, payload...)
 }
+
+// closeSegmentFiles closes the descriptors of the segment being written,
+// so that the flusher's next write fails. The flusher must be idle.
+func closeSegmentFiles(j *Journal) {
+	j.seg.f.Close()
+	if j.seg.dsync != nil {
+		j.seg.dsync.Close()
+	}
+}

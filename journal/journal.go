@@ -29,7 +29,18 @@ type Journal struct {
 	durable  Ticket  // every ticket up to this one is durable
 	failed   error   // sticky write/fsync failure
 	stopped  bool    // the flusher has exited
-	flushed  chan struct{}
+	// Waiters sleep on the channel of the round that will cover their
+	// ticket, so a round's end wakes only its own waiters (not those of
+	// the round taken next, who would wake for nothing and kick the
+	// flusher into an empty round). taken is the last ticket of the round
+	// being written, roundDone is closed when it is published (nil
+	// between rounds), nextDone when the round after it is.
+	taken     Ticket
+	roundDone chan struct{}
+	nextDone  chan struct{}
+	// waiters counts the Waits that went to sleep on roundDone and
+	// nextDone (an overcount if some gave up on their context).
+	roundWaiters, nextWaiters int
 
 	kick chan struct{} // wakes the flusher (capacity 1)
 	stop chan struct{} // closed by Close
@@ -44,6 +55,10 @@ type Journal struct {
 
 	report   Report
 	counters counters
+
+	// openDataSync opens a segment for O_DSYNC writes (datasync_*.go);
+	// tests replace it between Open and Replay.
+	openDataSync func(path string) (*os.File, error)
 }
 
 // chunk is a run of encoded frames bound for one segment. A chunk whose
@@ -93,14 +108,16 @@ func Open(opts Options) (*Journal, error) {
 		return nil, err
 	}
 	j := &Journal{
-		dir:     opts.Dir,
-		opts:    opts,
-		log:     log.With("journal", opts.Dir),
-		lock:    lock,
-		flushed: make(chan struct{}),
-		kick:    make(chan struct{}, 1),
-		stop:    make(chan struct{}),
-		done:    make(chan struct{}),
+		dir:      opts.Dir,
+		opts:     opts,
+		log:      log.With("journal", opts.Dir),
+		lock:     lock,
+		nextDone: make(chan struct{}),
+		kick:     make(chan struct{}, 1),
+		stop:     make(chan struct{}),
+		done:     make(chan struct{}),
+
+		openDataSync: openDataSync,
 	}
 	if err := j.planReplay(); err != nil {
 		unlockDir(lock)

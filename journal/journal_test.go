@@ -144,7 +144,7 @@ func TestWriteFailureIsSticky(t *testing.T) {
 	appendWait(t, j, []byte("ok"))
 	// The flusher is idle (its last round happened before Wait returned):
 	// pull the file out from under it.
-	j.seg.f.Close()
+	closeSegmentFiles(j)
 	t1 := j.Append([]byte("lost"))
 	err := j.Wait(context.Background(), t1)
 	if err == nil || !strings.Contains(err.Error(), segmentName(1)) {
@@ -167,7 +167,7 @@ func TestCheck(t *testing.T) {
 		t.Fatalf("Check of a fresh record = %v, want nil", err)
 	}
 	appendWait(t, j, []byte("ok"))
-	j.seg.f.Close() // the next write fails
+	closeSegmentFiles(j) // the next write fails
 	failing := j.Append([]byte("lost"))
 	if err := j.Wait(context.Background(), failing); err == nil {
 		t.Fatal("Wait after the file was closed succeeded")

@@ -132,6 +132,25 @@ type SnapshotInfo struct {
 // unless Options.Recover is set (see Options). On success the journal opens
 // a new segment and is ready for Append. Replay may be called only once.
 func (j *Journal) Replay(loadSnapshot func(r io.Reader, info SnapshotInfo) error, apply func(rec []byte, content uint32) error) error {
+	return j.ReplayWith(ReplayFuncs{Snapshot: loadSnapshot, Apply: apply})
+}
+
+// ReplayFuncs are the callbacks of ReplayWith.
+type ReplayFuncs struct {
+	Snapshot func(r io.Reader, info SnapshotInfo) error // Replay's loadSnapshot
+	Apply    func(rec []byte, content uint32) error     // Replay's apply
+	// Applied, if set, is called after the last record of each segment
+	// has been passed to Apply, before Replay acts on what it found there
+	// (cutting a torn tail, sealing, starting the new segment): a caller
+	// that applies records on another goroutine waits for them there, so
+	// that its error stops Replay before anything is written, as an
+	// error from Apply does.
+	Applied func() error
+}
+
+// ReplayWith is Replay with the callbacks of f.
+func (j *Journal) ReplayWith(f ReplayFuncs) error {
+	loadSnapshot, apply := f.Snapshot, f.Apply
 	j.mu.Lock()
 	switch {
 	case j.closed:
@@ -157,7 +176,7 @@ func (j *Journal) Replay(loadSnapshot func(r io.Reader, info SnapshotInfo) error
 		j.note(func(r *Report) { r.Snapshot = path })
 	}
 
-	tail, err := j.replaySegments(apply)
+	tail, err := j.replaySegments(apply, f.Applied)
 	if err != nil {
 		return err
 	}
@@ -170,7 +189,7 @@ func (j *Journal) Replay(loadSnapshot func(r io.Reader, info SnapshotInfo) error
 		j.note(func(r *Report) { r.Removed = append(r.Removed, path) })
 	}
 
-	seg, err := createSegment(j.dir, next, j.opts.ContentVersion, j.preallocMax())
+	seg, err := j.newSegment(next)
 	if err != nil {
 		return err
 	}
@@ -219,7 +238,7 @@ type replayTail struct {
 // only affect what was never acknowledged). A sealed segment promises its
 // successor; an unsealed one that is not the last may only be followed by
 // an empty segment (a crash between creating the successor and sealing).
-func (j *Journal) replaySegments(apply func([]byte, uint32) error) (replayTail, error) {
+func (j *Journal) replaySegments(apply func([]byte, uint32) error, applied func() error) (replayTail, error) {
 	p := j.plan
 	tail := replayTail{next: p.base}
 	// promised: the segment was completely created before its predecessor
@@ -237,6 +256,11 @@ func (j *Journal) replaySegments(apply func([]byte, uint32) error) (replayTail, 
 		}
 		n, end, hdr, d, err := replaySegment(path, seq, apply)
 		j.note(func(r *Report) { r.Records += n; r.Segments++; r.Bytes += end })
+		if err == nil && applied != nil {
+			if err = applied(); err != nil {
+				err = fmt.Errorf("journal: applying the records of %s: %w", path, err)
+			}
+		}
 		if err != nil {
 			return replayTail{}, err
 		}
@@ -496,4 +520,17 @@ func copyAside(path string) (string, error) {
 		return "", fmt.Errorf("journal: fsync of %s: %w", dst, err)
 	}
 	return dst, out.Close()
+}
+
+// ReplayBytes returns the size of the segment files Replay will read, as
+// Open found them (headers, framing and preallocated space included): an
+// upper bound of the records to replay after the snapshot.
+func (j *Journal) ReplayBytes() int64 {
+	var n int64
+	for _, seq := range j.plan.segments {
+		if st, err := os.Stat(join(j.dir, segmentName(seq))); err == nil {
+			n += st.Size()
+		}
+	}
+	return n
 }

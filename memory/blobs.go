@@ -9,10 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
-
-	"github.com/coordinated/coordinated/coordinate"
 )
 
 // The blob store (docs/persistence.md, "Blobs"): unit data of at least
@@ -74,40 +71,70 @@ func (s *blobStore) path(h blobHash) string {
 // returns the hash of each, for writeSnapshot. What it returns becomes
 // the store's memory for the next snapshot.
 func (s *blobStore) prepare(nss []*capturedNamespace) (map[dataKey]blobHash, error) {
-	refs := map[dataKey]blobHash{}
-	dirty := map[string]bool{}
+	b := s.batch()
 	for _, c := range nss {
 		for i := range c.units {
-			d := c.units[i].data
-			if len(d) < max(s.threshold, blobThreshold) {
-				continue
+			if err := b.add(c.units[i].data); err != nil {
+				return nil, fmt.Errorf("namespace %q unit %q: %w", c.name, c.units[i].key, err)
 			}
-			k := keyOf(d)
-			if _, ok := refs[k]; ok {
-				continue
-			}
-			h, ok := s.known[k]
-			if !ok {
-				h = sha256.Sum256(d)
-				if err := s.put(h, d, dirty); err != nil {
-					return nil, fmt.Errorf("namespace %q unit %q: %w", c.name, c.units[i].key, err)
-				}
-			}
-			refs[k] = h
 		}
 	}
-	// The new names must be durable before a snapshot refers to them.
-	if len(dirty) > 0 {
+	if err := b.commit(); err != nil {
+		return nil, err
+	}
+	return b.refs, nil
+}
+
+// blobBatch gathers the blobs of one snapshot as its units go by.
+type blobBatch struct {
+	s     *blobStore
+	refs  map[dataKey]blobHash // the snapshot's references
+	dirty map[string]bool      // directories with new entries
+}
+
+func (s *blobStore) batch() *blobBatch {
+	return &blobBatch{s: s, refs: map[dataKey]blobHash{}, dirty: map[string]bool{}}
+}
+
+// add makes sure data, if it is large enough, is in the store and in
+// b.refs.
+func (b *blobBatch) add(d []byte) error {
+	s := b.s
+	if len(d) < max(s.threshold, blobThreshold) {
+		return nil
+	}
+	k := keyOf(d)
+	if _, ok := b.refs[k]; ok {
+		return nil
+	}
+	h, ok := s.known[k]
+	if !ok {
+		h = sha256.Sum256(d)
+		if err := s.put(h, d, b.dirty); err != nil {
+			return err
+		}
+	}
+	b.refs[k] = h
+	return nil
+}
+
+// commit makes the new blob names durable (before a snapshot refers to
+// them) and makes b's references the store's memory for the next
+// snapshot.
+func (b *blobBatch) commit() error {
+	s := b.s
+	if len(b.dirty) > 0 {
 		dirs := []string{filepath.Dir(s.dir), s.dir}
-		for d := range dirty {
+		for d := range b.dirty {
 			dirs = append(dirs, d)
 		}
 		if err := syncDirs(dirs...); err != nil {
-			return nil, fmt.Errorf("blob store: %w", err)
+			return fmt.Errorf("blob store: %w", err)
 		}
+		clear(b.dirty)
 	}
-	s.known = refs
-	return refs, nil
+	s.known = b.refs
+	return nil
 }
 
 // put writes data under hash h unless a file of the right size is there
@@ -209,41 +236,4 @@ func syncDirs(dirs ...string) error {
 		}
 	}
 	return nil
-}
-
-// dropLost removes the units listed in c.lost (their blobs are missing or
-// damaged and -recover is set) and returns them: the spec counts shrink,
-// the heaps are laid out again and workers stop holding them.
-func (c *capturedNamespace) dropLost() []coordinate.UnitRef {
-	if len(c.lost) == 0 {
-		return nil
-	}
-	var dropped []coordinate.UnitRef
-	gone := map[coordinate.UnitRef]bool{}
-	kept := c.units[:0:0]
-	next, base := 0, 0
-	for i := range c.specs {
-		sp := &c.specs[i]
-		n := 0
-		for j := base; j < base+sp.units && j < len(c.units); j++ {
-			if next < len(c.lost) && c.lost[next] == j {
-				next++
-				r := coordinate.UnitRef{Spec: sp.name.Bytes, Key: c.units[j].key}
-				dropped = append(dropped, r)
-				gone[r] = true
-				continue
-			}
-			kept = append(kept, c.units[j])
-			n++
-		}
-		base += sp.units
-		layoutHeaps(kept[len(kept)-n:])
-		sp.units = n
-	}
-	c.units, c.lost = kept, nil
-	for i := range c.workers {
-		w := &c.workers[i]
-		w.outstanding = slices.DeleteFunc(w.outstanding, func(r coordinate.UnitRef) bool { return gone[r] })
-	}
-	return dropped
 }

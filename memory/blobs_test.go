@@ -151,8 +151,9 @@ func TestBlobUnchangedNotRewritten(t *testing.T) {
 	}
 }
 
-// failNextSnapshot makes the backend's next snapshot fail at install: a
-// directory stands where the journal writes the snapshot file. It returns
+// failNextSnapshot makes the backend's next snapshot fail at install,
+// after its file (and so its blobs) is written: a directory stands where
+// the journal renames the snapshot file to. It returns
 // the function that removes the obstacle.
 func failNextSnapshot(t *testing.T, b *Backend, dir string) func() {
 	t.Helper()
@@ -165,9 +166,8 @@ func failNextSnapshot(t *testing.T, b *Backend, dir string) func() {
 	if _, err := fmt.Sscanf(filepath.Base(segs[len(segs)-1]), "journal-%d", &seq); err != nil {
 		t.Fatal(err)
 	}
-	block := filepath.Join(dir, fmt.Sprintf("snapshot-%020d.snap.tmp", seq+1))
-	// Not empty, so the journal's cleanup of its partial file cannot
-	// remove it.
+	block := filepath.Join(dir, fmt.Sprintf("snapshot-%020d.snap", seq+1))
+	// Not empty, so the rename cannot replace it.
 	if err := os.MkdirAll(filepath.Join(block, "x"), 0o700); err != nil {
 		t.Fatal(err)
 	}

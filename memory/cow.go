@@ -12,46 +12,60 @@ import (
 //
 // A snapshot must hold every unit as it was at the journal boundary, but
 // copying millions of units under the namespace lock would stall every
-// client for seconds. So only the small parts of the state (specs,
-// workers, groups) are copied at the boundary; the units are copied
-// afterwards, a chunk at a time under short lock holds, with copy-on-write
-// keeping the boundary's view:
+// client for seconds, and copying them all before writing any would double
+// the memory the units take. So only the small parts of the state (specs,
+// workers, groups) are copied at the boundary; the units are then walked a
+// chunk at a time under short lock holds, each chunk copied, written out
+// with the lock released and dropped, with copy-on-write keeping the
+// boundary's view:
 //
 //   - At the boundary the state's snapParity flips, which makes every
 //     existing unit "unsettled" (unit.snapMark != snapParity) in O(1).
 //     Units created later are born settled: they are not in the snapshot.
 //   - Before any op changes a field of an unsettled unit that a snapshot
 //     holds (state.touch, called by every place such fields change), its
-//     value is saved as a pre-image and the unit becomes settled.
-//   - The copier walks each spec's unit map, copying the unsettled units
-//     and settling them; it releases the lock every chunk of units.
-//     Go map iteration tolerates changes between steps: a unit deleted
-//     before the walk reaches it is not produced (its pre-image was saved
-//     when it was removed), one added meanwhile may be (it is settled, so
-//     skipped).
-//   - At the end the pre-images join the copies: every unit that existed
-//     at the boundary is in the snapshot exactly once, as it was then.
+//     value is saved as a pre-image on its spec and the unit becomes
+//     settled.
+//   - Heap positions change without touch (a sift moves many units), so
+//     the walk takes them from the heaps themselves: each heap keeps its
+//     order as of the boundary (heapCOW: a page of its unit pointers is
+//     saved the first time a position the walk has not reached is
+//     overwritten), and the walk goes through each spec's three heaps
+//     position by position, giving each unit found there its pre-image or
+//     its live value, with that position.
+//   - Then it walks the spec's unit map for the units in no heap (finished,
+//     failed), if there were any at the boundary: those not settled yet
+//     are copied. Go map iteration
+//     tolerates changes between steps: a unit deleted before the walk
+//     reaches it is not produced (its pre-image was saved when it was
+//     removed), one added meanwhile may be (it is settled, so skipped).
+//   - When the walk has gone through a spec, every unit of it is settled,
+//     so no pre-image of it can come any more: the pre-images not given
+//     yet follow, and every unit that existed at the boundary is in the
+//     snapshot exactly once, as it was then, heap position included. So
+//     the captured heaps are the boundary's heaps.
 //
-// Heap positions are not kept consistent by copy-on-write (sifting moves
-// other units), so the copies are laid out into valid heaps again
-// (layoutHeaps): where nothing moved during the capture, that is the live
-// layout itself. A heap's order is total (priority or time, then key), so
-// the layout never changes what is handed out.
+// Extra memory during a snapshot is one chunk of copies, the pre-images of
+// the units changed before the walk reached them and at most 8 bytes per
+// heap position overwritten before the walk reached it.
 
-// captureChunk is how many units the copier handles per lock hold by
+// captureChunk is how many units the walk handles per lock hold by
 // default: a few tens of microseconds.
 const captureChunk = 1024
 
-// cowCapture is the copy-on-write side of a capture under way.
-type cowCapture struct {
-	saved []unit // pre-images, ext deep-copied
-}
+// cowCapture marks a capture under way on a state (state.cow).
+type cowCapture struct{}
 
 // touch must be called before a unit field that snapshots hold changes: it
 // saves the unit's value for the capture under way, once.
 func (s *state) touch(u *unit) {
 	if s.cow != nil && u.snapMark != s.snapParity {
-		s.cow.saved = append(s.cow.saved, frozenCopy(u))
+		sp := u.spec
+		if sp.cowSaved == nil {
+			sp.cowSaved = map[*unit]*unit{}
+		}
+		c := frozenCopy(u)
+		sp.cowSaved[u] = &c
 		u.snapMark = s.snapParity
 	}
 }
@@ -65,20 +79,21 @@ func frozenCopy(u *unit) unit {
 		ext.deps = slices.Clone(ext.deps)
 		c.ext = &ext
 	}
+	c.spec = nil
 	return c
 }
 
 // capture is one namespace's snapshot being taken.
 type capture struct {
-	ns    *namespace
-	st    *state
-	out   *capturedNamespace // specs, workers and groups as of the boundary
-	specs []*spec            // the live specs, in out.specs order
-	start []int              // where each spec's units begin in out.units
-	fill  []int              // how many of them are copied so far
-	extra int                // units that did not fit their spec's count (a bug)
-	chunk int                // units per lock hold
-	saved int                // pre-images taken (units changed during the capture)
+	ns      *namespace
+	st      *state
+	out     *capturedNamespace // specs, workers and groups as of the boundary; no units
+	specs   []*spec            // the live specs, in out.specs order
+	chunk   int                // units per lock hold
+	buf     []unit             // the chunk being copied
+	walked  bool               // units has run
+	saved   int                // pre-images taken (units changed during the capture)
+	longest time.Duration      // longest lock hold of the walk
 }
 
 // beginCapture starts capturing ns at the boundary; the caller holds
@@ -93,6 +108,9 @@ func beginCapture(ns *namespace, chunk int) *capture {
 			name: sp.name, definition: sp.definition, meta: sp.meta,
 			archived: sp.archived, units: len(sp.units),
 		})
+		for _, h := range sp.heaps() {
+			h.cow = newHeapCOW(h)
+		}
 	}
 	c.out.workers, c.out.groups = captureWorkersAndGroups(s)
 	s.snapParity = !s.snapParity
@@ -100,118 +118,167 @@ func beginCapture(ns *namespace, chunk int) *capture {
 	return c
 }
 
-// copyUnits copies every unit the capture has not settled. The caller
-// does not hold ns.mu; it is taken and released every c.chunk
-// units, so clients wait at most one chunk, and between (if not nil) runs
-// between two holds. It returns the longest hold.
-func (c *capture) copyUnits(between func()) time.Duration {
-	c.alloc()
-	var longest time.Duration
+// heaps returns sp's three heaps, in the order a capture walks them.
+func (sp *spec) heaps() [3]*unitHeap {
+	return [3]*unitHeap{&sp.available, &sp.delayed, &sp.pending}
+}
+
+// units walks every unit of the capture and passes the boundary values of
+// spec i's units to emit(i, units), spec after spec, a chunk at a time;
+// emit must not keep units after it returns. With locked false the caller
+// does not hold ns.mu: it is taken, released around every emit (so emit
+// may do I/O and clients wait at most one chunk) and between (if not nil)
+// runs between two holds; with locked true the caller holds it throughout.
+//
+// It returns the first error of emit (emit is not called after it) or a
+// unit count that does not match the boundary's (the snapshot is then
+// unusable). Call it exactly once after beginCapture, even for a capture
+// given up (emit nil): the walk must reach every unit, since the next
+// capture's parity flip counts on every unit carrying this one's mark. It
+// ends copy-on-write.
+func (c *capture) units(locked bool, between func(), emit func(spec int, units []unit) error) error {
+	if c.walked {
+		return fmt.Errorf("namespace %q: snapshot units walked twice", c.ns.name)
+	}
+	c.walked = true
+	w := &unitWalk{c: c, locked: locked, between: between, emit: emit}
+	if !locked {
+		c.ns.mu.Lock()
+	}
+	w.held = time.Now()
+	for i, sp := range c.specs {
+		w.spec(i, sp)
+	}
+	c.st.cow = nil
+	if !locked {
+		c.longest = max(c.longest, time.Since(w.held))
+		c.ns.mu.Unlock()
+	}
+	if cap(c.buf) > 4*c.chunk {
+		c.buf = nil
+	}
+	return w.err
+}
+
+// unitWalk is the state of capture.units.
+type unitWalk struct {
+	c       *capture
+	locked  bool
+	between func()
+	emit    func(int, []unit) error
+	held    time.Time // when the lock was last taken
+	got     int       // units of the current spec given so far
+	err     error
+}
+
+// spec walks spec i: its heaps, its other units, its pre-images left.
+func (w *unitWalk) spec(i int, sp *spec) {
+	c, s := w.c, w.c.st
+	w.got = 0
+	inHeaps := 0 // units in heaps at the boundary
+	for _, h := range sp.heaps() {
+		hc := h.cow
+		inHeaps += hc.n
+		for p := 0; p < hc.n; p++ {
+			u := hc.at(h.items, p)
+			if u.snapMark != s.snapParity {
+				u.snapMark = s.snapParity
+				c.buf = append(c.buf, frozenCopy(u))
+				c.buf[len(c.buf)-1].heapIdx = int32(p)
+			} else if pre, ok := sp.cowSaved[u]; ok {
+				delete(sp.cowSaved, u)
+				c.saved++
+				c.buf = append(c.buf, *pre)
+				c.buf[len(c.buf)-1].heapIdx = int32(p)
+			} else {
+				w.fail(fmt.Errorf("namespace %q spec %q: unit %q at heap position %d at the snapshot boundary was captured already",
+					c.ns.name, sp.name.Bytes, u.key, p))
+			}
+			if (p+1)%c.chunk == 0 {
+				hc.advance(p + 1)
+				w.give(i, c.buf)
+				c.buf = c.buf[:0]
+			}
+		}
+		h.cow = nil
+	}
+	n := 0
+	for _, u := range sp.units {
+		if inHeaps == c.out.specs[i].units {
+			break // no unit was in no heap at the boundary
+		}
+		if u.snapMark != s.snapParity {
+			u.snapMark = s.snapParity
+			if u.where != inNoHeap {
+				w.fail(fmt.Errorf("namespace %q spec %q: unit %q in heap %d was not in it at the snapshot boundary",
+					c.ns.name, sp.name.Bytes, u.key, u.where))
+			}
+			c.buf = append(c.buf, frozenCopy(u))
+		}
+		if n++; n%c.chunk == 0 {
+			w.give(i, c.buf)
+			c.buf = c.buf[:0]
+		}
+	}
+	// Every unit of sp is settled now: its pre-images are complete, and
+	// those left are of units in no heap at the boundary.
+	for _, pre := range sp.cowSaved {
+		if pre.where != inNoHeap {
+			w.fail(fmt.Errorf("namespace %q spec %q: unit %q in heap %d at the snapshot boundary was not found there",
+				c.ns.name, sp.name.Bytes, pre.key, pre.where))
+		}
+		c.buf = append(c.buf, *pre)
+	}
+	c.saved += len(sp.cowSaved)
+	sp.cowSaved = nil
+	if want := c.out.specs[i].units; w.got+len(c.buf) != want {
+		w.fail(fmt.Errorf("namespace %q spec %q: captured %d units of the %d at the snapshot boundary",
+			c.ns.name, sp.name.Bytes, w.got+len(c.buf), want))
+	}
+	w.give(i, c.buf)
+	c.buf = c.buf[:0]
+}
+
+// fail records the walk's first error; nothing more is emitted after it.
+func (w *unitWalk) fail(err error) {
+	if w.err == nil {
+		w.err = err
+	}
+}
+
+// give passes units of spec i to emit with the lock released (unless
+// locked), then takes it again.
+func (w *unitWalk) give(i int, us []unit) {
+	c := w.c
+	w.got += len(us)
+	if w.got > c.out.specs[i].units {
+		w.fail(fmt.Errorf("namespace %q spec %q: captured more than the %d units at the snapshot boundary",
+			c.ns.name, c.out.specs[i].name.Bytes, c.out.specs[i].units))
+	}
 	mu := &c.ns.mu
-	mu.Lock()
-	held := time.Now()
-	c.walk(func() {
-		longest = max(longest, time.Since(held))
+	if !w.locked {
+		c.longest = max(c.longest, time.Since(w.held))
 		mu.Unlock()
-		if between != nil {
-			between()
+	}
+	if w.err == nil && w.emit != nil && len(us) > 0 {
+		w.fail(w.emit(i, us))
+	}
+	if !w.locked {
+		if w.between != nil {
+			w.between()
 		}
 		runtime.Gosched()
 		mu.Lock()
-		held = time.Now()
-	})
-	longest = max(longest, time.Since(held))
-	mu.Unlock()
-	return longest
-}
-
-// alloc sizes the copy for the units counted at the boundary.
-func (c *capture) alloc() {
-	total := 0
-	c.start = make([]int, len(c.specs))
-	c.fill = make([]int, len(c.specs))
-	for i := range c.out.specs {
-		c.start[i] = total
-		total += c.out.specs[i].units
-	}
-	c.out.units = make([]unit, total)
-}
-
-// walk copies the unsettled units of every spec, calling pause (with the
-// lock held) every c.chunk units; pause may release the lock
-// meanwhile.
-func (c *capture) walk(pause func()) {
-	s := c.st
-	n := 0
-	for i, sp := range c.specs {
-		for _, u := range sp.units {
-			if u.snapMark != s.snapParity {
-				u.snapMark = s.snapParity
-				c.put(i, frozenCopy(u))
-			}
-			if n++; n%c.chunk == 0 && pause != nil {
-				pause()
-			}
-		}
+		w.held = time.Now()
 	}
 }
 
-// put stores the boundary value of a unit of spec i.
-func (c *capture) put(i int, u unit) {
-	if c.fill[i] == c.out.specs[i].units {
-		c.extra++
-		return
-	}
-	u.spec = nil
-	c.out.units[c.start[i]+c.fill[i]] = u
-	c.fill[i]++
-}
-
-// finish ends copy-on-write (taking ns.mu), adds the pre-images to the
-// copies and lays out the heaps. Call it exactly once after beginCapture
-// and copyUnits: a capture must walk every unit, even one given up, since
-// the next capture's parity flip counts on every unit carrying this one's
-// mark.
-func (c *capture) finish() (*capturedNamespace, error) {
-	c.ns.mu.Lock()
-	saved := c.st.cow.saved
-	c.st.cow = nil
-	c.ns.mu.Unlock()
-	c.saved = len(saved)
-	return c.complete(saved)
-}
-
-// complete files the pre-images under their specs and checks that every
-// unit of the boundary was captured once.
-func (c *capture) complete(saved []unit) (*capturedNamespace, error) {
-	if c.out.units == nil {
-		c.alloc()
-	}
-	index := make(map[*spec]int, len(c.specs))
-	for i, sp := range c.specs {
-		index[sp] = i
-	}
-	for k := range saved {
-		i, ok := index[saved[k].spec]
-		if !ok {
-			return nil, fmt.Errorf("namespace %q: unit %q of a spec created during the snapshot was saved for it", c.ns.name, saved[k].key)
-		}
-		c.put(i, saved[k])
-	}
-	for i := range c.specs {
-		if want := c.out.specs[i].units; c.fill[i] != want || c.extra != 0 {
-			return nil, fmt.Errorf("namespace %q spec %q: captured %d units (+%d extra) of the %d at the snapshot boundary",
-				c.ns.name, c.out.specs[i].name.Bytes, c.fill[i], c.extra, want)
-		}
-		layoutHeaps(c.out.units[c.start[i] : c.start[i]+c.fill[i]])
-	}
-	return c.out, nil
-}
-
-// layoutHeaps gives one spec's captured units heap positions that form
-// valid heaps: each unit keeps the position it was copied with where that
-// is free, the others fill the gaps, and the heaps are then re-established
-// (Floyd). When no unit moved during the capture, nothing changes.
+// layoutHeaps gives one spec's units heap positions that form valid heaps
+// again after some were dropped (dropLost): each unit keeps the position
+// it was captured with where that is free, the others fill the gaps, and
+// the heaps are then re-established (Floyd). A heap's order is total
+// (priority or time, then key), so the layout never changes what is
+// handed out.
 func layoutHeaps(units []unit) {
 	heaps := [...]struct {
 		where uint8
@@ -261,14 +328,14 @@ func layoutHeaps(units []unit) {
 }
 
 // captureNamespace copies ns's state at once; the caller holds ns.mu.
-// Snapshot uses the incremental capture; this is for tests.
+// Snapshot streams its capture instead; this is for tests.
 func captureNamespace(ns *namespace) *capturedNamespace {
 	c := beginCapture(ns, captureChunk)
-	c.alloc()
-	c.walk(nil)
-	saved := c.st.cow.saved
-	c.st.cow = nil
-	out, err := c.complete(saved)
+	out := c.out
+	err := c.units(true, nil, func(_ int, us []unit) error {
+		out.units = append(out.units, us...)
+		return nil
+	})
 	if err != nil {
 		panic(err)
 	}

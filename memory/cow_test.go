@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"regexp"
 	"sync"
 	"testing"
 	"time"
@@ -13,13 +12,6 @@ import (
 	"github.com/coordinated/coordinated/coordinate"
 	"github.com/coordinated/coordinated/journal"
 )
-
-// heapIdxField is the heap position in dump's output: a snapshot taken
-// while units moved lays its heaps out anew (cow.go), which may differ
-// from the live layout without changing what the heaps hand out.
-var heapIdxField = regexp.MustCompile(` idx=-?\d+`)
-
-func logicalDump(b *Backend) string { return heapIdxField.ReplaceAllString(dumpAll(b), "") }
 
 // TestSnapshotDuringChanges takes snapshots, copying three units per lock
 // hold, while a random workload changes the namespace between the holds
@@ -40,7 +32,7 @@ func TestSnapshotDuringChanges(t *testing.T) {
 	b.wal.betweenChunks = func() { randomWorkload(t, ns, clock, r, 10) }
 	snaps, saved := 0, 0
 	for range 8 {
-		atBoundary := logicalDump(b) // nothing changes before the first pause
+		atBoundary := dumpAll(b) // nothing changes before the first pause
 		st, err := b.Snapshot(context.Background())
 		if err != nil {
 			t.Fatalf("snapshot during changes: %v", err)
@@ -63,7 +55,7 @@ func TestSnapshotDuringChanges(t *testing.T) {
 			t.Fatal("recovery used no snapshot")
 		}
 		checkInvariants(t, c.namespaces[""].st)
-		if got, want := logicalDump(c), logicalDump(b); got != want {
+		if got, want := dumpAll(c), dumpAll(b); got != want {
 			t.Fatalf("snapshot %d and the journal after it differ from the live state:\n--- recovered\n%s\n--- live\n%s", snaps, got, want)
 		}
 		crash(t, c)
@@ -74,7 +66,7 @@ func TestSnapshotDuringChanges(t *testing.T) {
 	}
 	// Changes after the last snapshot are in the journal only.
 	randomWorkload(t, ns, clock, rand.New(rand.NewPCG(7, 3)), 200)
-	want := logicalDump(b)
+	want := dumpAll(b)
 	crash(t, b)
 
 	b2 := openPersistent(t, dir, clock, 1<<40)
@@ -83,7 +75,7 @@ func TestSnapshotDuringChanges(t *testing.T) {
 		t.Fatal("recovery used no snapshot")
 	}
 	checkInvariants(t, b2.namespaces[""].st)
-	if got := logicalDump(b2); got != want {
+	if got := dumpAll(b2); got != want {
 		t.Fatalf("recovered state differs:\n--- recovered\n%s\n--- live\n%s", got, want)
 	}
 	t.Logf("%d snapshots, %d units saved on write", snaps, saved)
@@ -136,7 +128,7 @@ func snapshotOnly(t *testing.T, dir string, clock *coordinate.FakeClock) string 
 	if err := j.Replay(b.loadSnapshot, skip); err != nil {
 		t.Fatal(err)
 	}
-	return logicalDump(b)
+	return dumpAll(b)
 }
 
 // TestSnapshotConcurrentWithClients takes snapshots (three units per lock
@@ -196,12 +188,101 @@ func TestSnapshotConcurrentWithClients(t *testing.T) {
 	for err := range errs {
 		t.Fatal(err)
 	}
-	want := logicalDump(b)
+	want := dumpAll(b)
 	crash(t, b)
 	b2 := openPersistent(t, dir, clock, 1<<40)
 	defer b2.Close()
 	checkInvariants(t, b2.namespaces[""].st)
-	if got := logicalDump(b2); got != want {
+	if got := dumpAll(b2); got != want {
 		t.Fatalf("recovered state differs:\n--- recovered\n%s\n--- live\n%s", got, want)
 	}
+}
+
+// TestCaptureStreamsBoundaryValues walks a capture of 5 000 units in
+// chunks of 100 while clients lease, finish and add units between the
+// chunks (and finish or raise the priority of units the walk has not
+// reached): the units come out a chunk at a time (never all at once), each
+// exactly as it was at the boundary (a unit changed or moved in a heap
+// meanwhile is not given with its new value), and none added after the
+// boundary is given.
+func TestCaptureStreamsBoundaryValues(t *testing.T) {
+	const chunk = 100
+	ns, ctx := benchNamespace(t)
+	fill(t, ns, ctx, "u", 5000)
+	render := func(u *unit) string {
+		return fmt.Sprintf("%q st=%v prio=%v exp=%d lease=%d w=%q where=%d idx=%d data=%x",
+			u.key, u.status, u.priority, u.expiration, u.leaseID, u.worker, u.where, u.heapIdx, u.data)
+	}
+	ns.mu.Lock()
+	atBoundary := map[string]string{}
+	for _, u := range ns.st.specs["s"].units {
+		atBoundary[u.key] = render(u)
+	}
+	c := beginCapture(ns, chunk)
+	ns.mu.Unlock()
+
+	worker := coordinate.Name{Bytes: "w", Text: true}
+	added := 0
+	between := func() {
+		as, err := ns.GetWork(ctx, coordinate.WorkRequest{Worker: worker, LeaseTime: time.Minute, MaxJobs: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(as) > 0 {
+			err = ns.UpdateWorkUnit(ctx, "s", as[0].Key.Bytes, coordinate.WorkUnitUpdate{Status: coordinate.StatusFinished})
+		}
+		// Units the walk (in heap position order) has not reached: one
+		// finished, one moved to the top of the heap, which sifts others.
+		if err == nil {
+			err = ns.UpdateWorkUnit(ctx, "s", fmt.Sprintf("u%09d", 4999-2*added), coordinate.WorkUnitUpdate{Status: coordinate.StatusFinished})
+		}
+		if err == nil {
+			p := float64(added + 1)
+			err = ns.PrioritizeWorkUnits(ctx, "s", []string{fmt.Sprintf("u%09d", 4998-2*added)}, &p, 0)
+		}
+		if err == nil {
+			added++
+			err = ns.AddWorkUnits(ctx, "s", []coordinate.WorkUnitInput{{Key: coordinate.Name{Bytes: fmt.Sprint("new", added), Text: true}, Data: smallData}})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	var sizes []int
+	seen := map[string]bool{}
+	err := c.units(false, between, func(i int, us []unit) error {
+		sizes = append(sizes, len(us))
+		for k := range us {
+			u := &us[k]
+			want, ok := atBoundary[u.key]
+			switch {
+			case !ok:
+				t.Errorf("unit %q, added after the boundary, is in the snapshot", u.key)
+			case seen[u.key]:
+				t.Errorf("unit %q given twice", u.key)
+			case render(u) != want:
+				t.Errorf("unit given as\n%s\nwant its boundary value\n%s", render(u), want)
+			}
+			seen[u.key] = true
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) != len(atBoundary) {
+		t.Errorf("%d units given, %d at the boundary", len(seen), len(atBoundary))
+	}
+	if c.saved == 0 || added < 40 {
+		t.Fatalf("%d pre-images, %d units added during the walk: the test changed nothing during it", c.saved, added)
+	}
+	for _, n := range sizes {
+		if n > max(chunk, c.saved) {
+			t.Fatalf("a batch of %d units (chunk %d, %d pre-images): the capture is not streamed", n, chunk, c.saved)
+		}
+	}
+	if ns.st.cow != nil || ns.st.specs["s"].available.cow != nil {
+		t.Fatal("copy-on-write still on after the walk")
+	}
+	t.Logf("%d batches, %d pre-images, %d units added during the walk", len(sizes), c.saved, added)
 }

@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/coordinated/coordinated/coordinate"
 )
 
 // Fuzz targets (docs/persistence.md, "Recovery"). scripts/test.sh runs
@@ -30,12 +32,32 @@ func FuzzSnapshotLoad(f *testing.F) {
 	f.Add(v1)
 	f.Add([]byte("CDMS\x01\x00"))
 	f.Fuzz(func(t *testing.T, b []byte) {
+		// Recovery's pipelined load, in small batches: an error or states,
+		// never a panic or a hang; states only where the sequential load
+		// gives them too.
+		built := 0
+		perr := loadParallel(bytes.NewReader(b), int64(len(b)), store.read, 3, func(string, *state, []coordinate.UnitRef) error {
+			built++
+			return nil
+		})
 		nss, err := readSnapshot(bytes.NewReader(b), int64(len(b)), store.read)
 		if err != nil {
+			if perr == nil {
+				t.Fatalf("pipelined load accepted what readSnapshot refuses: %v", err)
+			}
 			return
 		}
+		ok := 0
 		for _, c := range nss {
-			c.restore()
+			if _, err := c.restore(); err == nil {
+				ok++
+			}
+		}
+		if perr == nil && (ok != len(nss) || built != len(nss)) {
+			t.Fatalf("pipelined load built %d namespaces; sequential: %d of %d", built, ok, len(nss))
+		}
+		if perr != nil && ok == len(nss) {
+			t.Fatalf("pipelined load failed (%v) where the sequential one did not", perr)
 		}
 	})
 }

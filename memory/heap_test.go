@@ -176,7 +176,8 @@ func TestUnitHeapOrder(t *testing.T) {
 }
 
 // TestUnitHeapRestore rebuilds a heap from its units' recorded positions,
-// as a snapshot restore does, and rejects a taken or out-of-range position.
+// as a snapshot restore does, rejects a taken or out-of-range position,
+// and closes the holes dropped units leave.
 func TestUnitHeapRestore(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	h := unitHeap{order: availableOrder}
@@ -189,26 +190,37 @@ func TestUnitHeapRestore(t *testing.T) {
 	}
 	r.Shuffle(len(units), func(i, j int) { units[i], units[j] = units[j], units[i] })
 	restored := unitHeap{order: availableOrder}
-	restored.reset(len(units))
 	for _, u := range units {
-		if !restored.restoreAt(u) {
-			t.Fatalf("restoreAt(%q at %d) refused", u.key, u.heapIdx)
+		if !restored.placeAt(u, len(units)) {
+			t.Fatalf("placeAt(%q at %d) refused", u.key, u.heapIdx)
 		}
 	}
 	if !slices.Equal(restored.items, h.items) {
 		t.Fatalf("restored heap differs from the original")
 	}
-	if restored.restoreAt(units[0]) {
-		t.Errorf("restoreAt accepted a taken position")
+	if restored.placeAt(units[0], len(units)) {
+		t.Errorf("placeAt accepted a taken position")
 	}
 	stray := &unit{key: "x", heapIdx: int32(len(units))}
-	if restored.restoreAt(stray) {
-		t.Errorf("restoreAt accepted position %d of %d", stray.heapIdx, len(units))
+	if restored.placeAt(stray, len(units)) {
+		t.Errorf("placeAt accepted position %d of %d", stray.heapIdx, len(units))
 	}
 	stray.heapIdx = -1
-	if restored.restoreAt(stray) {
-		t.Errorf("restoreAt accepted position -1")
+	if restored.placeAt(stray, len(units)) {
+		t.Errorf("placeAt accepted position -1")
 	}
+	// Dropping units leaves holes, which closeUp closes into a valid heap.
+	holed := unitHeap{order: availableOrder}
+	for i, u := range units {
+		if i%3 != 0 {
+			holed.placeAt(u, len(units))
+		}
+	}
+	holed.closeUp()
+	if want := len(units) - (len(units)+2)/3; holed.Len() != want {
+		t.Fatalf("closeUp left %d units, want %d", holed.Len(), want)
+	}
+	checkHeap(t, &holed, availableFirst)
 }
 
 // checkHeap fails unless every entry matches its unit, every unit records

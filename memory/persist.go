@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/coordinated/coordinated/coordinate"
 	"github.com/coordinated/coordinated/internal/histo"
 	"github.com/coordinated/coordinated/journal"
 )
@@ -165,10 +166,32 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 		w.snapshotBytes = DefaultSnapshotBytes
 	}
 	b.wal = w
-	err = j.Replay(b.loadSnapshot, b.applyRecord)
+	opened := time.Since(start)
+	var loaded time.Duration
+	resumeGC := pauseGC() // gcpause.go
+	bigTail := j.ReplayBytes() > maxGCPausedReplay
+	tail := b.startTail()
+	err = j.ReplayWith(journal.ReplayFuncs{
+		Snapshot: func(r io.Reader, info journal.SnapshotInfo) error {
+			t := time.Now()
+			err := b.loadSnapshot(r, info)
+			loaded = time.Since(t)
+			if bigTail {
+				resumeGC()
+			}
+			return err
+		},
+		Apply:   tail.apply,
+		Applied: tail.applied,
+	})
+	if terr := tail.stop(); err == nil {
+		err = terr
+	}
+	resumeGC()
 	if err == nil {
 		err = ctx.Err()
 	}
+	replayed := time.Since(start) - opened - loaded
 	if err != nil {
 		j.Close()
 		return nil, fmt.Errorf("memory backend: recovering %s: %w", opts.DataDir, err)
@@ -181,7 +204,8 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 		}
 	}
 	attrs := []any{"dir", opts.DataDir, "sync", journal.FormatSync(opts.Sync, opts.SyncInterval), "snapshot", rep.Snapshot,
-		"records_replayed", rep.Records, "namespaces", len(b.namespaces), "units", units, "took", time.Since(start)}
+		"records_replayed", rep.Records, "namespaces", len(b.namespaces), "units", units, "took", time.Since(start),
+		"open_journal", opened, "load_snapshot", loaded, "replay_journal", replayed}
 	if rep.TornTail != "" {
 		attrs = append(attrs, "torn_tail_truncated", rep.TornTail, "torn_bytes", rep.TruncatedSize)
 	}
@@ -205,11 +229,16 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 // applyRecord replays one journal record. A record that decodes but does
 // not fit the state (which only a bug can produce: records are
 // checksummed) stops recovery with an error instead of crashing.
-func (b *Backend) applyRecord(rec []byte, format uint32) (err error) {
+func (b *Backend) applyRecord(rec []byte, format uint32) error {
 	d, err := decodeRecord(rec, format)
 	if err != nil {
 		return fmt.Errorf("memory: bad journal record: %w", err)
 	}
+	return b.applyDecoded(d)
+}
+
+// applyDecoded applies a decoded journal record (applyRecord).
+func (b *Backend) applyDecoded(d decodedRecord) (err error) {
 	ns := b.replayNamespace(d.namespace)
 	if d.op == nil {
 		return nil
@@ -281,8 +310,8 @@ type SnapshotStats struct {
 // Snapshot compacts the journal: it locks every namespace (and namespace
 // creation) just long enough to rotate the journal and start a capture
 // (cow.go), copies the units in short lock holds while service goes on,
-// then encodes and writes the copy, and finally lets the journal delete
-// what the snapshot supersedes. A volatile backend returns Skipped.
+// encoding and writing each chunk as it is copied, and finally lets the
+// journal delete what the snapshot supersedes. A volatile backend returns Skipped.
 func (b *Backend) Snapshot(ctx context.Context) (SnapshotStats, error) {
 	w := b.wal
 	if w == nil {
@@ -319,45 +348,37 @@ func (b *Backend) Snapshot(ctx context.Context) (SnapshotStats, error) {
 	}
 
 	start = time.Now()
-	nss := make([]*capturedNamespace, len(caps))
-	var errs []error
-	for i, c := range caps {
-		// Always to the end, even if ctx is done: a walk cut short would
-		// leave units marked as captured for the next snapshot (cow.go).
-		stats.LongestHold = max(stats.LongestHold, c.copyUnits(w.betweenChunks))
-		var err error
-		nss[i], err = c.finish() // always: it ends copy-on-write
-		stats.Saved += c.saved
-		errs = append(errs, err)
-	}
-	errs = append(errs, ctx.Err())
-	if err := errors.Join(errs...); err != nil {
-		return stats, fmt.Errorf("memory: snapshot: %w", err)
-	}
-	for _, c := range nss {
-		stats.Units += len(c.units)
-	}
+	blobs := w.blobs.batch()
 	written := w.blobs.written
-	refs, err := w.blobs.prepare(nss)
-	stats.BlobBytes = w.blobs.written - written
-	if err != nil {
-		return stats, fmt.Errorf("memory: snapshot: %w", err)
-	}
-	err = w.j.WriteSnapshot(ctx, boundary, func(out io.Writer) error {
+	err := w.j.WriteSnapshot(ctx, boundary, func(out io.Writer) error {
 		cw := &countingWriter{w: out}
-		err := writeSnapshot(cw, nss, refs)
+		err := writeCaptures(cw, caps, blobs, w.betweenChunks)
 		stats.Bytes = cw.n
 		return err
 	})
+	// A capture the journal never asked for is walked anyway: it ends
+	// copy-on-write, and the next capture counts on its marks (cow.go).
+	for _, c := range caps {
+		if !c.walked {
+			c.units(false, w.betweenChunks, nil)
+		}
+		stats.LongestHold = max(stats.LongestHold, c.longest)
+		stats.Saved += c.saved
+		for i := range c.out.specs {
+			stats.Units += c.out.specs[i].units
+		}
+	}
+	stats.BlobBytes = w.blobs.written - written
 	stats.Encode = time.Since(start)
 	if err != nil {
 		return stats, fmt.Errorf("memory: snapshot: %w", err)
 	}
+	refs := blobs.refs
 	// Only now that the snapshot is installed may the blobs it does not
 	// refer to go.
 	w.blobs.collect(refs)
 	w.snapshots.Observe((stats.Pause + stats.Encode).Seconds())
-	w.log.Info("snapshot written", "units", stats.Units, "namespaces", len(nss), "pause", stats.Pause,
+	w.log.Info("snapshot written", "units", stats.Units, "namespaces", len(caps), "pause", stats.Pause,
 		"longest_hold", stats.LongestHold, "saved_on_write", stats.Saved, "write", stats.Encode,
 		"bytes", stats.Bytes, "blob_bytes_written", stats.BlobBytes)
 	return stats, nil
@@ -365,23 +386,19 @@ func (b *Backend) Snapshot(ctx context.Context) (SnapshotStats, error) {
 
 // loadSnapshot restores the state a snapshot holds (recovery only).
 func (b *Backend) loadSnapshot(r io.Reader, info journal.SnapshotInfo) error {
-	nss, err := readSnapshot(r, info.MaxBytes, b.wal.readBlob)
-	if err != nil {
-		return fmt.Errorf("memory: reading snapshot: %w", err)
-	}
-	for _, c := range nss {
-		if _, dup := b.namespaces[c.name]; dup {
-			return fmt.Errorf("memory: snapshot holds namespace %q twice", c.name)
+	err := loadParallel(r, info.MaxBytes, b.wal.readBlob, loadBatch, func(name string, st *state, dropped []coordinate.UnitRef) error {
+		if _, dup := b.namespaces[name]; dup {
+			return fmt.Errorf("snapshot holds namespace %q twice", name)
 		}
-		if dropped := c.dropLost(); len(dropped) > 0 {
+		if len(dropped) > 0 {
 			b.wal.log.Error("recovery dropped work units whose data blob is missing or damaged",
-				"namespace", c.name, "units", len(dropped), "dropped", dropped)
+				"namespace", name, "units", len(dropped), "dropped", dropped)
 		}
-		st, err := c.restore()
-		if err != nil {
-			return fmt.Errorf("memory: snapshot namespace %q: %w", c.name, err)
-		}
-		b.replayNamespace(c.name).st = st
+		b.replayNamespace(name).st = st
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("memory: %w", err)
 	}
 	return nil
 }

@@ -27,7 +27,8 @@ import (
 //
 // Capturing copies unit structs by value (unit data is never modified in
 // place, so the byte slices are shared, not copied) a chunk at a time with
-// copy-on-write (cow.go); encoding the copy runs outside the locks.
+// copy-on-write (cow.go); each chunk is encoded and written outside the
+// locks before the next is copied (writeCaptures).
 //
 // Version 2 lets a unit's data be a reference to a blob (blobs.go): flag
 // flagDataBlob, and the data item is then the data's size (uvarint) and
@@ -139,56 +140,122 @@ const (
 // writeSnapshot encodes captured namespaces. Unit data found in blobs (by
 // blobStore.prepare; nil: none) is written as a reference.
 func writeSnapshot(out io.Writer, nss []*capturedNamespace, blobs map[dataKey]blobHash) error {
-	e := &snapWriter{w: bufio.NewWriterSize(out, 256<<10), blobs: blobs}
-	e.raw([]byte(snapshotMagic))
-	e.uint(snapshotVersion)
-	e.uint(uint64(len(nss)))
+	e := newSnapWriter(out, blobs)
+	e.begin(len(nss))
 	for _, c := range nss {
-		e.str(c.name)
-		e.int(c.nextLease)
-		e.uint(uint64(len(c.specs)))
+		e.namespaceHead(c)
 		units := c.units
 		for i := range c.specs {
 			sp := &c.specs[i]
-			e.name(sp.name)
-			e.bytes(sp.definition)
-			e.meta(&sp.meta)
-			for _, n := range sp.archived {
-				e.uint(uint64(n))
-			}
-			e.uint(uint64(sp.units))
+			e.specHead(sp)
 			for j := range units[:sp.units] {
 				e.unit(&units[j])
 			}
 			units = units[sp.units:]
 		}
-		e.uint(uint64(len(c.workers)))
-		for i := range c.workers {
-			w := &c.workers[i]
-			e.name(w.id)
-			e.bytes(w.mode)
-			e.bytes(w.data)
-			e.bool(w.parent != nil)
-			if w.parent != nil {
-				e.name(*w.parent)
+		e.namespaceTail(c)
+	}
+	return e.end()
+}
+
+// writeCaptures encodes the captures of a snapshot as their units are
+// walked (capture.units), a chunk at a time, so the snapshot is never
+// held in memory whole. Large unit data goes to blobs as it passes.
+// between runs between two lock holds of the walk. Every capture is
+// walked to its end, even after an error.
+func writeCaptures(out io.Writer, caps []*capture, blobs *blobBatch, between func()) error {
+	e := newSnapWriter(out, blobs.refs)
+	e.begin(len(caps))
+	var errs []error
+	for _, c := range caps {
+		e.namespaceHead(c.out)
+		heads := 0 // spec headers written
+		err := c.units(false, between, func(i int, us []unit) error {
+			for ; heads <= i; heads++ {
+				e.specHead(&c.out.specs[heads])
 			}
-			e.int(w.lastHeard)
-			e.int(w.expires)
-			e.refs(w.outstanding)
-			e.uint(uint64(len(w.lapsed)))
-			for i, r := range w.outstanding {
-				if lapsed, ok := w.lapsed[r]; ok {
-					e.uint(uint64(i))
-					e.int(lapsed)
+			for k := range us {
+				if err := blobs.add(us[k].data); err != nil {
+					return fmt.Errorf("namespace %q spec %q unit %q: %w", c.ns.name, c.out.specs[i].name.Bytes, us[k].key, err)
 				}
+				e.unit(&us[k])
 			}
+			return e.err
+		})
+		for ; heads < len(c.out.specs); heads++ {
+			e.specHead(&c.out.specs[heads])
 		}
-		e.uint(uint64(len(c.groups)))
-		for _, g := range c.groups {
-			e.str(g.name)
-			e.int(g.lastProgress)
+		e.namespaceTail(c.out)
+		errs = append(errs, err)
+	}
+	errs = append(errs, e.end())
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	return blobs.commit()
+}
+
+func newSnapWriter(out io.Writer, blobs map[dataKey]blobHash) *snapWriter {
+	return &snapWriter{w: bufio.NewWriterSize(out, 256<<10), blobs: blobs}
+}
+
+// begin writes the snapshot header, for n namespaces.
+func (e *snapWriter) begin(n int) {
+	e.raw([]byte(snapshotMagic))
+	e.uint(snapshotVersion)
+	e.uint(uint64(n))
+}
+
+// namespaceHead writes what comes before a namespace's first spec.
+func (e *snapWriter) namespaceHead(c *capturedNamespace) {
+	e.str(c.name)
+	e.int(c.nextLease)
+	e.uint(uint64(len(c.specs)))
+}
+
+// specHead writes what comes before a spec's units.
+func (e *snapWriter) specHead(sp *capturedSpec) {
+	e.name(sp.name)
+	e.bytes(sp.definition)
+	e.meta(&sp.meta)
+	for _, n := range sp.archived {
+		e.uint(uint64(n))
+	}
+	e.uint(uint64(sp.units))
+}
+
+// namespaceTail writes what comes after a namespace's last unit.
+func (e *snapWriter) namespaceTail(c *capturedNamespace) {
+	e.uint(uint64(len(c.workers)))
+	for i := range c.workers {
+		w := &c.workers[i]
+		e.name(w.id)
+		e.bytes(w.mode)
+		e.bytes(w.data)
+		e.bool(w.parent != nil)
+		if w.parent != nil {
+			e.name(*w.parent)
+		}
+		e.int(w.lastHeard)
+		e.int(w.expires)
+		e.refs(w.outstanding)
+		e.uint(uint64(len(w.lapsed)))
+		for i, r := range w.outstanding {
+			if lapsed, ok := w.lapsed[r]; ok {
+				e.uint(uint64(i))
+				e.int(lapsed)
+			}
 		}
 	}
+	e.uint(uint64(len(c.groups)))
+	for _, g := range c.groups {
+		e.str(g.name)
+		e.int(g.lastProgress)
+	}
+}
+
+// end flushes what is buffered and returns the first error.
+func (e *snapWriter) end() error {
 	if e.err != nil {
 		return e.err
 	}
@@ -318,32 +385,84 @@ const (
 	minRefBytes       = 2
 )
 
-// readSnapshot decodes what writeSnapshot wrote; maxBytes bounds the bytes
-// in (journal.SnapshotInfo.MaxBytes). blob returns the data a reference
-// names (nil: a reference is damage); if it returns errDropUnit, the unit
-// is listed in capturedNamespace.lost instead of failing. Every count and length is checked
-// against the bytes left before anything is allocated for it, so damaged
-// contents with valid checksums give an error, not an out-of-memory
-// crash. Units come back in capturedNamespace.units with spec unset;
-// restore links them and checks the rest (statuses, heap positions,
-// references).
+// readSnapshot decodes what writeSnapshot wrote into whole namespaces
+// (decodeSnapshot says what is checked). Units come back in
+// capturedNamespace.units with spec unset, the lost ones listed in
+// capturedNamespace.lost; restore links them and checks the rest.
+// Recovery streams instead (loadSnapshotParallel).
 func readSnapshot(in io.Reader, maxBytes int64, blob blobReader) ([]*capturedNamespace, error) {
+	var nss []*capturedNamespace
+	var c *capturedNamespace
+	err := decodeSnapshot(in, maxBytes, blob, 1<<16, func(p *snapPart) error {
+		switch {
+		case p.spec != nil:
+			c.specs = append(c.specs, *p.spec)
+			c.units = slices.Grow(c.units, min(p.spec.units, 1<<24))
+		case p.units != nil:
+			for _, k := range p.lost {
+				c.lost = append(c.lost, len(c.units)+k)
+			}
+			c.units = append(c.units, p.units...)
+		case p.end:
+			c.workers, c.groups = p.ns.workers, p.ns.groups
+			nss = append(nss, c)
+		default:
+			c = &capturedNamespace{name: p.ns.name, nextLease: p.ns.nextLease}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return nss, nil
+}
+
+// snapPart is one piece of a decoded snapshot, handed out in file order:
+// a namespace's start (ns: name and nextLease), each of its specs (spec)
+// followed by its units in batches (units; lost lists the indexes in
+// units of those whose data is lost, see readSnapshot), and the
+// namespace's end (end; ns.workers and ns.groups).
+type snapPart struct {
+	ns    *capturedNamespace
+	spec  *capturedSpec
+	units []unit
+	lost  []int
+	end   bool
+}
+
+// decodeSnapshot decodes what writeSnapshot wrote, passing it to emit
+// piece by piece (units at most batch at a time, each batch its own
+// allocation, which emit may keep); an error from emit stops it. maxBytes
+// bounds the bytes in (journal.SnapshotInfo.MaxBytes). blob returns the
+// data a reference names (nil: a reference is damage); if it returns
+// errDropUnit, the unit is reported lost instead of failing. Every count
+// and length is checked against the bytes left before anything is
+// allocated for it, so damaged contents with valid checksums give an
+// error, not an out-of-memory crash. Units come with spec unset; the
+// receiver links them and checks the rest (statuses, heap positions,
+// references).
+func decodeSnapshot(in io.Reader, maxBytes int64, blob blobReader, batch int, emit func(*snapPart) error) error {
 	d := &snapReader{r: bufio.NewReaderSize(in, 256<<10), left: maxBytes, blob: blob}
 	magic := make([]byte, len(snapshotMagic))
 	if _, err := io.ReadFull(d.r, magic); err != nil || string(magic) != snapshotMagic {
-		return nil, fmt.Errorf("not a memory-backend snapshot (magic %q)", magic)
+		return fmt.Errorf("not a memory-backend snapshot (magic %q)", magic)
 	}
 	d.version = d.uint()
 	if d.err == nil && (d.version < 1 || d.version > snapshotVersion) {
-		return nil, fmt.Errorf("snapshot format version %d, this build reads 1 to %d", d.version, snapshotVersion)
+		return fmt.Errorf("snapshot format version %d, this build reads 1 to %d", d.version, snapshotVersion)
 	}
 	d.left -= int64(len(snapshotMagic))
-	nss := make([]*capturedNamespace, d.count(minNamespaceBytes))
-	for i := range nss {
+	nss := d.count(minNamespaceBytes)
+	for range nss {
 		c := &capturedNamespace{name: d.str(), nextLease: d.int()}
-		c.specs = make([]capturedSpec, d.count(minSpecBytes))
-		for k := range c.specs {
-			sp := &c.specs[k]
+		if d.err != nil {
+			break
+		}
+		if err := emit(&snapPart{ns: c}); err != nil {
+			return err
+		}
+		for range d.count(minSpecBytes) {
+			sp := &capturedSpec{}
 			sp.name = d.name()
 			sp.definition = d.bytes()
 			d.meta(&sp.meta)
@@ -352,16 +471,28 @@ func readSnapshot(in io.Reader, maxBytes int64, blob blobReader) ([]*capturedNam
 				sp.archived[st] = d.number(1 << 62)
 			}
 			sp.units = d.count(minUnitBytes)
-			if d.err == nil {
-				c.units = slices.Grow(c.units, min(sp.units, 1<<24))
+			if d.err != nil {
+				break
+			}
+			if err := emit(&snapPart{spec: sp}); err != nil {
+				return err
 			}
 			d.spec = sp.name.Bytes
-			for range sp.units {
-				u, lost := d.unit()
-				if lost {
-					c.lost = append(c.lost, len(c.units))
+			for left := sp.units; left > 0 && d.err == nil; {
+				p := &snapPart{units: make([]unit, min(left, batch))}
+				for k := range p.units {
+					var lost bool
+					if p.units[k], lost = d.unit(); lost {
+						p.lost = append(p.lost, k)
+					}
 				}
-				c.units = append(c.units, u)
+				left -= len(p.units)
+				if d.err != nil {
+					break
+				}
+				if err := emit(p); err != nil {
+					return err
+				}
 			}
 		}
 		c.workers = make([]capturedWorker, d.count(minWorkerBytes))
@@ -388,15 +519,17 @@ func readSnapshot(in io.Reader, maxBytes int64, blob blobReader) ([]*capturedNam
 		if d.err != nil {
 			break
 		}
-		nss[i] = c
+		if err := emit(&snapPart{ns: c, end: true}); err != nil {
+			return err
+		}
 	}
 	if d.err != nil {
-		return nil, d.err
+		return d.err
 	}
 	if _, err := d.r.ReadByte(); err != io.EOF {
-		return nil, errors.New("data after the last namespace")
+		return errors.New("data after the last namespace")
 	}
-	return nss, nil
+	return nil
 }
 
 // unit reads a unit; lost reports that its data's blob is lost and the
@@ -500,6 +633,7 @@ type snapReader struct {
 	version uint64
 	blob    blobReader
 	spec    string // the spec whose units are being read, for errors
+	arena   []byte // the block small items are cut from (arenaMax)
 	err     error
 }
 
@@ -588,7 +722,17 @@ func (d *snapReader) bytes() []byte {
 	if d.err != nil {
 		return nil
 	}
-	b := make([]byte, n)
+	var b []byte
+	if n > 0 && n <= arenaMax {
+		if len(d.arena)+n > cap(d.arena) {
+			d.arena = make([]byte, 0, arenaBlock)
+		}
+		k := len(d.arena)
+		d.arena = d.arena[:k+n]
+		b = d.arena[k : k+n : k+n]
+	} else {
+		b = make([]byte, n)
+	}
 	if _, err := io.ReadFull(d.r, b); err != nil {
 		d.fail(err)
 		return nil
@@ -597,9 +741,20 @@ func (d *snapReader) bytes() []byte {
 	return b
 }
 
-// str reads a string. The bytes are freshly allocated and referenced by
-// nothing else, so the string takes them over instead of copying them
-// (one allocation per string instead of two: recovery reads millions).
+// Small strings and byte slices (keys, unit data, names) are cut from
+// shared blocks rather than allocated one by one: recovery reads tens of
+// millions, and each allocation costs time and a little memory, and the
+// collector an object to mark for as long as the unit lives. A block
+// stays allocated while anything cut from it lives, as the batch of
+// units a unit is decoded in does (decodeSnapshot).
+const (
+	arenaMax   = 256      // longest item cut from a block
+	arenaBlock = 64 << 10 // size of a block
+)
+
+// str reads a string. The bytes are freshly read and referenced by
+// nothing else (slices cut from a block have no spare capacity), so the
+// string takes them over instead of copying them.
 func (d *snapReader) str() string {
 	b := d.bytes()
 	if len(b) == 0 {

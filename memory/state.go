@@ -104,6 +104,9 @@ type spec struct {
 	// dueIdx is the spec's place in state.due, -1 when not there.
 	due    int64
 	dueIdx int
+	// cowSaved are the pre-images of this spec's units for the snapshot
+	// capture under way (cow.go), by unit.
+	cowSaved map[*unit]*unit
 }
 
 func newSpec(name coordinate.Name) *spec {
