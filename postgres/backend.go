@@ -187,10 +187,9 @@ func (b *Backend) Namespaces(ctx context.Context) (names []string, err error) {
 
 // namespace is one coordinate.Namespace: a row of the namespace table.
 type namespace struct {
-	b     *Backend
-	id    int64
-	name  string
-	reads schedReads // get_work's shared scheduler reads (schedreads.go)
+	b    *Backend
+	id   int64
+	name string
 	// watched is this namespace as the Backend hands it out.
 	watched *watchedNamespace
 }

@@ -83,8 +83,10 @@ type claimRequest struct {
 	attempts []coordinate.Attempt // result
 }
 
-// commitItem is one queued request: a claim or an update.
+// commitItem is one queued request: a get_work (read, choose and claim:
+// schedclaims.go), a claim of a chosen spec, or an update.
 type commitItem struct {
+	get   *getRequest
 	claim *claimRequest
 	upd   *updateRequest
 	done  chan error
@@ -164,9 +166,17 @@ func (c *committer) answer(it *commitItem, err error) {
 		it.done <- err
 		return
 	}
-	if err == nil && it.claim != nil && len(it.claim.attempts) > 0 {
-		go c.release(it.claim) // not on a committer worker: it submits to the committer
+	if cl := it.claimed(); err == nil && cl != nil && len(cl.attempts) > 0 {
+		go c.release(cl) // not on a committer worker: it submits to the committer
 	}
+}
+
+// claimed is the claim the item made, if any.
+func (it *commitItem) claimed() *claimRequest {
+	if it.get != nil {
+		return it.get.claim
+	}
+	return it.claim
 }
 
 // release makes the units of an abandoned claim available again.
@@ -202,6 +212,9 @@ func (c *committer) run() {
 			c.drain()
 			return
 		}
+		if batch = dropAbandoned(batch); len(batch) == 0 {
+			continue
+		}
 		c.busy.Add(1)
 		c.batches.Observe(float64(len(batch)))
 		c.apply(batch)
@@ -211,6 +224,22 @@ func (c *committer) run() {
 		default:
 		}
 	}
+}
+
+// dropAbandoned removes the get_work requests and claims whose callers
+// gave up while they were queued: nobody would be told about their leases
+// (a frozen database's get_work calls would otherwise lease units once it
+// answers again, only to release them). Updates are applied: their
+// callers were told they may be.
+func dropAbandoned(batch []*commitItem) []*commitItem {
+	kept := batch[:0]
+	for _, it := range batch {
+		if it.upd == nil && it.state.Load() == itemAbandoned {
+			continue
+		}
+		kept = append(kept, it)
+	}
+	return kept
 }
 
 // gather adds what is queued to batch. While another worker's batch is in
@@ -275,13 +304,14 @@ func (c *committer) apply(batch []*commitItem) {
 	wg.Wait()
 }
 
-// splitLanes separates a batch's claims from its updates. The two run as
+// splitLanes separates a batch's claims (and get_work requests) from its
+// updates. The two run as
 // transactions of their own, side by side on two connections: a claim
 // only leases units, which PostgreSQL need not flush before it is
 // answered (claimsOnly), while updates wait for their WAL flush.
 func splitLanes(batch []*commitItem) (claims, updates []*commitItem) {
 	for _, it := range batch {
-		if it.claim != nil {
+		if it.upd == nil {
 			claims = append(claims, it)
 		} else {
 			updates = append(updates, it)
@@ -319,8 +349,8 @@ func (c *committer) applyLane(batch []*commitItem) {
 		c.b.events.committed(out.events)
 		claimed := 0
 		for _, it := range batch {
-			if it.claim != nil {
-				claimed += len(it.claim.attempts)
+			if cl := it.claimed(); cl != nil {
+				claimed += len(cl.attempts)
 			}
 		}
 		c.b.cache.committed(claimed)

@@ -13,9 +13,10 @@
 //   - Unit counts per spec and status are kept in unit_count rows updated in
 //     the same transactions as the units (each connection writes its own
 //     slot row), so counting and scheduling never scan units.
-//   - get_work reads the candidate specs' counts and best priorities (one
-//     read shared by the calls that arrive together, schedreads.go),
-//     chooses with coordinate.ChooseWorkSpec, then claims units with
+//   - get_work reads the candidate specs' counts and best priorities,
+//     chooses with coordinate.ChooseWorkSpec and claims in one committer
+//     transaction (the read shared by the calls of a batch that name the
+//     same specs, schedclaims.go); it claims units with
 //     an UPDATE over a FOR UPDATE SKIP LOCKED subselect (queries/claim.sql):
 //     concurrent daemons never hand out a unit twice and never wait for
 //     each other.

@@ -21,8 +21,6 @@ var (
 var (
 	//go:embed queries/candidates.sql
 	candidatesSQL string
-	//go:embed queries/best_units.sql
-	bestUnitsSQL string
 	//go:embed queries/claim.sql
 	claimSQL string
 	//go:embed queries/claim_many.sql
@@ -36,6 +34,10 @@ var (
 // the planner scanned all of unit_count once per spec instead, an order of
 // magnitude slower with many specs (docs/postgres.md, "10,000 units").
 const candidatesSettings = "SET LOCAL enable_seqscan = off"
+
+// endCandidatesSettings ends candidatesSettings in a transaction that
+// goes on to claim (pipeline.go's stage 0).
+const endCandidatesSettings = "RESET enable_seqscan"
 
 // candidate is one spec as the scheduler sees it.
 type candidate struct {
@@ -58,32 +60,35 @@ func (ns *namespace) GetWork(ctx context.Context, req coordinate.WorkRequest) ([
 	if lease <= 0 {
 		lease = coordinate.DefaultLease
 	}
-	for round := 0; round < maxClaimRounds; round++ {
-		// The first round shares its read with concurrent calls. After a
-		// claim came back empty, read alone and probe even a lone spec: it
-		// may have only delayed units.
-		var (
-			cands  []candidate
-			shared bool
-			err    error
-		)
-		if round == 0 {
-			cands, shared, err = ns.sharedCandidates(ctx, req)
-		} else {
-			cands, err = ns.candidates(ctx, req, now, true)
+	expires := now.Add(lease)
+	// The first round reads, chooses and claims in one transaction of
+	// the committer, sharing the read with the requests of its batch
+	// (schedclaims.go). When it found nothing to hand out there is
+	// nothing (every rule was applied to what was read after the call
+	// arrived); when its claim came back empty (others took the units
+	// first, or only delayed units were left) or it chose a spec with
+	// max_running from a shared read, later rounds read alone.
+	g := &getRequest{ns: ns, req: req, now: now, expires: expires}
+	if err := ns.b.commits.submit(ctx, &commitItem{get: g}); err != nil {
+		return nil, fmt.Errorf("postgres get_work: %w", err)
+	}
+	switch {
+	case g.claim != nil && len(g.claim.attempts) > 0:
+		return g.claim.attempts, nil
+	case g.continuous != nil:
+		as, err := ns.claimContinuous(ctx, *g.continuous, req.Worker, now, expires)
+		if err != nil || len(as) > 0 {
+			return as, err
 		}
+	case g.claim == nil && !g.alone:
+		return []coordinate.Attempt{}, nil
+	}
+	for round := 1; round < maxClaimRounds; round++ {
+		cands, err := ns.candidates(ctx, req, now)
 		if err != nil {
 			return nil, err
 		}
 		sc, i, ok := ns.choose(cands, req, now)
-		if ok && shared && cands[i].row.spec.Meta.MaxRunning != 0 {
-			// Every caller sharing the read would count the same pending
-			// units and could together pass max_running: read alone.
-			if cands, err = ns.candidates(ctx, req, now, false); err != nil {
-				return nil, err
-			}
-			sc, i, ok = ns.choose(cands, req, now)
-		}
 		if !ok {
 			return []coordinate.Attempt{}, nil
 		}
@@ -91,9 +96,9 @@ func (ns *namespace) GetWork(ctx context.Context, req coordinate.WorkRequest) ([
 		var as []coordinate.Attempt
 		if sc[i].Available > 0 {
 			n := coordinate.WorkCount(&c.row.spec.Meta, int(c.pending), req.MaxJobs)
-			as, err = ns.claim(ctx, c.row, n, req.MaxBytes, req.Worker, now, now.Add(lease))
+			as, err = ns.claim(ctx, c.row, n, req.MaxBytes, req.Worker, now, expires)
 		} else {
-			as, err = ns.claimContinuous(ctx, c.row, req.Worker, now, now.Add(lease))
+			as, err = ns.claimContinuous(ctx, c.row, req.Worker, now, expires)
 		}
 		if err != nil {
 			return nil, err
@@ -128,69 +133,25 @@ func (ns *namespace) choose(cands []candidate, req coordinate.WorkRequest, now t
 	return sc, i, ok
 }
 
-// candidates reads the scheduler's view of the namespace's runnable specs.
-func (ns *namespace) candidates(ctx context.Context, req coordinate.WorkRequest, now time.Time, probeAlways bool) ([]candidate, error) {
-	names := make([][]byte, len(req.WorkSpecs))
-	for i, n := range req.WorkSpecs {
-		names[i] = bytesOf(n)
-	}
+// candidates reads the scheduler's view of the namespace's runnable
+// specs alone, probing even a lone spec's best unit (it may have only
+// delayed units): get_work's rounds after the first, which reads in the
+// committer's transaction (schedclaims.go).
+func (ns *namespace) candidates(ctx context.Context, req coordinate.WorkRequest, now time.Time) ([]candidate, error) {
 	b := &pgx.Batch{}
 	b.Queue("BEGIN")
 	b.Queue(candidatesSettings)
 	var cands []candidate
-	b.Queue(candidatesSQL, ns.id, names).Query(func(rows pgx.Rows) error {
+	b.Queue(candidatesSQL, ns.id, filterNames(req.WorkSpecs), now.UnixNano(), true).Query(func(rows pgx.Rows) error {
 		var err error
-		cands, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (candidate, error) {
-			var c candidate
-			var err error
-			c.row, err = scanSpecWith(r, &c.available, &c.pending)
-			return c, err
-		})
+		cands, err = collectCandidates(rows)
 		return err
 	})
 	b.Queue("COMMIT")
 	if err := ns.b.pool.SendBatch(ctx, b).Close(); err != nil {
 		return nil, fmt.Errorf("postgres get_work candidates: %w", err)
 	}
-	return cands, ns.bestUnits(ctx, cands, now, probeAlways)
-}
-
-// bestUnits sets best on the candidates with available units: the
-// priority of the best unit that can be handed out now, or nil when all
-// are delayed. With one such spec there is nothing to compare, so unless
-// always is set the probe is skipped and the claim finds out.
-func (ns *namespace) bestUnits(ctx context.Context, cands []candidate, now time.Time, always bool) error {
-	var ids []int64
-	byID := map[int64]*candidate{}
-	for i := range cands {
-		if cands[i].available > 0 {
-			ids = append(ids, cands[i].row.id)
-			byID[cands[i].row.id] = &cands[i]
-		}
-	}
-	if len(ids) == 1 && !always {
-		var zero float64
-		byID[ids[0]].best = &zero
-		return nil
-	}
-	if len(ids) == 0 {
-		return nil
-	}
-	rows, err := ns.b.pool.Query(ctx, bestUnitsSQL, ids, now.UnixNano())
-	if err != nil {
-		return fmt.Errorf("postgres get_work best units: %w", err)
-	}
-	var id int64
-	var prio float64
-	_, err = pgx.ForEachRow(rows, []any{&id, &prio}, func() error {
-		p := prio
-		byID[id].best = &p
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("postgres get_work best units: %w", err)
-	}
-	return nil
+	return cands, nil
 }
 
 // claim leases up to n units of spec to worker, their data within

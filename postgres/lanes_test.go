@@ -55,7 +55,7 @@ func TestOnlyLeasesSkipTheFlush(t *testing.T) {
 		t.Fatalf("splitLanes: %d claims and %d updates, want 2 and 3", len(claims), len(updates))
 	}
 	for _, it := range claims {
-		if it.claim == nil {
+		if it.upd != nil {
 			t.Error("an update in the claims' lane")
 		}
 	}
@@ -66,6 +66,22 @@ func TestOnlyLeasesSkipTheFlush(t *testing.T) {
 	}
 	if !queuesClaimsOnly(first(claims)) {
 		t.Error("a transaction of claims alone waits for its WAL flush")
+	}
+	// get_work requests go with the claims and begin their transaction
+	// in stage 0 (schedclaims.go).
+	get := &commitItem{get: &getRequest{ns: ns, now: now, expires: now.Add(time.Minute),
+		req: coordinate.WorkRequest{Worker: coordinate.Name{Bytes: "w", Text: true}}}}
+	claims, updates = splitLanes(append(batch, get))
+	if len(claims) != 3 || len(updates) != 3 {
+		t.Fatalf("splitLanes with a get_work: %d claims and %d updates, want 3 and 3", len(claims), len(updates))
+	}
+	p := planBatch(claims, make([]error, len(claims)))
+	if sched, _ := p.queueSchedule(newSchedReads(p.gets)); !queuesClaimsOnly(sched) {
+		t.Error("a transaction of get_work requests waits for its WAL flush")
+	}
+	p = planBatch(append(updates, get), make([]error, len(updates)+1))
+	if sched, _ := p.queueSchedule(newSchedReads(p.gets)); queuesClaimsOnly(sched) {
+		t.Error("a transaction of get_work requests and updates commits without waiting for its flush")
 	}
 	if queuesClaimsOnly(first(updates)) {
 		t.Error("the updates' lane commits without waiting for its flush")

@@ -11,9 +11,12 @@ import (
 // the committer (committer.go) put it in a batch with others, top to
 // bottom, in one transaction on one connection:
 //
-//  1. Plan (planBatch): split the batch into claims, updates the fast
-//     finish statement may apply (finish.go's fastFinishable) and the
-//     rest, which the general path computes in Go.
+//  0. Schedule (schedule), for a batch with get_work requests: BEGIN and
+//     the scheduler's reads in one round trip, then each request's spec
+//     chosen in Go (schedclaims.go); their claims join the batch's.
+//  1. Plan (planBatch): split the batch into get_work requests, claims,
+//     updates the fast finish statement may apply (finish.go's
+//     fastFinishable) and the rest, which the general path computes in Go.
 //  2. Fast statements, round trip 1 (queueFirstTrip, readFirstTrip):
 //     BEGIN; for a batch of claims alone, synchronous_commit off (a
 //     lease need not be flushed before it is answered; the committer
@@ -30,8 +33,9 @@ import (
 //     re-blocking dependents, in statements of their own when there are
 //     any.
 //  5. Commit: round trip 2 sends the writes and COMMIT together when there
-//     are no side effects; otherwise the writes, the side effects, then
-//     COMMIT.
+//     are no side effects; otherwise the writes, the side effects (for
+//     chaining, one lookup of the target specs and one add per target
+//     spec: chains.go), then the side effects' counts with COMMIT.
 //
 // The committer answers each request from results; a fast finish the
 // statement did not match comes back in the outcome's again and runs
@@ -48,6 +52,9 @@ type batchOutcome struct {
 
 // batchPlan is stage 1: the batch taken apart.
 type batchPlan struct {
+	gets        []*getRequest // get_work requests: read and choose first (stage 0)
+	begun       bool          // stage 0 began the transaction
+	settings    int           // statements before the claims in round trip 1
 	claims      []*claimRequest
 	claimGroups [][]*claimRequest // claims one statement serves together
 	updates     []*updateRequest
@@ -62,10 +69,14 @@ func planBatch(batch []*commitItem, results []error) *batchPlan {
 	p := &batchPlan{}
 	for i, it := range batch {
 		results[i] = nil
-		if it.claim != nil {
+		switch {
+		case it.get != nil:
+			it.get.item = it
+			p.gets = append(p.gets, it.get)
+		case it.claim != nil:
 			it.claim.attempts = nil
 			p.claims = append(p.claims, it.claim)
-		} else {
+		default:
 			p.updates = append(p.updates, it.upd)
 			p.updIdx = append(p.updIdx, i)
 		}
@@ -75,18 +86,72 @@ func planBatch(batch []*commitItem, results []error) *batchPlan {
 	for j, i := range p.slowIdx {
 		p.slow[j] = p.updates[i]
 	}
-	p.claimGroups = groupClaims(p.claims)
 	return p
+}
+
+// schedule is stage 0, for a batch with get_work requests: BEGIN, the
+// settings, and the scheduler's reads (schedclaims.go), one round trip;
+// then the choice of each request's claim in Go.
+func (p *batchPlan) schedule(ctx context.Context, conn *pgxpool.Conn) error {
+	reads := newSchedReads(p.gets)
+	b, settings := p.queueSchedule(reads)
+	br := conn.SendBatch(ctx, b)
+	p.begun = true
+	var err error
+	for range settings {
+		if _, err = br.Exec(); err != nil {
+			break
+		}
+	}
+	if err == nil {
+		err = reads.read(br)
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	p.claims = append(p.claims, reads.choose()...)
+	return nil
+}
+
+// queueSchedule is stage 0's batch of statements and how many of them
+// come before the reads.
+func (p *batchPlan) queueSchedule(reads *schedReads) (*pgx.Batch, int) {
+	b := &pgx.Batch{}
+	b.Queue("BEGIN")
+	b.Queue(candidatesSettings) // the reads keep custom plans: see queueFirstTrip
+	settings := 2
+	if len(p.updates) == 0 {
+		b.Queue(claimsOnly)
+		settings++
+	}
+	reads.queue(b)
+	return b, settings
 }
 
 // queueFirstTrip is stage 2's batch of statements.
 func (p *batchPlan) queueFirstTrip(b *Backend) *pgx.Batch {
 	first := &pgx.Batch{}
-	first.Queue("BEGIN")
-	first.Queue(genericPlans)
-	if len(p.updates) == 0 {
-		first.Queue(claimsOnly)
+	p.settings = 0
+	if p.begun {
+		// After stage 0's reads, which ran with custom plans: a generic
+		// plan of candidates.sql cannot drop the branches its parameters
+		// decide (the spec filter, whether to probe).
+		first.Queue(genericPlans)
+		first.Queue(endCandidatesSettings)
+		p.settings = 2
+	} else {
+		first.Queue("BEGIN")
+		first.Queue(genericPlans)
+		p.settings = 2
+		if len(p.updates) == 0 {
+			first.Queue(claimsOnly)
+			p.settings++
+		}
 	}
+	p.claimGroups = groupClaims(p.claims)
 	p.locks = queueMaxRunningLocks(first, p.claims)
 	for _, grp := range p.claimGroups {
 		queueClaims(first, grp)
@@ -107,11 +172,7 @@ func (p *batchPlan) queueFirstTrip(b *Backend) *pgx.Batch {
 // returns the general path's locked units (nil when there is none and
 // the transaction is committed).
 func (p *batchPlan) readFirstTrip(b *Backend, br pgx.BatchResults, out *batchOutcome) (*lockedUnits, error) {
-	settings := 2 // BEGIN, genericPlans
-	if len(p.updates) == 0 {
-		settings++ // claimsOnly
-	}
-	for range settings + p.locks { // and the max_running locks
+	for range p.settings + p.locks { // BEGIN and settings unless stage 0 sent them // and the max_running locks
 		if _, err := br.Exec(); err != nil {
 			return nil, err
 		}
@@ -191,6 +252,12 @@ func (c *committer) runBatch(ctx context.Context, batch []*commitItem, results [
 		}
 	}()
 
+	if len(p.gets) > 0 {
+		inTx = true
+		if err := p.schedule(ctx, conn); err != nil { // 0
+			return batchOutcome{}, err
+		}
+	}
 	br := conn.SendBatch(ctx, p.queueFirstTrip(c.b)) // 2
 	inTx = true
 	locked, err := p.readFirstTrip(c.b, br, &out)
@@ -218,10 +285,12 @@ func (c *committer) runBatch(ctx context.Context, batch []*commitItem, results [
 		if err := conn.SendBatch(ctx, second).Close(); err != nil {
 			return batchOutcome{}, err
 		}
-		if err := after.run(ctx, conn); err != nil { // 4
+		tail := &pgx.Batch{}
+		if err := after.run(ctx, conn, tail); err != nil { // 4
 			return batchOutcome{}, err
 		}
-		if _, err := conn.Exec(ctx, "COMMIT"); err != nil { // 5
+		tail.Queue("COMMIT")
+		if err := conn.SendBatch(ctx, tail).Close(); err != nil { // 5
 			return batchOutcome{}, err
 		}
 	}

@@ -87,8 +87,9 @@ func TestCandidatesUseCountIndex(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		rows, err := tx.Query(ctx, "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) "+candidatesSQL, nsID, [][]byte{})
+		rows, err := tx.Query(ctx, "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) "+candidatesSQL, nsID, [][]byte{}, e.clock.Now().UnixNano(), true)
 		if err != nil {
+			tx.Rollback(ctx) //nolint:errcheck // a transaction left open would stall the pool's close
 			t.Fatal(err)
 		}
 		lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
@@ -108,6 +109,11 @@ func TestCandidatesUseCountIndex(t *testing.T) {
 			t.Errorf("candidates.sql with %q scans unit_count:\n%s", settings, plan)
 		case settings != "" && !strings.Contains(plan, "Index Scan using unit_count_pkey"):
 			t.Errorf("candidates.sql with %q does not use unit_count's index:\n%s", settings, plan)
+		case settings != "" && strings.Contains(plan, "Seq Scan on work_unit"):
+			t.Errorf("candidates.sql with %q scans work_unit for the best units:\n%s", settings, plan)
+		}
+		if strings.Contains(plan, "rows=100 loops=100)") {
+			t.Errorf("candidates.sql reads its specs once per spec:\n%s", plan)
 		}
 		if !strings.Contains(plan, "rows=100 loops=1") {
 			t.Errorf("the plan does not return the 100 specs:\n%s", plan)

@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	_ "embed"
-	"errors"
 	"fmt"
 	"sort"
 	"time"
@@ -157,8 +156,10 @@ func (a *afterUpdates) empty() bool {
 	return len(a.chains) == 0 && len(a.failed) == 0 && len(a.unfailed) == 0
 }
 
-// run applies the leftover work inside the batch's transaction.
-func (a *afterUpdates) run(ctx context.Context, tx dbtx) error {
+// run applies the leftover work inside the batch's transaction and
+// queues its last writes (counts, group progress) on tail, for the round
+// trip that commits.
+func (a *afterUpdates) run(ctx context.Context, tx dbtx, tail *pgx.Batch) error {
 	d, g := newCountDelta(), groupBumps{}
 	d.events = a.events
 	failed, err := withDependents(ctx, tx, a.failed)
@@ -169,33 +170,17 @@ func (a *afterUpdates) run(ctx context.Context, tx dbtx) error {
 	if err != nil {
 		return err
 	}
-	for _, c := range a.chains {
-		var next int64
-		err := tx.QueryRow(ctx, specIDSQL,
-			c.ns.id, bytesOf(c.from.then)).Scan(&next)
-		if errNotFound(err) {
-			continue // `then` names a missing spec: chaining is skipped (SEMANTICS §10)
-		}
-		if err != nil {
-			return err
-		}
-		f, u, err := addUnits(ctx, tx, c.ns.id, next, c.from.then, dedupeUnits(c.units), c.now, d, g)
-		if errors.Is(err, coordinate.ErrCycle) {
-			continue // chaining never fails the finish; nothing was added
-		}
-		if err != nil {
-			return fmt.Errorf("chaining to %q: %w", c.from.then, err)
-		}
-		failed = append(failed, f...)
-		unfailed = append(unfailed, u...)
+	f, u, err := runChains(ctx, tx, a.chains, d, g) // chains.go
+	if err != nil {
+		return err
 	}
+	failed, unfailed = append(failed, f...), append(unfailed, u...)
 	if err := propagateFailures(ctx, tx, a.now, failed, unfailed, d, g); err != nil {
 		return err
 	}
-	if err := d.apply(ctx, tx); err != nil {
-		return err
-	}
-	return g.apply(ctx, tx)
+	d.queue(tail)
+	g.queue(tail)
+	return nil
 }
 
 // applyUpdates computes the transitions of a batch from the locked units,

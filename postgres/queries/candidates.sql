@@ -1,16 +1,40 @@
 -- The scheduler's view of a namespace's runnable specs: control settings
--- and unit counts from unit_count (no unit scan). $1 namespace id, $2
--- spec-name filter (empty = all).
+-- and unit counts from unit_count (no unit scan), and, when more than one
+-- spec has available units or $4 is set, for each spec with available
+-- units the priority of the best one that can be handed out at $3 (now,
+-- ns): one probe of the partial index, NULL when all are delayed. With a
+-- lone such spec there is nothing to compare, so the probe (which passes
+-- the index entries of units claimed moments before) is left to the
+-- claim. $1 namespace id, $2 spec-name filter (empty = all). The last
+-- column says whether the spec was probed.
 -- The spec columns are spec_cols (sql/specs.sql), in the same order.
-SELECT s.id, s.name, s.name_text, s.definition, s.priority, s.weight, s.paused,
-    s.continuous, s.can_be_continuous, s.interval_ns, s.next_continuous, s.max_running,
-    s.max_getwork, s.max_retries, s.min_gb, s.then_name, s.then_preempts, s.runtime,
-    s.controlled, COALESCE(c.available, 0)::bigint, COALESCE(c.pending, 0)::bigint
-FROM work_spec s
+WITH c AS (
+    SELECT s.id, s.name, s.name_text, s.definition, s.priority, s.weight, s.paused,
+        s.continuous, s.can_be_continuous, s.interval_ns, s.next_continuous, s.max_running,
+        s.max_getwork, s.max_retries, s.min_gb, s.then_name, s.then_preempts, s.runtime,
+        s.controlled, COALESCE(c.available, 0)::bigint AS available, COALESCE(c.pending, 0)::bigint AS pending
+    FROM work_spec s
+    LEFT JOIN LATERAL (
+        SELECT sum(n) FILTER (WHERE status = 1) AS available,
+               sum(n) FILTER (WHERE status = 3) AS pending
+        FROM unit_count WHERE spec_id = s.id AND status IN (1, 3)
+    ) c ON true
+    WHERE s.namespace_id = $1 AND NOT s.paused AND s.weight > 0
+        AND (cardinality($2::bytea[]) = 0 OR s.name = ANY($2))
+), probe AS (
+    SELECT $4::boolean OR count(*) FILTER (WHERE available > 0) > 1 AS probe_all FROM c
+)
+-- (SELECT probe_all FROM probe) is an InitPlan, computed once; a join with
+-- probe was recomputed for every spec.
+SELECT c.id, c.name, c.name_text, c.definition, c.priority, c.weight, c.paused,
+    c.continuous, c.can_be_continuous, c.interval_ns, c.next_continuous, c.max_running,
+    c.max_getwork, c.max_retries, c.min_gb, c.then_name, c.then_preempts, c.runtime,
+    c.controlled, c.available, c.pending, b.priority, c.available > 0 AND (SELECT probe_all FROM probe)
+FROM c
 LEFT JOIN LATERAL (
-    SELECT sum(n) FILTER (WHERE status = 1) AS available,
-           sum(n) FILTER (WHERE status = 3) AS pending
-    FROM unit_count WHERE spec_id = s.id AND status IN (1, 3)
-) c ON true
-WHERE s.namespace_id = $1 AND NOT s.paused AND s.weight > 0
-    AND (cardinality($2::bytea[]) = 0 OR s.name = ANY($2))
+    SELECT u.priority FROM work_unit u
+    WHERE c.available > 0 AND (SELECT probe_all FROM probe)
+        AND u.spec_id = c.id AND u.status = 1 AND (u.not_before IS NULL OR u.not_before <= $3)
+    ORDER BY u.priority DESC, u.key
+    LIMIT 1
+) b ON true

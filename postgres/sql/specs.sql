@@ -40,6 +40,14 @@ INSERT INTO work_spec AS s (namespace_id, name, name_text, definition,
 -- name: spec_id
 SELECT id FROM work_spec WHERE namespace_id = $1 AND name = $2
 
+-- The ids of specs named by (namespace $1[i], name $2[i]) pairs, for
+-- chaining (chains.go): one row (namespace, name, id) per spec that
+-- exists.
+-- name: spec_ids
+SELECT s.namespace_id, s.name, s.id FROM work_spec s
+JOIN unnest($1::bigint[], $2::bytea[]) AS t (namespace_id, name)
+    ON s.namespace_id = t.namespace_id AND s.name = t.name
+
 -- control_work_spec: the settings it may change, of spec $1, and which
 -- it has set ($7, migration 0010).
 -- name: spec_control

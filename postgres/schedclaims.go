@@ -1,0 +1,165 @@
+package postgres
+
+import (
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/coordinated/coordinated/coordinate"
+)
+
+// Scheduling inside the committer. A get_work goes to the committer
+// (committer.go) as one request: the claims transaction of its batch reads
+// the scheduler's view of each spec filter its requests name
+// (candidates.sql), chooses a spec for each request in Go with
+// coordinate.ChooseWorkSpec (namespace.choose), then claims the units in
+// its next round trip (pipeline.go). So a get_work is one request to the
+// committer and one transaction, instead of a read of its own followed by
+// a claim in the next batch; what it sees was read after it arrived, and
+// the requests of a batch that name the same filter share one read and
+// their claims one statement, as the shared reads this replaces did
+// (docs/postgres.md, "At 8 connections").
+
+// getRequest is one get_work waiting for the committer.
+type getRequest struct {
+	ns      *namespace
+	req     coordinate.WorkRequest
+	now     time.Time
+	expires time.Time
+	item    *commitItem // the committer's item carrying it (set by planBatch)
+
+	// Results, set by each run of the batch.
+	claim      *claimRequest // the claim chosen; nil: none
+	continuous *specRow      // a continuous spec chosen with no units: the caller creates one
+	alone      bool          // a max_running spec chosen from a shared read: the caller reads again alone
+}
+
+// readKey names the read a get request needs: its namespace and filter.
+type readKey struct {
+	ns     int64
+	filter string
+}
+
+func (g *getRequest) readKey() readKey {
+	return readKey{g.ns.id, strings.Join(g.req.WorkSpecs, "\x00")}
+}
+
+// schedReads is stage 0 of a batch with get requests: one read per
+// filter, shared by the requests naming it.
+type schedReads struct {
+	keys    []readKey
+	byKey   map[readKey][]*getRequest
+	results map[readKey][]candidate
+}
+
+func newSchedReads(gets []*getRequest) *schedReads {
+	s := &schedReads{byKey: map[readKey][]*getRequest{}, results: map[readKey][]candidate{}}
+	for _, g := range gets {
+		g.claim, g.continuous, g.alone = nil, nil, false
+		k := g.readKey()
+		if s.byKey[k] == nil {
+			s.keys = append(s.keys, k)
+		}
+		s.byKey[k] = append(s.byKey[k], g)
+	}
+	return s
+}
+
+// queue queues the reads on b (inside the batch's transaction, after
+// candidatesSettings), each at the time of the latest request sharing it.
+func (s *schedReads) queue(b *pgx.Batch) {
+	for _, k := range s.keys {
+		gets := s.byKey[k]
+		now := gets[0].now
+		for _, g := range gets {
+			if g.now.After(now) {
+				now = g.now
+			}
+		}
+		b.Queue(candidatesSQL, k.ns, filterNames(gets[0].req.WorkSpecs), now.UnixNano(), false)
+	}
+}
+
+// read reads the results of queue.
+func (s *schedReads) read(br pgx.BatchResults) error {
+	for _, k := range s.keys {
+		rows, err := br.Query()
+		if err != nil {
+			return err
+		}
+		cands, err := collectCandidates(rows)
+		if err != nil {
+			return err
+		}
+		s.results[k] = cands
+	}
+	return nil
+}
+
+// choose runs the scheduler for every request and returns the claims to
+// make.
+func (s *schedReads) choose() []*claimRequest {
+	var claims []*claimRequest
+	for _, k := range s.keys {
+		gets := s.byKey[k]
+		for _, g := range gets {
+			if g.item != nil && g.item.state.Load() == itemAbandoned {
+				// The caller gave up while the read ran (a frozen
+				// database's calls, say): lease nothing nobody waits for.
+				continue
+			}
+			cands := s.results[k]
+			sc, i, ok := g.ns.choose(cands, g.req, g.now)
+			if !ok {
+				continue
+			}
+			c := &cands[i]
+			switch {
+			case c.row.spec.Meta.MaxRunning != 0 && len(gets) > 1:
+				// Every request sharing the read counts the same pending
+				// units: read again alone.
+				g.alone = true
+			case sc[i].Available > 0:
+				n := coordinate.WorkCount(&c.row.spec.Meta, int(c.pending), g.req.MaxJobs)
+				if n > 0 {
+					g.claim = &claimRequest{ns: g.ns, spec: c.row, n: n, maxBytes: g.req.MaxBytes,
+						worker: g.req.Worker, now: g.now, expires: g.expires}
+					claims = append(claims, g.claim)
+				}
+			default:
+				row := c.row
+				g.continuous = &row
+			}
+		}
+	}
+	return claims
+}
+
+// filterNames is a get_work's spec filter as candidates.sql takes it.
+func filterNames(specs []string) [][]byte {
+	names := make([][]byte, len(specs))
+	for i, n := range specs {
+		names[i] = bytesOf(n)
+	}
+	return names
+}
+
+// collectCandidates reads candidates.sql's rows. A lone spec with
+// available units that was not probed gets priority 0: there is nothing
+// to compare, and its claim finds out whether they are all delayed.
+func collectCandidates(rows pgx.Rows) ([]candidate, error) {
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (candidate, error) {
+		var (
+			c      candidate
+			probed bool
+			err    error
+		)
+		c.row, err = scanSpecWith(r, &c.available, &c.pending, &c.best, &probed)
+		if c.available > 0 && !probed {
+			var zero float64
+			c.best = &zero
+		}
+		return c, err
+	})
+}

@@ -1,0 +1,112 @@
+package postgres
+
+import (
+	"testing"
+	"time"
+
+	"github.com/coordinated/coordinated/coordinate"
+)
+
+// getItems makes n get_work requests of one unit each from spec for
+// worker names w0, w1, ..., as the committer receives them.
+func (e *fastEnv) getItems(spec string, n int) []*commitItem {
+	nsImpl := e.ns.(*watchedNamespace).ns
+	now := e.clock.Now()
+	var items []*commitItem
+	for i := range n {
+		req := coordinate.WorkRequest{Worker: coordinate.Name{Bytes: "w" + string(rune('0'+i)), Text: true},
+			WorkSpecs: []string{spec}, MaxJobs: 1, LeaseTime: time.Minute}
+		items = append(items, &commitItem{get: &getRequest{ns: nsImpl, req: req, now: now, expires: now.Add(time.Minute)},
+			done: make(chan error, 1)})
+	}
+	return items
+}
+
+// TestGetWorksShareABatch: get_work requests of one batch share one read
+// and one claim statement, and each gets units of its own.
+func TestGetWorksShareABatch(t *testing.T) {
+	e := newFastEnv(t)
+	e.spec(map[string]any{"name": "s"})
+	e.add("s", numbered(10)...)
+	items := e.getItems("s", 3)
+	reads := newSchedReads([]*getRequest{items[0].get, items[1].get, items[2].get})
+	if len(reads.keys) != 1 {
+		t.Errorf("3 requests naming one spec need %d reads, want 1", len(reads.keys))
+	}
+	e.b.commits.apply(items)
+	seen := map[string]bool{}
+	for i, it := range items {
+		if err := <-it.done; err != nil {
+			t.Fatalf("get_work %d: %v", i, err)
+		}
+		g := it.get
+		if g.claim == nil || len(g.claim.attempts) != 1 || g.alone || g.continuous != nil {
+			t.Fatalf("get_work %d: claim %+v, alone %v", i, g.claim, g.alone)
+		}
+		k := g.claim.attempts[0].Key.Bytes
+		if seen[k] {
+			t.Errorf("unit %s handed out twice", k)
+		}
+		seen[k] = true
+	}
+	if groups := groupClaims([]*claimRequest{items[0].get.claim, items[1].get.claim, items[2].get.claim}); len(groups) != 1 {
+		t.Errorf("the claims of one spec make %d statements, want 1", len(groups))
+	}
+	counts, err := e.ns.CountWorkUnits(t.Context(), "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if counts[coordinate.StatusPending] != 3 || counts[coordinate.StatusAvailable] != 7 {
+		t.Errorf("counts %v, want 3 pending, 7 available", counts)
+	}
+}
+
+// TestGetWorksMaxRunningReadAlone: requests sharing a read that choose a
+// spec with max_running claim nothing in the batch (they would all count
+// the same pending units); GetWork then reads alone, and max_running
+// holds.
+func TestGetWorksMaxRunningReadAlone(t *testing.T) {
+	e := newFastEnv(t)
+	e.spec(map[string]any{"name": "s", "max_running": 1})
+	e.add("s", numbered(10)...)
+	items := e.getItems("s", 2)
+	e.b.commits.apply(items)
+	for i, it := range items {
+		if err := <-it.done; err != nil {
+			t.Fatalf("get_work %d: %v", i, err)
+		}
+		if !it.get.alone || it.get.claim != nil {
+			t.Errorf("get_work %d: alone %v, claim %+v; want alone, no claim", i, it.get.alone, it.get.claim)
+		}
+	}
+	as := e.claim("s", 1)
+	w := coordinate.WorkRequest{Worker: coordinate.Name{Bytes: "x", Text: true}, MaxJobs: 1, LeaseTime: time.Minute}
+	more, err := e.ns.GetWork(t.Context(), w)
+	if err != nil || len(more) != 0 {
+		t.Errorf("GetWork past max_running 1 with %s held: %v, %v; want nothing", as[0].Key.Bytes, more, err)
+	}
+}
+
+// TestAbandonedGetWorkLeasesNothing: a get_work whose caller gave up
+// before its batch ran leases no unit.
+func TestAbandonedGetWorkLeasesNothing(t *testing.T) {
+	e := newFastEnv(t)
+	e.spec(map[string]any{"name": "s"})
+	e.add("s", numbered(3)...)
+	items := e.getItems("s", 2)
+	items[0].state.Store(itemAbandoned)
+	e.b.commits.apply(items)
+	if err := <-items[1].done; err != nil || items[1].get.claim == nil || len(items[1].get.claim.attempts) != 1 {
+		t.Fatalf("the waiting get_work: %v", err)
+	}
+	if items[0].get.claim != nil {
+		t.Errorf("the abandoned get_work claimed %+v", items[0].get.claim)
+	}
+	counts, err := e.ns.CountWorkUnits(t.Context(), "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if counts[coordinate.StatusPending] != 1 {
+		t.Errorf("counts %v, want 1 pending", counts)
+	}
+}
