@@ -89,6 +89,7 @@ func New(ctx context.Context, url string, opts Options) (*Backend, error) {
 	if opts.MaxConns > 0 {
 		cfg.MaxConns = opts.MaxConns
 	}
+	noJIT(cfg.ConnConfig)
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres backend: connect: %w", err)
