@@ -120,21 +120,26 @@ func (p *batchPlan) schedule(ctx context.Context, conn *pgxpool.Conn) error {
 // come before the reads.
 func (p *batchPlan) queueSchedule(reads *schedReads) (*pgx.Batch, int) {
 	b := &pgx.Batch{}
-	b.Queue("BEGIN")
-	b.Queue(candidatesSettings) // the reads keep custom plans: see queueFirstTrip
-	settings := 2
-	if len(p.updates) == 0 {
-		b.Queue(claimsOnly)
-		settings++
-	}
+	settings := p.queueBegin(b, candidatesSettings) // the reads keep custom plans: see queueFirstTrip
 	reads.queue(b)
 	return b, settings
+}
+
+// queueBegin queues BEGIN, setting, and for a batch of claims alone
+// synchronous_commit off, and returns how many statements it queued.
+func (p *batchPlan) queueBegin(b *pgx.Batch, setting string) int {
+	b.Queue("BEGIN")
+	b.Queue(setting)
+	if len(p.updates) == 0 {
+		b.Queue(claimsOnly)
+		return 3
+	}
+	return 2
 }
 
 // queueFirstTrip is stage 2's batch of statements.
 func (p *batchPlan) queueFirstTrip(b *Backend) *pgx.Batch {
 	first := &pgx.Batch{}
-	p.settings = 0
 	if p.begun {
 		// After stage 0's reads, which ran with custom plans: a generic
 		// plan of candidates.sql cannot drop the branches its parameters
@@ -143,13 +148,7 @@ func (p *batchPlan) queueFirstTrip(b *Backend) *pgx.Batch {
 		first.Queue(endCandidatesSettings)
 		p.settings = 2
 	} else {
-		first.Queue("BEGIN")
-		first.Queue(genericPlans)
-		p.settings = 2
-		if len(p.updates) == 0 {
-			first.Queue(claimsOnly)
-			p.settings++
-		}
+		p.settings = p.queueBegin(first, genericPlans)
 	}
 	p.claimGroups = groupClaims(p.claims)
 	p.locks = queueMaxRunningLocks(first, p.claims)
@@ -172,7 +171,7 @@ func (p *batchPlan) queueFirstTrip(b *Backend) *pgx.Batch {
 // returns the general path's locked units (nil when there is none and
 // the transaction is committed).
 func (p *batchPlan) readFirstTrip(b *Backend, br pgx.BatchResults, out *batchOutcome) (*lockedUnits, error) {
-	for range p.settings + p.locks { // BEGIN and settings unless stage 0 sent them // and the max_running locks
+	for range p.settings + p.locks { // BEGIN (unless stage 0 sent it), the settings, the max_running locks
 		if _, err := br.Exec(); err != nil {
 			return nil, err
 		}

@@ -18,8 +18,8 @@ import (
 // committer and one transaction, instead of a read of its own followed by
 // a claim in the next batch; what it sees was read after it arrived, and
 // the requests of a batch that name the same filter share one read and
-// their claims one statement, as the shared reads this replaces did
-// (docs/postgres.md, "At 8 connections").
+// their claims one statement (docs/postgres.md, "At 8 connections", has
+// what this changed).
 
 // getRequest is one get_work waiting for the committer.
 type getRequest struct {
