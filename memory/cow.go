@@ -273,60 +273,6 @@ func (w *unitWalk) give(i int, us []unit) {
 	}
 }
 
-// layoutHeaps gives one spec's units heap positions that form valid heaps
-// again after some were dropped (dropLost): each unit keeps the position
-// it was captured with where that is free, the others fill the gaps, and
-// the heaps are then re-established (Floyd). A heap's order is total
-// (priority or time, then key), so the layout never changes what is
-// handed out.
-func layoutHeaps(units []unit) {
-	heaps := [...]struct {
-		where uint8
-		h     unitHeap
-	}{
-		{inAvailable, unitHeap{order: availableOrder}},
-		{inDelayed, unitHeap{order: notBeforeOrder}},
-		{inPending, unitHeap{order: expiresOrder}},
-	}
-	var sizes [inPending + 1]int
-	for i := range units {
-		sizes[units[i].where]++
-	}
-	for _, x := range heaps {
-		n := sizes[x.where]
-		if n == 0 {
-			continue
-		}
-		h := x.h
-		h.items = make([]heapEntry, n)
-		var rest []*unit
-		for i := range units {
-			u := &units[i]
-			if u.where != x.where {
-				continue
-			}
-			if k := int(u.heapIdx); k >= 0 && k < n && h.items[k].u == nil {
-				h.items[k] = h.entry(u)
-			} else {
-				rest = append(rest, u)
-			}
-		}
-		free := 0
-		for _, u := range rest {
-			for h.items[free].u != nil {
-				free++
-			}
-			h.items[free] = h.entry(u)
-		}
-		for i := range h.items {
-			h.items[i].u.heapIdx = int32(i)
-		}
-		for i := n/2 - 1; i >= 0; i-- {
-			h.down(i)
-		}
-	}
-}
-
 // captureNamespace copies ns's state at once; the caller holds ns.mu.
 // Snapshot streams its capture instead; this is for tests.
 func captureNamespace(ns *namespace) *capturedNamespace {
