@@ -272,18 +272,3 @@ func (w *unitWalk) give(i int, us []unit) {
 		w.held = time.Now()
 	}
 }
-
-// captureNamespace copies ns's state at once; the caller holds ns.mu.
-// Snapshot streams its capture instead; this is for tests.
-func captureNamespace(ns *namespace) *capturedNamespace {
-	c := beginCapture(ns, captureChunk)
-	out := c.out
-	err := c.units(true, nil, func(_ int, us []unit) error {
-		out.units = append(out.units, us...)
-		return nil
-	})
-	if err != nil {
-		panic(err)
-	}
-	return out
-}
