@@ -137,27 +137,6 @@ const (
 	flagDataBlob // version 2: data is in the blob store
 )
 
-// writeSnapshot encodes captured namespaces. Unit data found in blobs (by
-// blobStore.prepare; nil: none) is written as a reference.
-func writeSnapshot(out io.Writer, nss []*capturedNamespace, blobs map[dataKey]blobHash) error {
-	e := newSnapWriter(out, blobs)
-	e.begin(len(nss))
-	for _, c := range nss {
-		e.namespaceHead(c)
-		units := c.units
-		for i := range c.specs {
-			sp := &c.specs[i]
-			e.specHead(sp)
-			for j := range units[:sp.units] {
-				e.unit(&units[j])
-			}
-			units = units[sp.units:]
-		}
-		e.namespaceTail(c)
-	}
-	return e.end()
-}
-
 // writeCaptures encodes the captures of a snapshot as their units are
 // walked (capture.units), a chunk at a time, so the snapshot is never
 // held in memory whole. Large unit data goes to blobs as it passes.
@@ -398,7 +377,7 @@ type snapPart struct {
 	end   bool
 }
 
-// decodeSnapshot decodes what writeSnapshot wrote, passing it to emit
+// decodeSnapshot decodes what writeCaptures wrote, passing it to emit
 // piece by piece (units at most batch at a time, each batch its own
 // allocation, which emit may keep); an error from emit stops it. maxBytes
 // bounds the bytes in (journal.SnapshotInfo.MaxBytes). blob returns the

@@ -1,8 +1,8 @@
 package memory
 
-// Whole-namespace capture, decoding and restore: the one-go forms of what
-// Snapshot (writeCaptures) and recovery (loadParallel) stream, kept for
-// tests that compare states and bytes.
+// Whole-namespace capture, blob preparation, encoding, decoding and
+// restore: the one-go forms of what Snapshot (writeCaptures) and recovery
+// (loadParallel) stream, kept for tests that compare states and bytes.
 
 import (
 	"fmt"
@@ -88,4 +88,43 @@ func (c *capturedNamespace) restore() (*state, error) {
 	}
 	st, _, err := b.finish(c.workers, c.groups)
 	return st, err
+}
+
+// writeSnapshot encodes whole captured namespaces (writeCaptures streams). Unit data found in blobs (by
+// blobStore.prepare; nil: none) is written as a reference.
+func writeSnapshot(out io.Writer, nss []*capturedNamespace, blobs map[dataKey]blobHash) error {
+	e := newSnapWriter(out, blobs)
+	e.begin(len(nss))
+	for _, c := range nss {
+		e.namespaceHead(c)
+		units := c.units
+		for i := range c.specs {
+			sp := &c.specs[i]
+			e.specHead(sp)
+			for j := range units[:sp.units] {
+				e.unit(&units[j])
+			}
+			units = units[sp.units:]
+		}
+		e.namespaceTail(c)
+	}
+	return e.end()
+}
+
+// prepare makes sure every large unit data of nss is in the store, and
+// returns the hash of each, for writeSnapshot (a snapshot adds its blobs
+// as writeCaptures streams them, blobBatch).
+func (s *blobStore) prepare(nss []*capturedNamespace) (map[dataKey]blobHash, error) {
+	b := s.batch()
+	for _, c := range nss {
+		for i := range c.units {
+			if err := b.add(c.units[i].data); err != nil {
+				return nil, fmt.Errorf("namespace %q unit %q: %w", c.name, c.units[i].key, err)
+			}
+		}
+	}
+	if err := b.commit(); err != nil {
+		return nil, err
+	}
+	return b.refs, nil
 }
