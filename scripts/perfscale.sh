@@ -24,64 +24,24 @@ CONNS=${CONNS:-8}
 SETTLE=${SETTLE:-0s}
 CONFIGS=${CONFIGS:-"volatile group postgres"}
 
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]+"${pids[@]}"}"; do kill "$p" 2>/dev/null || true; done
-  if [ -n "${pgdir:-}" ]; then scripts/postgres.sh stop "$pgdir" >/dev/null 2>&1 || true; rm -rf "$pgdir"; fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-if [ -n "${COORDINATED_BIN:-}" ]; then
-  cp "$COORDINATED_BIN" "$work/coordinated"
-else
-  go build -o "$work/coordinated" ./cmd/coordinated
-fi
-go build -o "$work/coordbench" ./cmd/coordbench
-
-if [[ " $CONFIGS " == *" postgres "* ]] && [ -z "${COORDINATE_TEST_POSTGRES:-}" ]; then
-  pgdir=$(mktemp -d)
-  COORDINATE_TEST_POSTGRES=$(scripts/postgres.sh start "$pgdir")
-fi
-
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
-}
+. scripts/perflib.sh
 
 # run_one CONFIG ROUND: one daemon, one drainN run; JSON lines (each with
 # the daemon's peak RSS) to $work/results.
 run_one() {
-  local config=$1 round=$2 port args db="" hwm
-  port=$(free_port)
-  case $config in
-    volatile) args=(-backend memory: ) ;;
-    postgres)
-      db="perfscale_${round}_$$"
-      psql "$COORDINATE_TEST_POSTGRES" -qc "CREATE DATABASE $db" >/dev/null
-      args=(-backend "$(python3 -c 'import sys,urllib.parse as u; p=u.urlsplit(sys.argv[1]); print(u.urlunsplit(p._replace(path="/"+sys.argv[2])))' "$COORDINATE_TEST_POSTGRES" "$db")") ;;
-    *) rm -rf "$work/data"; args=(-data-dir "$work/data" -sync "$config") ;;
-  esac
-  "$work/coordinated" -listen "127.0.0.1:$port" "${args[@]}" -log-level warn 2>>"$work/daemon.log" &
-  local pid=$!
-  pids+=("$pid")
-  for _ in $(seq 100); do
-    (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
-    sleep 0.1
-  done
-  "$work/coordbench" -addr "127.0.0.1:$port" -conns "$CONNS" -workload drainN \
+  local config=$1 round=$2 hwm
+  start_daemon "$config" "perfscale_${round}_$$"
+  "$work/coordbench" -addr "127.0.0.1:$daemon_port" -conns "$CONNS" -workload drainN \
     -queued "$QUEUED" -sample "$SAMPLE" -per-call "$PER_CALL" -settle "$SETTLE" \
     -timeout 60m -json >"$work/run"
-  hwm=$(awk '/^VmHWM:/ {print $2}' "/proc/$pid/status")
+  hwm=$(awk '/^VmHWM:/ {print $2}' "/proc/$daemon_pid/status")
   python3 -c '
 import json, sys
 for line in open(sys.argv[3]):
     r = json.loads(line)
     r["config"], r["peak_rss_kb"] = sys.argv[1], int(sys.argv[2])
     print(json.dumps(r))' "$config" "$hwm" "$work/run" >>"$work/results"
-  kill "$pid"; wait "$pid" 2>/dev/null || true
-  if [ -n "$db" ]; then psql "$COORDINATE_TEST_POSTGRES" -qc "DROP DATABASE $db" >/dev/null; fi
-  rm -rf "$work/data"
+  stop_daemon
 }
 
 for round in $(seq "$RUNS"); do

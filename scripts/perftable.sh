@@ -21,54 +21,14 @@ CONNS=${CONNS:-"8 64"}
 WORKLOADS=drain1,drain100,chain,weighted
 CONFIGS=${CONFIGS:-"volatile group interval=2ms none postgres"}
 
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]+"${pids[@]}"}"; do kill "$p" 2>/dev/null || true; done
-  if [ -n "${pgdir:-}" ]; then scripts/postgres.sh stop "$pgdir" >/dev/null 2>&1 || true; rm -rf "$pgdir"; fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-# COORDINATED_BIN measures another build of the daemon (an A/B against
-# an older commit, say); by default this tree's is built.
-if [ -n "${COORDINATED_BIN:-}" ]; then
-  cp "$COORDINATED_BIN" "$work/coordinated"
-else
-  go build -o "$work/coordinated" ./cmd/coordinated
-fi
-go build -o "$work/coordbench" ./cmd/coordbench
-
-if [[ " $CONFIGS " == *" postgres "* ]] && [ -z "${COORDINATE_TEST_POSTGRES:-}" ]; then
-  pgdir=$(mktemp -d)
-  COORDINATE_TEST_POSTGRES=$(scripts/postgres.sh start "$pgdir")
-fi
-
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
-}
+. scripts/perflib.sh
 
 # run_one CONFIG CONNS ROUND: one daemon, one coordbench run; JSON lines to
 # $work/results.
 run_one() {
-  local config=$1 conns=$2 round=$3 port args db=""
-  port=$(free_port)
-  case $config in
-    volatile) args=(-backend memory: ) ;;
-    postgres)
-      db="perf_${round}_${conns}_$$"
-      psql "$COORDINATE_TEST_POSTGRES" -qc "CREATE DATABASE $db" >/dev/null
-      args=(-backend "$(python3 -c 'import sys,urllib.parse as u; p=u.urlsplit(sys.argv[1]); print(u.urlunsplit(p._replace(path="/"+sys.argv[2])))' "$COORDINATE_TEST_POSTGRES" "$db")") ;;
-    *) rm -rf "$work/data"; args=(-data-dir "$work/data" -sync "$config") ;;
-  esac
-  "$work/coordinated" -listen "127.0.0.1:$port" "${args[@]}" -log-level warn 2>>"$work/daemon.log" &
-  local pid=$!
-  pids+=("$pid")
-  for _ in $(seq 100); do
-    (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
-    sleep 0.1
-  done
-  "$work/coordbench" -addr "127.0.0.1:$port" -conns "$conns" -units "$UNITS" \
+  local config=$1 conns=$2 round=$3
+  start_daemon "$config" "perf_${round}_${conns}_$$"
+  "$work/coordbench" -addr "127.0.0.1:$daemon_port" -conns "$conns" -units "$UNITS" \
     -workload "$WORKLOADS" -json |
     python3 -c '
 import json, sys
@@ -76,9 +36,7 @@ for line in sys.stdin:
     r = json.loads(line)
     r["config"], r["conns"] = sys.argv[1], int(sys.argv[2])
     print(json.dumps(r))' "$config" "$conns" >>"$work/results"
-  kill "$pid"; wait "$pid" 2>/dev/null || true
-  if [ -n "$db" ]; then psql "$COORDINATE_TEST_POSTGRES" -qc "DROP DATABASE $db" >/dev/null; fi
-  rm -rf "$work/data"
+  stop_daemon
 }
 
 for round in $(seq "$RUNS"); do
