@@ -67,24 +67,6 @@ func (s *blobStore) path(h blobHash) string {
 	return filepath.Join(s.dir, x[:2], x)
 }
 
-// prepare makes sure every large unit data of nss is in the store, and
-// returns the hash of each, for writeSnapshot. What it returns becomes
-// the store's memory for the next snapshot.
-func (s *blobStore) prepare(nss []*capturedNamespace) (map[dataKey]blobHash, error) {
-	b := s.batch()
-	for _, c := range nss {
-		for i := range c.units {
-			if err := b.add(c.units[i].data); err != nil {
-				return nil, fmt.Errorf("namespace %q unit %q: %w", c.name, c.units[i].key, err)
-			}
-		}
-	}
-	if err := b.commit(); err != nil {
-		return nil, err
-	}
-	return b.refs, nil
-}
-
 // blobBatch gathers the blobs of one snapshot as its units go by.
 type blobBatch struct {
 	s     *blobStore

@@ -96,39 +96,6 @@ func buildAll(parts <-chan *snapPart, done func(name string, st *state, dropped 
 	return nil
 }
 
-// restore builds the state of a namespace decoded whole (readSnapshot) or
-// captured, dropping the units listed in c.lost: it feeds the builder in
-// one go.
-func (c *capturedNamespace) restore() (*state, error) {
-	b := newBuilder(c.nextLease)
-	units, lost := c.units, c.lost
-	for i := range c.specs {
-		cs := &c.specs[i]
-		if err := b.spec(cs); err != nil {
-			return nil, err
-		}
-		if cs.units < 0 || cs.units > len(units) {
-			return nil, fmt.Errorf("spec %q claims %d units, %d left", cs.name.Bytes, cs.units, len(units))
-		}
-		var mine []int
-		for len(lost) > 0 && lost[0] < cs.units {
-			mine = append(mine, lost[0])
-			lost = lost[1:]
-		}
-		for k := range lost {
-			lost[k] -= cs.units
-		}
-		if cs.units > 0 {
-			if err := b.units(units[:cs.units], mine); err != nil {
-				return nil, err
-			}
-		}
-		units = units[cs.units:]
-	}
-	st, _, err := b.finish(c.workers, c.groups)
-	return st, err
-}
-
 // builder builds one namespace's state from a snapshot's pieces: spec,
 // then units (in any number of batches) for each spec, then finish.
 type builder struct {

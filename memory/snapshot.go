@@ -52,7 +52,7 @@ type capturedNamespace struct {
 	nextLease int64
 	specs     []capturedSpec
 	units     []unit // all specs' units, spec after spec; ext deep-copied
-	lost      []int  // loading: units whose data is lost (-recover), in order
+	lost      []int  // read whole (tests): units whose data is lost (-recover), in order
 	workers   []capturedWorker
 	groups    []capturedGroup
 }
@@ -136,27 +136,6 @@ const (
 	flagDepFailed
 	flagDataBlob // version 2: data is in the blob store
 )
-
-// writeSnapshot encodes captured namespaces. Unit data found in blobs (by
-// blobStore.prepare; nil: none) is written as a reference.
-func writeSnapshot(out io.Writer, nss []*capturedNamespace, blobs map[dataKey]blobHash) error {
-	e := newSnapWriter(out, blobs)
-	e.begin(len(nss))
-	for _, c := range nss {
-		e.namespaceHead(c)
-		units := c.units
-		for i := range c.specs {
-			sp := &c.specs[i]
-			e.specHead(sp)
-			for j := range units[:sp.units] {
-				e.unit(&units[j])
-			}
-			units = units[sp.units:]
-		}
-		e.namespaceTail(c)
-	}
-	return e.end()
-}
 
 // writeCaptures encodes the captures of a snapshot as their units are
 // walked (capture.units), a chunk at a time, so the snapshot is never
@@ -385,43 +364,11 @@ const (
 	minRefBytes       = 2
 )
 
-// readSnapshot decodes what writeSnapshot wrote into whole namespaces
-// (decodeSnapshot says what is checked). Units come back in
-// capturedNamespace.units with spec unset, the lost ones listed in
-// capturedNamespace.lost; restore links them and checks the rest.
-// Recovery streams instead (loadSnapshotParallel).
-func readSnapshot(in io.Reader, maxBytes int64, blob blobReader) ([]*capturedNamespace, error) {
-	var nss []*capturedNamespace
-	var c *capturedNamespace
-	err := decodeSnapshot(in, maxBytes, blob, 1<<16, func(p *snapPart) error {
-		switch {
-		case p.spec != nil:
-			c.specs = append(c.specs, *p.spec)
-			c.units = slices.Grow(c.units, min(p.spec.units, 1<<24))
-		case p.units != nil:
-			for _, k := range p.lost {
-				c.lost = append(c.lost, len(c.units)+k)
-			}
-			c.units = append(c.units, p.units...)
-		case p.end:
-			c.workers, c.groups = p.ns.workers, p.ns.groups
-			nss = append(nss, c)
-		default:
-			c = &capturedNamespace{name: p.ns.name, nextLease: p.ns.nextLease}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return nss, nil
-}
-
 // snapPart is one piece of a decoded snapshot, handed out in file order:
 // a namespace's start (ns: name and nextLease), each of its specs (spec)
 // followed by its units in batches (units; lost lists the indexes in
-// units of those whose data is lost, see readSnapshot), and the
-// namespace's end (end; ns.workers and ns.groups).
+// units of those whose data is lost), and the namespace's end (end;
+// ns.workers and ns.groups).
 type snapPart struct {
 	ns    *capturedNamespace
 	spec  *capturedSpec
@@ -430,7 +377,7 @@ type snapPart struct {
 	end   bool
 }
 
-// decodeSnapshot decodes what writeSnapshot wrote, passing it to emit
+// decodeSnapshot decodes what writeCaptures wrote, passing it to emit
 // piece by piece (units at most batch at a time, each batch its own
 // allocation, which emit may keep); an error from emit stops it. maxBytes
 // bounds the bytes in (journal.SnapshotInfo.MaxBytes). blob returns the

@@ -157,18 +157,7 @@ func TestSnapshotGolden(t *testing.T) {
 	if len(want) > blobThreshold {
 		t.Fatalf("golden snapshot of %d bytes: the big unit's data is inline", len(want))
 	}
-	got, err := readSnapshot(bytes.NewReader(want), int64(len(want)), store.read)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := got[0].restore()
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkInvariants(t, st)
-	if a, b := dump(st), dump(ns.st); a != b {
-		t.Fatalf("golden snapshot restores to\n%s\nwant\n%s", a, b)
-	}
+	st := checkGoldenRestores(t, goldenSnapshot, want, store.read, ns)
 	if !bytes.Equal(st.specs["s"].units["big"].data, goldenBigData()) {
 		t.Fatal("the big unit's data did not come back from its blob")
 	}
@@ -200,7 +189,14 @@ func checkOldGolden(t *testing.T, path string, blob blobReader, want *namespace)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := readSnapshot(bytes.NewReader(b), int64(len(b)), blob)
+	checkGoldenRestores(t, path, b, blob, want)
+}
+
+// checkGoldenRestores checks that snap, the bytes of the golden snapshot
+// path, restores to want (a valid state), and returns the restored state.
+func checkGoldenRestores(t *testing.T, path string, snap []byte, blob blobReader, want *namespace) *state {
+	t.Helper()
+	got, err := readSnapshot(bytes.NewReader(snap), int64(len(snap)), blob)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,6 +208,7 @@ func checkOldGolden(t *testing.T, path string, blob blobReader, want *namespace)
 	if a, b := dump(st), dump(want.st); a != b {
 		t.Fatalf("%s restores to\n%s\nwant\n%s", path, a, b)
 	}
+	return st
 }
 
 // Damaged contents behind valid checksums are errors, never a crash or a
