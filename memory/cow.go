@@ -26,28 +26,21 @@ import (
 //     holds (state.touch, called by every place such fields change), its
 //     value is saved as a pre-image on its spec and the unit becomes
 //     settled.
-//   - Heap positions change without touch (a sift moves many units), so
-//     the walk takes them from the heaps themselves: each heap keeps its
-//     order as of the boundary (heapCOW: a page of its unit pointers is
-//     saved the first time a position the walk has not reached is
-//     overwritten), and the walk goes through each spec's three heaps
-//     position by position, giving each unit found there its pre-image or
-//     its live value, with that position.
-//   - Then it walks the spec's unit map for the units in no heap (finished,
-//     failed), if there were any at the boundary: those not settled yet
-//     are copied. Go map iteration
-//     tolerates changes between steps: a unit deleted before the walk
-//     reaches it is not produced (its pre-image was saved when it was
-//     removed), one added meanwhile may be (it is settled, so skipped).
+//   - The walk goes through each spec's unit map: the units not settled
+//     yet are copied (and settled). Go map iteration tolerates changes
+//     between steps: a unit deleted before the walk reaches it is not
+//     produced (its pre-image was saved when it was removed), one added
+//     meanwhile may be (it is settled, so skipped).
 //   - When the walk has gone through a spec, every unit of it is settled,
-//     so no pre-image of it can come any more: the pre-images not given
-//     yet follow, and every unit that existed at the boundary is in the
-//     snapshot exactly once, as it was then, heap position included. So
-//     the captured heaps are the boundary's heaps.
+//     so no pre-image of it can come any more: the spec's pre-images
+//     follow, and every unit that existed at the boundary is in the
+//     snapshot exactly once, as it was then.
 //
-// Extra memory during a snapshot is one chunk of copies, the pre-images of
-// the units changed before the walk reached them and at most 8 bytes per
-// heap position overwritten before the walk reached it.
+// Heap positions are not captured (snapshot version 4): sifts move units
+// without touch, and the loader rebuilds each heap from its units.
+//
+// Extra memory during a snapshot is one chunk of copies and the pre-images
+// of the units changed before the walk reached them.
 
 // captureChunk is how many units the walk handles per lock hold by
 // default: a few tens of microseconds.
@@ -108,9 +101,6 @@ func beginCapture(ns *namespace, chunk int) *capture {
 			name: sp.name, definition: sp.definition, meta: sp.meta,
 			archived: sp.archived, units: len(sp.units),
 		})
-		for _, h := range sp.heaps() {
-			h.cow = newHeapCOW(h)
-		}
 	}
 	c.out.workers, c.out.groups = captureWorkersAndGroups(s)
 	s.snapParity = !s.snapParity
@@ -118,7 +108,7 @@ func beginCapture(ns *namespace, chunk int) *capture {
 	return c
 }
 
-// heaps returns sp's three heaps, in the order a capture walks them.
+// heaps returns sp's three heaps.
 func (sp *spec) heaps() [3]*unitHeap {
 	return [3]*unitHeap{&sp.available, &sp.delayed, &sp.pending}
 }
@@ -171,48 +161,14 @@ type unitWalk struct {
 	err     error
 }
 
-// spec walks spec i: its heaps, its other units, its pre-images left.
+// spec walks spec i: its units, then its pre-images.
 func (w *unitWalk) spec(i int, sp *spec) {
 	c, s := w.c, w.c.st
 	w.got = 0
-	inHeaps := 0 // units in heaps at the boundary
-	for _, h := range sp.heaps() {
-		hc := h.cow
-		inHeaps += hc.n
-		for p := 0; p < hc.n; p++ {
-			u := hc.at(h.items, p)
-			if u.snapMark != s.snapParity {
-				u.snapMark = s.snapParity
-				c.buf = append(c.buf, frozenCopy(u))
-				c.buf[len(c.buf)-1].heapIdx = int32(p)
-			} else if pre, ok := sp.cowSaved[u]; ok {
-				delete(sp.cowSaved, u)
-				c.saved++
-				c.buf = append(c.buf, *pre)
-				c.buf[len(c.buf)-1].heapIdx = int32(p)
-			} else {
-				w.fail(fmt.Errorf("namespace %q spec %q: unit %q at heap position %d at the snapshot boundary was captured already",
-					c.ns.name, sp.name.Bytes, u.key, p))
-			}
-			if (p+1)%c.chunk == 0 {
-				hc.advance(p + 1)
-				w.give(i, c.buf)
-				c.buf = c.buf[:0]
-			}
-		}
-		h.cow = nil
-	}
 	n := 0
 	for _, u := range sp.units {
-		if inHeaps == c.out.specs[i].units {
-			break // no unit was in no heap at the boundary
-		}
 		if u.snapMark != s.snapParity {
 			u.snapMark = s.snapParity
-			if u.where != inNoHeap {
-				w.fail(fmt.Errorf("namespace %q spec %q: unit %q in heap %d was not in it at the snapshot boundary",
-					c.ns.name, sp.name.Bytes, u.key, u.where))
-			}
 			c.buf = append(c.buf, frozenCopy(u))
 		}
 		if n++; n%c.chunk == 0 {
@@ -220,14 +176,13 @@ func (w *unitWalk) spec(i int, sp *spec) {
 			c.buf = c.buf[:0]
 		}
 	}
-	// Every unit of sp is settled now: its pre-images are complete, and
-	// those left are of units in no heap at the boundary.
+	// Every unit of sp is settled now: its pre-images are complete.
 	for _, pre := range sp.cowSaved {
-		if pre.where != inNoHeap {
-			w.fail(fmt.Errorf("namespace %q spec %q: unit %q in heap %d at the snapshot boundary was not found there",
-				c.ns.name, sp.name.Bytes, pre.key, pre.where))
-		}
 		c.buf = append(c.buf, *pre)
+		if len(c.buf) == c.chunk {
+			w.give(i, c.buf)
+			c.buf = c.buf[:0]
+		}
 	}
 	c.saved += len(sp.cowSaved)
 	sp.cowSaved = nil

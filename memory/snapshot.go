@@ -17,13 +17,13 @@ import (
 // Snapshots (docs/persistence.md). A snapshot is the complete state of
 // every namespace at a journal boundary, in a compact binary form:
 //
-//	"CDMS" version(uvarint 3) count(uvarint) namespace...
+//	"CDMS" version(uvarint 4) count(uvarint) namespace...
 //
 // Each namespace lists its specs with their units, its workers in expiry
-// heap order and its groups. Units keep their heap positions, so a restored
-// state is identical to the captured one, heap layout included. Derived
-// indexes (counts, group members, dependents, children, holders) are
-// rebuilt on load rather than stored.
+// heap order and its groups. Derived indexes (counts, group members,
+// dependents, children, holders) and the heaps are rebuilt on load rather
+// than stored: each heap's order is total (priority or time, then key
+// bytes), so the rebuilt heaps hand units out in the captured order.
 //
 // Capturing copies unit structs by value (unit data is never modified in
 // place, so the byte slices are shared, not copied) a chunk at a time with
@@ -38,12 +38,16 @@ import (
 // worker, after its outstanding units, the lapsed leases among them: a
 // count (uvarint), then per lapsed lease the unit's index in the
 // outstanding list (uvarint) and the lease's expiry (see
-// workerRegistry.lapse). Versions 1 and 2 are still read, with no settings
-// marked as set by control_work_spec and no lapsed leases.
+// workerRegistry.lapse). Version 4 (written) drops each unit's heap
+// position (a uvarint after its heap, in versions 1 to 3): the heaps are
+// rebuilt, so units may be listed in any order and a heap move changes
+// nothing a snapshot holds. Versions 1 to 3 are still read (their heap
+// positions skipped), 1 and 2 with no settings marked as set by
+// control_work_spec and no lapsed leases.
 
 const (
 	snapshotMagic   = "CDMS"
-	snapshotVersion = 3
+	snapshotVersion = 4
 )
 
 // capturedNamespace is a namespace's state copied under its lock.
@@ -282,7 +286,6 @@ func (e *snapWriter) unit(u *unit) {
 	e.int(int64(u.attempts))
 	e.uint(uint64(u.status))
 	e.uint(uint64(u.where))
-	e.uint(uint64(u.heapIdx))
 	if u.ext != nil {
 		e.str(u.ext.group)
 		e.refs(u.ext.deps)
@@ -358,7 +361,7 @@ func (e *snapWriter) refs(rs []coordinate.UnitRef) {
 const (
 	minNamespaceBytes = 5  // name, nextLease, three counts
 	minSpecBytes      = 25 // name, definition, meta, archived, unit count
-	minUnitBytes      = 20 // key, flags, data, float priority, 8 varints
+	minUnitBytes      = 19 // key, flags, data, float priority, 7 varints
 	minWorkerBytes    = 8
 	minGroupBytes     = 2
 	minRefBytes       = 2
@@ -505,7 +508,10 @@ func (d *snapReader) unit() (u unit, lost bool) {
 	u.attempts = int32(d.int())
 	u.status = coordinate.Status(d.uint())
 	u.where = uint8(d.uint())
-	u.heapIdx = int32(d.uint())
+	if d.version < 4 {
+		d.uint() // the heap position: heaps are rebuilt (builder.endSpec)
+	}
+	u.heapIdx = -1
 	if flags&flagExt != 0 {
 		u.ext = &unitExt{group: d.str(), deps: d.refs(), depFailed: flags&flagDepFailed != 0}
 	}

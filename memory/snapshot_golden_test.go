@@ -15,7 +15,8 @@ import (
 )
 
 const (
-	goldenSnapshot   = "testdata/snapshot-v3.bin"
+	goldenSnapshot   = "testdata/snapshot-v4.bin"
+	goldenSnapshotV3 = "testdata/snapshot-v3.bin"
 	goldenSnapshotV2 = "testdata/snapshot-v2.bin"
 	goldenSnapshotV1 = "testdata/snapshot-v1.bin"
 )
@@ -167,6 +168,13 @@ func TestSnapshotGolden(t *testing.T) {
 	}
 }
 
+// TestSnapshotGoldenV3 reads a version 3 snapshot (heap positions
+// stored), so data directories written before version 4 still load.
+func TestSnapshotGoldenV3(t *testing.T) {
+	store, _, _ := goldenBlobs(t)
+	checkOldGolden(t, goldenSnapshotV3, store.read, goldenStateV3(t))
+}
+
 // TestSnapshotGoldenV2 reads a version 2 snapshot (no settings marked as
 // set by control_work_spec), so data directories written before them
 // still load.
@@ -249,15 +257,16 @@ func TestSnapshotDamagedContentsAreErrors(t *testing.T) {
 			load(b)
 		}
 	}
-	// A heap position out of range: find the leased unit's heap index
-	// (its encoding is the only "status 2, heap 3" pair) and raise it.
-	idx := bytes.Index(golden, []byte{byte(coordinate.StatusPending), inPending, 0})
-	if idx < 0 {
-		t.Fatal("leased unit not found in the golden snapshot")
+	// A status that does not fit the unit's heap: the leased unit's
+	// encoding is the only "status 2, heap 3" pair; claim heap 1.
+	pair := []byte{byte(coordinate.StatusPending), inPending}
+	idx := bytes.Index(golden, pair)
+	if idx < 0 || bytes.Count(golden, pair) != 1 {
+		t.Fatal("leased unit not found once in the golden snapshot")
 	}
 	b := append([]byte(nil), golden...)
-	b[idx+2] = 7
-	if err := load(b); err == nil || !strings.Contains(err.Error(), "heap position") {
-		t.Errorf("heap index out of range: %v, want a heap position error", err)
+	b[idx+1] = inAvailable
+	if err := load(b); err == nil || !strings.Contains(err.Error(), "does not fit heap") {
+		t.Errorf("status not fitting its heap: %v, want a heap error", err)
 	}
 }
