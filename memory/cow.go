@@ -46,21 +46,37 @@ import (
 // default: a few tens of microseconds.
 const captureChunk = 1024
 
-// cowCapture marks a capture under way on a state (state.cow).
-type cowCapture struct{}
+// cowCapture describes the capture under way on a state (state.cow).
+type cowCapture struct {
+	// delta: the capture holds only the units dirty at the boundary, those
+	// still marked with epoch old (dirty.go); otherwise every unit not
+	// settled (snapshot mark).
+	delta bool
+	old   uint8
+}
+
+// unsettled reports whether the capture has yet to take u's value.
+func (c *cowCapture) unsettled(u *unit, s *state) bool {
+	if c.delta {
+		return u.dirtyEpoch() == c.old
+	}
+	return u.snapMark() != s.snapParity
+}
 
 // touch must be called before a unit field that snapshots hold changes: it
-// saves the unit's value for the capture under way, once.
+// saves the unit's value for the capture under way, once, and marks the
+// unit dirty for the next delta (dirty.go).
 func (s *state) touch(u *unit) {
-	if s.cow != nil && u.snapMark != s.snapParity {
+	if s.cow != nil && s.cow.unsettled(u, s) {
 		sp := u.spec
 		if sp.cowSaved == nil {
 			sp.cowSaved = map[*unit]*unit{}
 		}
 		c := frozenCopy(u)
 		sp.cowSaved[u] = &c
-		u.snapMark = s.snapParity
+		u.setSnapMark(s.snapParity)
 	}
+	s.markDirty(u)
 }
 
 // frozenCopy copies u, deep-copying ext, which ops change in place (unit
@@ -82,6 +98,9 @@ type capture struct {
 	st      *state
 	out     *capturedNamespace // specs, workers and groups as of the boundary; no units
 	specs   []*spec            // the live specs, in out.specs order
+	delta   bool               // a delta: only the units in dirty, out.specs[i].gone
+	dirty   [][]*unit          // per spec, the units dirty at the boundary (delta)
+	old     uint8              // the dirty epoch before the boundary
 	chunk   int                // units per lock hold
 	buf     []unit             // the chunk being copied
 	walked  bool               // units has run
@@ -90,21 +109,35 @@ type capture struct {
 }
 
 // beginCapture starts capturing ns at the boundary; the caller holds
-// ns.mu. It copies all but the units: O(specs + workers + groups).
-func beginCapture(ns *namespace, chunk int) *capture {
+// ns.mu. It copies all but the units: O(specs + workers + groups). A delta
+// capture holds only what changed since the last capture (dirty.go); a
+// full one every unit. Either way the changes tracked so far are taken.
+func beginCapture(ns *namespace, chunk int, delta bool) *capture {
 	s := ns.st
-	c := &capture{ns: ns, st: s, chunk: max(chunk, 1), out: &capturedNamespace{name: ns.name, nextLease: s.nextLease}}
+	c := &capture{ns: ns, st: s, chunk: max(chunk, 1), delta: delta, old: s.dirtyEpoch,
+		out: &capturedNamespace{name: ns.name, nextLease: s.nextLease}}
 	for _, name := range sortedSpecNames(s.specs) {
 		sp := s.specs[name]
 		c.specs = append(c.specs, sp)
-		c.out.specs = append(c.out.specs, capturedSpec{
+		cs := capturedSpec{
 			name: sp.name, definition: sp.definition, meta: sp.meta,
 			archived: sp.archived, units: len(sp.units),
-		})
+		}
+		if delta {
+			// units is then an upper bound: dirty units deleted before
+			// the boundary are not captured.
+			cs.units, cs.fresh, cs.gone = len(sp.dirty), sp.fresh, sp.gone
+			c.dirty = append(c.dirty, sp.dirty)
+		}
+		c.out.specs = append(c.out.specs, cs)
+		sp.dirty, sp.gone, sp.fresh = nil, nil, false
 	}
 	c.out.workers, c.out.groups = captureWorkersAndGroups(s)
-	s.snapParity = !s.snapParity
-	s.cow = &cowCapture{}
+	s.dirtyEpoch = otherEpoch(s.dirtyEpoch)
+	if !delta {
+		s.snapParity = !s.snapParity
+	}
+	s.cow = &cowCapture{delta: delta, old: c.old}
 	return c
 }
 
@@ -137,7 +170,12 @@ func (c *capture) units(locked bool, between func(), emit func(spec int, units [
 	}
 	w.held = time.Now()
 	for i, sp := range c.specs {
-		w.spec(i, sp)
+		if c.delta {
+			w.deltaSpec(i, sp, c.dirty[i])
+			c.dirty[i] = nil
+		} else {
+			w.spec(i, sp)
+		}
 	}
 	c.st.cow = nil
 	if !locked {
@@ -167,8 +205,11 @@ func (w *unitWalk) spec(i int, sp *spec) {
 	w.got = 0
 	n := 0
 	for _, u := range sp.units {
-		if u.snapMark != s.snapParity {
-			u.snapMark = s.snapParity
+		if u.snapMark() != s.snapParity {
+			u.setSnapMark(s.snapParity)
+			if u.dirtyEpoch() == c.old {
+				u.setDirtyEpoch(0) // in this snapshot: clean (dirty.go)
+			}
 			c.buf = append(c.buf, frozenCopy(u))
 		}
 		if n++; n%c.chunk == 0 {
@@ -190,6 +231,42 @@ func (w *unitWalk) spec(i int, sp *spec) {
 		w.fail(fmt.Errorf("namespace %q spec %q: captured %d units of the %d at the snapshot boundary",
 			c.ns.name, sp.name.Bytes, w.got+len(c.buf), want))
 	}
+	w.give(i, c.buf)
+	c.buf = c.buf[:0]
+}
+
+// deltaSpec walks the units of spec i that were dirty at the boundary
+// (list): those still marked with the old epoch have not changed since
+// and are copied (unless deleted before the boundary: their tombstone is
+// in the delta), the others changed during the capture and their
+// pre-images are given.
+func (w *unitWalk) deltaSpec(i int, sp *spec, list []*unit) {
+	c := w.c
+	w.got = 0
+	for k, u := range list {
+		if u.dirtyEpoch() == c.old {
+			u.setDirtyEpoch(0)
+			if u.status != 0 && sp.units[u.key] == u {
+				c.buf = append(c.buf, frozenCopy(u))
+			}
+		} else if pre, ok := sp.cowSaved[u]; ok {
+			delete(sp.cowSaved, u)
+			c.saved++
+			c.buf = append(c.buf, *pre)
+		} else if u.status != 0 || u.dirtyEpoch() != 0 {
+			w.fail(fmt.Errorf("namespace %q spec %q: unit %q, dirty at the snapshot boundary, changed without its value saved",
+				c.ns.name, sp.name.Bytes, u.key))
+		}
+		if (k+1)%c.chunk == 0 {
+			w.give(i, c.buf)
+			c.buf = c.buf[:0]
+		}
+	}
+	if len(sp.cowSaved) > 0 {
+		w.fail(fmt.Errorf("namespace %q spec %q: %d units saved for the delta were not dirty at its boundary",
+			c.ns.name, sp.name.Bytes, len(sp.cowSaved)))
+	}
+	sp.cowSaved = nil
 	w.give(i, c.buf)
 	c.buf = c.buf[:0]
 }

@@ -27,10 +27,15 @@ func TestSnapshotDuringChanges(t *testing.T) {
 	b.wal.captureChunk = 3
 	ns := nsOf(t, b, "")
 	randomWorkload(t, ns, clock, rand.New(rand.NewPCG(7, 1)), 500)
+	// Units nobody changes, so that most snapshots are deltas (dirty.go).
+	if _, err := ns.SetWorkSpec(context.Background(), coordinate.Data{0xa1, 0x64, 'n', 'a', 'm', 'e', 0x61, 's'}); err != nil {
+		t.Fatal(err)
+	}
+	fill(t, ns, context.Background(), "u", 1500)
 
 	r := rand.New(rand.NewPCG(7, 2))
 	b.wal.betweenChunks = func() { randomWorkload(t, ns, clock, r, 10) }
-	snaps, saved := 0, 0
+	snaps, saved, deltas := 0, 0, 0
 	for range 8 {
 		atBoundary := dumpAll(b) // nothing changes before the first pause
 		st, err := b.Snapshot(context.Background())
@@ -39,6 +44,9 @@ func TestSnapshotDuringChanges(t *testing.T) {
 		}
 		snaps++
 		saved += st.Saved
+		if st.Delta {
+			deltas++
+		}
 		// The snapshot plus the journal after it is the live state.
 		if err := b.wal.j.Flush(context.Background()); err != nil {
 			t.Fatal(err)
@@ -64,6 +72,9 @@ func TestSnapshotDuringChanges(t *testing.T) {
 	if saved == 0 {
 		t.Fatal("no unit was saved on write: the workload never changed a unit during a capture, the test proves nothing")
 	}
+	if deltas == 0 || deltas == snaps {
+		t.Fatalf("%d of %d snapshots were deltas: the test wants both kinds", deltas, snaps)
+	}
 	// Changes after the last snapshot are in the journal only.
 	randomWorkload(t, ns, clock, rand.New(rand.NewPCG(7, 3)), 200)
 	want := dumpAll(b)
@@ -78,7 +89,7 @@ func TestSnapshotDuringChanges(t *testing.T) {
 	if got := dumpAll(b2); got != want {
 		t.Fatalf("recovered state differs:\n--- recovered\n%s\n--- live\n%s", got, want)
 	}
-	t.Logf("%d snapshots, %d units saved on write", snaps, saved)
+	t.Logf("%d snapshots (%d deltas), %d units saved on write", snaps, deltas, saved)
 }
 
 // TestRestoreKeepsUnmovedLayout: a capture during which nothing moved
@@ -98,8 +109,8 @@ func TestRestoreKeepsUnmovedLayout(t *testing.T) {
 	checkInvariants(t, st)
 }
 
-// snapshotOnly loads the newest snapshot of a copied data directory,
-// without the journal after it, and dumps it.
+// snapshotOnly loads the newest snapshot of a copied data directory and
+// the deltas after it, without the journal after them, and dumps it.
 func snapshotOnly(t *testing.T, dir string, clock *coordinate.FakeClock) string {
 	t.Helper()
 	j, err := journal.Open(journal.Options{Dir: dir, ContentVersion: recordFormat})
@@ -109,7 +120,7 @@ func snapshotOnly(t *testing.T, dir string, clock *coordinate.FakeClock) string 
 	defer j.Close()
 	b := New(Options{Clock: clock, StallTimeout: time.Minute})
 	skip := func([]byte, uint32) error { return nil }
-	if err := j.Replay(b.loadSnapshot, skip); err != nil {
+	if err := j.ReplayWith(journal.ReplayFuncs{Snapshot: b.loadSnapshot, Delta: b.loadDelta, Apply: skip}); err != nil {
 		t.Fatal(err)
 	}
 	return dumpAll(b)
@@ -202,7 +213,7 @@ func TestCaptureStreamsBoundaryValues(t *testing.T) {
 	for _, u := range ns.st.specs["s"].units {
 		atBoundary[u.key] = render(u)
 	}
-	c := beginCapture(ns, chunk)
+	c := beginCapture(ns, chunk, false)
 	ns.mu.Unlock()
 
 	worker := coordinate.Name{Bytes: "w", Text: true}

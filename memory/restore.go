@@ -123,6 +123,7 @@ func (b *builder) spec(cs *capturedSpec) error {
 		return fmt.Errorf("spec %q listed twice", cs.name.Bytes)
 	}
 	sp := newSpec(cs.name)
+	sp.fresh = false // its units are in the snapshot
 	sp.definition = cs.definition
 	sp.meta = cs.meta
 	sp.archived = cs.archived
@@ -148,39 +149,49 @@ func (b *builder) units(us []unit, lost []int) error {
 			b.drop(u)
 			continue
 		}
-		if !u.status.Valid() || u.where != heapOf(u.status, u.where) {
-			return fmt.Errorf("spec %q unit %q: status %d does not fit heap %d", sp.name.Bytes, u.key, u.status, u.where)
+		if err := s.linkRestored(sp, u); err != nil {
+			return err
 		}
-		u.spec = sp
-		n := len(sp.units)
-		sp.units[u.key] = u
-		if len(sp.units) == n {
-			return fmt.Errorf("spec %q unit %q listed twice", sp.name.Bytes, u.key)
-		}
-		sp.counts[u.status]++
 		if h := heapFor(sp, u.where); h != nil {
 			h.load(u)
 		}
-		if u.ext == nil {
-			continue
+	}
+	return nil
+}
+
+// linkRestored adds a restored unit to sp (which it joins) and to the
+// state's indexes, all but its heap, after checking that its status fits
+// its heap and that its key is new in sp.
+func (s *state) linkRestored(sp *spec, u *unit) error {
+	if !u.status.Valid() || u.where != heapOf(u.status, u.where) {
+		return fmt.Errorf("spec %q unit %q: status %d does not fit heap %d", sp.name.Bytes, u.key, u.status, u.where)
+	}
+	u.spec = sp
+	n := len(sp.units)
+	sp.units[u.key] = u
+	if len(sp.units) == n {
+		return fmt.Errorf("spec %q unit %q listed twice", sp.name.Bytes, u.key)
+	}
+	sp.counts[u.status]++
+	if u.ext == nil {
+		return nil
+	}
+	if g := u.ext.group; g != "" {
+		gr := s.groups[g]
+		if gr == nil {
+			gr = &group{members: make(map[*unit]struct{})}
+			s.groups[g] = gr
 		}
-		if g := u.ext.group; g != "" {
-			gr := s.groups[g]
-			if gr == nil {
-				gr = &group{members: make(map[*unit]struct{})}
-				s.groups[g] = gr
-			}
-			gr.members[u] = struct{}{}
-			gr.counts[u.status]++
+		gr.members[u] = struct{}{}
+		gr.counts[u.status]++
+	}
+	for _, d := range u.ext.deps {
+		set := s.dependents[d]
+		if set == nil {
+			set = make(map[*unit]struct{})
+			s.dependents[d] = set
 		}
-		for _, d := range u.ext.deps {
-			set := s.dependents[d]
-			if set == nil {
-				set = make(map[*unit]struct{})
-				s.dependents[d] = set
-			}
-			set[u] = struct{}{}
-		}
+		set[u] = struct{}{}
 	}
 	return nil
 }
@@ -238,6 +249,16 @@ func (b *builder) finish(workers []capturedWorker, groups []capturedGroup) (*sta
 		return nil, nil, err
 	}
 	s := b.s
+	if err := s.restoreWorkersAndGroups(workers, groups, b.gone); err != nil {
+		return nil, nil, err
+	}
+	return s, b.lost, nil
+}
+
+// restoreWorkersAndGroups adds the workers (to an empty registry) and the
+// groups' progress times, skipping held units in gone (dropped), and
+// files every spec in the due order.
+func (s *state) restoreWorkersAndGroups(workers []capturedWorker, groups []capturedGroup, gone map[coordinate.UnitRef]bool) error {
 	for _, cg := range groups {
 		if gr := s.groups[cg.name]; gr != nil {
 			gr.lastProgress = cg.lastProgress
@@ -252,7 +273,7 @@ func (b *builder) finish(workers []capturedWorker, groups []capturedGroup) (*sta
 			outstanding: make(map[*unit]int64, len(cw.outstanding)),
 		}
 		if _, dup := reg.byID[w.id.Bytes]; dup {
-			return nil, nil, fmt.Errorf("worker %q listed twice", w.id.Bytes)
+			return fmt.Errorf("worker %q listed twice", w.id.Bytes)
 		}
 		reg.byID[w.id.Bytes] = w
 		reg.byExpiry = append(reg.byExpiry, w)
@@ -265,12 +286,12 @@ func (b *builder) finish(workers []capturedWorker, groups []capturedGroup) (*sta
 			kids[w.id.Bytes] = struct{}{}
 		}
 		for _, r := range cw.outstanding {
-			if b.gone[r] {
+			if gone[r] {
 				continue
 			}
 			u := s.lookup(r)
 			if u == nil {
-				return nil, nil, fmt.Errorf("worker %q holds missing unit %v", w.id.Bytes, r)
+				return fmt.Errorf("worker %q holds missing unit %v", w.id.Bytes, r)
 			}
 			w.outstanding[u] = cw.lapsed[r]
 			hs := reg.holders[u]
@@ -284,7 +305,7 @@ func (b *builder) finish(workers []capturedWorker, groups []capturedGroup) (*sta
 	for _, sp := range s.specs {
 		s.noteDue(sp)
 	}
-	return s, b.lost, nil
+	return nil
 }
 
 // heapOf returns the heap a unit of status st belongs in, given the heap

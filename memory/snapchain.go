@@ -1,0 +1,83 @@
+package memory
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/coordinated/coordinated/journal"
+)
+
+// Choosing between a delta and a full snapshot (docs/persistence.md,
+// "Delta snapshots"). Every snapshot after the first full one is a delta
+// (only what changed since the previous one, delta.go) unless
+//
+//   - the deltas since the full snapshot, this one included, would hold
+//     more units and deleted keys than half the units of the full
+//     snapshot: a restart would then load more units from deltas than a
+//     new full snapshot holds, and the full one is the cheaper to write
+//     than rewriting the same units in deltas over and over;
+//   - maxDeltas deltas follow the full snapshot already (restart time);
+//   - the previous snapshot failed, or none was taken or loaded since the
+//     start (the changes it took would be missing from a delta).
+//
+// A delta's size follows what changed; a full snapshot's follows all the
+// units, and supersedes the full snapshot and deltas before it.
+
+// defaultMaxDeltas bounds the deltas after a full snapshot.
+const defaultMaxDeltas = 8
+
+// wantDelta says whether the snapshot about to be taken, whose dirty
+// units (changed, added or deleted since the last snapshot; an upper
+// bound) number pending, is a delta.
+func (w *wal) wantDelta(pending int) bool {
+	return !w.needBase && w.deltas < w.maxDeltas && 2*(w.deltaUnits+pending) <= w.baseUnits
+}
+
+// dirtyUnits counts the units and deleted keys the named namespaces
+// tracked since the last snapshot; the caller holds their locks. O(specs).
+func (b *Backend) dirtyUnits(names []string) int {
+	n := 0
+	for _, name := range names {
+		for _, sp := range b.namespaces[name].st.specs {
+			n += len(sp.dirty) + len(sp.gone)
+		}
+	}
+	return n
+}
+
+// loadDelta applies a delta to the state recovery has built so far
+// (recovery only).
+func (b *Backend) loadDelta(r io.Reader, info journal.SnapshotInfo) error {
+	a := &deltaApplier{b: b}
+	err := decodeDelta(r, info.MaxBytes, b.wal.readBlob, loadBatch, a.part)
+	if err == nil && a.s != nil {
+		err = errPartsEnded
+	}
+	if err != nil {
+		return fmt.Errorf("memory: delta snapshot: %w", err)
+	}
+	if len(a.dropped) > 0 {
+		b.wal.log.Error("recovery dropped work units whose data blob is missing or damaged",
+			"units", len(a.dropped), "dropped", a.dropped)
+	}
+	if w := b.wal; w != nil {
+		w.deltas++
+		w.deltaUnits += a.units
+	}
+	return nil
+}
+
+// loadedSnapshot notes a full snapshot of units units loaded by recovery:
+// the next snapshot may be a delta after it.
+func (w *wal) loadedSnapshot(units int) {
+	w.needBase, w.baseUnits, w.deltas, w.deltaUnits = false, units, 0, 0
+}
+
+// unitCount counts st's units.
+func (st *state) unitCount() int {
+	n := 0
+	for _, sp := range st.specs {
+		n += len(sp.units)
+	}
+	return n
+}
