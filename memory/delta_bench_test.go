@@ -57,13 +57,15 @@ func changeOnePercent(b *testing.B, ns *namespace, units int) {
 // BenchmarkSnapshotDelta times a snapshot taken after 1% of
 // COORD_BENCH_UNITS units (default 1M) changed (leased and finished):
 // "full" rewrites every unit, "delta" only those changed. Metrics:
-// snap-bytes (the file's payload), units (written), ms/op per snapshot.
+// snap-bytes (the file's payload), units (written), cpu-ms (process CPU
+// per snapshot: wall time on a loaded machine says little), ns/op.
 func BenchmarkSnapshotDelta(b *testing.B) {
 	for _, kind := range []string{"full", "delta"} {
 		b.Run(kind, func(b *testing.B) {
 			be, ns, units := deltaBenchBackend(b, b.TempDir())
 			defer crashClose(be)
 			var st SnapshotStats
+			var cpu time.Duration
 			b.ResetTimer()
 			for range b.N {
 				b.StopTimer()
@@ -71,13 +73,16 @@ func BenchmarkSnapshotDelta(b *testing.B) {
 				be.wal.needBase = kind == "full"
 				b.StartTimer()
 				var err error
+				c0 := processCPU()
 				if st, err = be.Snapshot(context.Background()); err != nil {
 					b.Fatal(err)
 				}
+				cpu += processCPU() - c0
 				if st.Delta != (kind == "delta") {
 					b.Fatalf("snapshot %+v, want %s", st, kind)
 				}
 			}
+			b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms")
 			b.ReportMetric(float64(st.Bytes), "snap-bytes")
 			b.ReportMetric(float64(st.Units), "units")
 		})
@@ -87,7 +92,8 @@ func BenchmarkSnapshotDelta(b *testing.B) {
 // BenchmarkRestartDeltas times Open on a directory holding a full
 // snapshot of COORD_BENCH_UNITS units (default 1M) followed by 8 deltas,
 // each after 1% of the units changed ("base+8deltas"), against the same
-// state in one full snapshot ("full"); no journal after them.
+// state in one full snapshot ("full"); no journal after them. cpu-ms is
+// the process CPU per Open.
 func BenchmarkRestartDeltas(b *testing.B) {
 	for _, kind := range []string{"full", "base+8deltas"} {
 		b.Run(kind, func(b *testing.B) {
@@ -103,12 +109,15 @@ func BenchmarkRestartDeltas(b *testing.B) {
 			crashClose(be)
 			opts := Options{Clock: coordinate.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)),
 				DataDir: dir, Sync: journal.SyncNone, SnapshotBytes: 1 << 40, Logger: quietLogger()}
+			var cpu time.Duration
 			b.ResetTimer()
 			for range b.N {
+				c0 := processCPU()
 				r, err := Open(context.Background(), opts)
 				if err != nil {
 					b.Fatal(err)
 				}
+				cpu += processCPU() - c0
 				if n := len(r.wal.j.Report().Deltas); n != map[string]int{"full": 0, "base+8deltas": 8}[kind] {
 					b.Fatal(fmt.Sprintf("%d deltas loaded", n))
 				}
@@ -116,6 +125,7 @@ func BenchmarkRestartDeltas(b *testing.B) {
 				crashClose(r)
 				b.StartTimer()
 			}
+			b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms")
 		})
 	}
 }
