@@ -25,6 +25,7 @@ func TestSnapshotDuringChanges(t *testing.T) {
 	clock := coordinate.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	b := openPersistent(t, dir, clock, 1<<40)
 	b.wal.captureChunk = 3
+	b.wal.deltaShare = 2
 	ns := nsOf(t, b, "")
 	randomWorkload(t, ns, clock, rand.New(rand.NewPCG(7, 1)), 500)
 	// Units nobody changes, so that most snapshots are deltas (dirty.go).

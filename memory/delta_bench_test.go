@@ -21,7 +21,7 @@ func deltaBenchBackend(b *testing.B, dir string) (*Backend, *namespace, int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	be.wal.maxDeltas = 1 << 30
+	be.wal.maxDeltas, be.wal.deltaShare = 1<<30, 1
 	nsi, _ := be.Namespace(ctx, "")
 	ns := nsi.(*namespace)
 	if _, err := ns.SetWorkSpec(ctx, coordinate.Data{0xa1, 0x64, 'n', 'a', 'm', 'e', 0x61, 's'}); err != nil {

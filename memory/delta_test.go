@@ -27,7 +27,7 @@ func deltaChain(t *testing.T, dir string, n int) (*Backend, *coordinate.FakeCloc
 	ctx := context.Background()
 	clock := coordinate.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	b := openPersistent(t, dir, clock, 1<<40)
-	b.wal.maxDeltas = 100
+	b.wal.maxDeltas, b.wal.deltaShare = 100, 2
 	ns := nsOf(t, b, "")
 	def := coordinate.Data{0xa1, 0x64, 'n', 'a', 'm', 'e', 0x61, 's'}
 	if _, err := ns.SetWorkSpec(ctx, def); err != nil {
@@ -150,7 +150,7 @@ func TestDeltaSnapshotsRestoreTheLiveState(t *testing.T) {
 
 // TestDeltaPolicy: a full snapshot follows maxDeltas deltas, and one is
 // written instead of a delta that would make the deltas hold more than
-// half the full snapshot's units; a full snapshot removes the deltas
+// an eighth of the full snapshot's units; a full snapshot removes the deltas
 // before it.
 func TestDeltaPolicy(t *testing.T) {
 	ctx := context.Background()
@@ -180,13 +180,13 @@ func TestDeltaPolicy(t *testing.T) {
 		}
 	}
 	snap()      // F: the first
-	change(100) // 100 of 1 000
+	change(60)  // 60 of 1 000
 	snap()      // d
-	change(100) // 200 in deltas
+	change(60)  // 120 in deltas
 	snap()      // d
 	change(10)  // a third delta: too many
 	snap()      // F
-	change(600) // more than half
+	change(200) // more than an eighth
 	snap()      // F
 	change(10)  //
 	snap()      // d

@@ -59,6 +59,7 @@ type wal struct {
 	baseUnits, deltaUnits int
 	deltas                int
 	maxDeltas             int // at most this many deltas after a full snapshot
+	deltaShare            int // holding at most 1/deltaShare of its units
 
 	snapshots *histo.Histogram // durations, for metrics (stats.go)
 	stop      chan struct{}
@@ -174,6 +175,7 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 		snapshots:     newSnapshotHistogram(),
 		needBase:      true,
 		maxDeltas:     defaultMaxDeltas,
+		deltaShare:    defaultDeltaShare,
 	}
 	if w.snapshotBytes <= 0 {
 		w.snapshotBytes = DefaultSnapshotBytes

@@ -12,10 +12,13 @@ import (
 // (only what changed since the previous one, delta.go) unless
 //
 //   - the deltas since the full snapshot, this one included, would hold
-//     more units and deleted keys than half the units of the full
-//     snapshot: a restart would then load more units from deltas than a
-//     new full snapshot holds, and the full one is the cheaper to write
-//     than rewriting the same units in deltas over and over;
+//     more units and deleted keys than 1/deltaShare of the units of the
+//     full snapshot. Restart time decides the share: a restart applies a
+//     delta's unit to the built state (a map lookup, heap removal and
+//     insertion, cache misses in a large state) for 2 to 5 times what
+//     loading a unit of the full snapshot costs (BenchmarkRestartDeltas),
+//     so deltas holding an eighth of the full snapshot's units add at
+//     most about half its load time;
 //   - maxDeltas deltas follow the full snapshot already (restart time);
 //   - the previous snapshot failed, or none was taken or loaded since the
 //     start (the changes it took would be missing from a delta).
@@ -23,14 +26,18 @@ import (
 // A delta's size follows what changed; a full snapshot's follows all the
 // units, and supersedes the full snapshot and deltas before it.
 
-// defaultMaxDeltas bounds the deltas after a full snapshot.
-const defaultMaxDeltas = 8
+// defaultMaxDeltas bounds the deltas after a full snapshot;
+// defaultDeltaShare is the part (1/n) of its units they may hold.
+const (
+	defaultMaxDeltas  = 8
+	defaultDeltaShare = 8
+)
 
 // wantDelta says whether the snapshot about to be taken, whose dirty
 // units (changed, added or deleted since the last snapshot; an upper
 // bound) number pending, is a delta.
 func (w *wal) wantDelta(pending int) bool {
-	return !w.needBase && w.deltas < w.maxDeltas && 2*(w.deltaUnits+pending) <= w.baseUnits
+	return !w.needBase && w.deltas < w.maxDeltas && w.deltaShare*(w.deltaUnits+pending) <= w.baseUnits
 }
 
 // dirtyUnits counts the units and deleted keys the named namespaces
