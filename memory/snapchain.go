@@ -15,10 +15,10 @@ import (
 //     more units and deleted keys than 1/deltaShare of the units of the
 //     full snapshot. Restart time decides the share: a restart applies a
 //     delta's unit to the built state (a map lookup, heap removal and
-//     insertion, cache misses in a large state) for 2 to 5 times what
+//     insertion, cache misses in a large state) for 4 to 6 times what
 //     loading a unit of the full snapshot costs (BenchmarkRestartDeltas),
 //     so deltas holding an eighth of the full snapshot's units add at
-//     most about half its load time;
+//     most about two thirds of its load time;
 //   - maxDeltas deltas follow the full snapshot already (restart time);
 //   - the previous snapshot failed, or none was taken or loaded since the
 //     start (the changes it took would be missing from a delta).
