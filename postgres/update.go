@@ -24,6 +24,9 @@ type updateRequest struct {
 	// slow keeps the request off the fast finish path (finish.go): it
 	// tried that path and the unit did not match.
 	slow bool
+	// onlyFailed (RetryWorkUnits) applies the update only to a unit that
+	// is FAILED now; any other answers errNotFailed.
+	onlyFailed bool
 }
 
 // unit names the unit r updates.
@@ -208,6 +211,10 @@ func applyUpdates(ctx context.Context, tx dbtx, batch []*updateRequest, locked *
 		}
 		if r.leaseID != nil && (lu.st.Status != coordinate.StatusPending || lu.leaseID == nil || *lu.leaseID != *r.leaseID) {
 			results[i] = fmt.Errorf("%w: %q/%q", coordinate.ErrLostLease, r.spec, r.key)
+			continue
+		}
+		if r.onlyFailed && lu.st.Status != coordinate.StatusFailed {
+			results[i] = errNotFailed
 			continue
 		}
 		before := lu.st.Status
