@@ -78,6 +78,8 @@ type lockedUnit struct {
 	// outstanding: some worker has the unit in its outstanding set.
 	outstanding bool
 	key         string
+	// waits: the unit has dependencies not yet FINISHED (unit_dep rows).
+	waits bool
 }
 
 // lockedUnits are the units an update batch locked, by address.
@@ -121,7 +123,7 @@ func scanLockedUnits(rows pgx.Rows) (*lockedUnits, error) {
 		)
 		if err := rows.Scan(&lu.nsID, &lu.specID, &specName, &specText, &then, &maxRetries,
 			&key, &data, &status, &lu.priority, &expires, &worker, &workerText, &lu.leaseID, &att, &lu.grp,
-			&lu.outstanding); err != nil {
+			&lu.outstanding, &lu.waits); err != nil {
 			return nil, err
 		}
 		lu.specName = coordinate.Name{Bytes: string(specName), Text: specText}
@@ -222,6 +224,10 @@ func applyUpdates(ctx context.Context, tx dbtx, batch []*updateRequest, locked *
 		if err != nil {
 			results[i] = fmt.Errorf("update_work_unit %q/%q: %w", r.spec, r.key, err)
 			continue
+		}
+		if st.Status == coordinate.StatusAvailable && lu.waits {
+			// A retried unit still waiting for dependencies waits again.
+			st.Status = coordinate.StatusBlocked
 		}
 		if st.Status != coordinate.StatusPending {
 			lu.leaseID = nil
