@@ -42,7 +42,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready cha
 	if opts.gcPercentSet || os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(opts.gcPercent)
 	}
-	setProcessors(&opts.storage, os.Getenv, log)
 
 	cfg := jobserver.Config{Clock: coordinate.SystemClock{}, Logger: log, Limits: opts.limits.jobserverLimits()}
 	if c := opts.py.config; c != nil {
