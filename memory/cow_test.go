@@ -120,6 +120,7 @@ func snapshotOnly(t *testing.T, dir string, clock *coordinate.FakeClock) string 
 	}
 	defer j.Close()
 	b := New(Options{Clock: clock, StallTimeout: time.Minute})
+	b.wal = &wal{blobs: newBlobStore(dir, quietLogger()), log: quietLogger()} // large unit data
 	skip := func([]byte, uint32) error { return nil }
 	if err := j.ReplayWith(journal.ReplayFuncs{Snapshot: b.loadSnapshot, Delta: b.loadDelta, Apply: skip}); err != nil {
 		t.Fatal(err)
