@@ -442,12 +442,13 @@ func (b *Backend) Snapshot(ctx context.Context) (SnapshotStats, error) {
 
 // loadSnapshot restores the state a snapshot holds (recovery only).
 func (b *Backend) loadSnapshot(r io.Reader, info journal.SnapshotInfo) error {
-	units := 0
+	units, lost := 0, false
 	err := loadParallel(r, info.MaxBytes, b.wal.readBlob, loadBatch, func(name string, st *state, dropped []coordinate.UnitRef) error {
 		if _, dup := b.namespaces[name]; dup {
 			return fmt.Errorf("snapshot holds namespace %q twice", name)
 		}
 		if len(dropped) > 0 {
+			lost = true
 			b.wal.log.Error("recovery dropped work units whose data blob is missing or damaged",
 				"namespace", name, "units", len(dropped), "dropped", dropped)
 		}
@@ -461,6 +462,10 @@ func (b *Backend) loadSnapshot(r io.Reader, info journal.SnapshotInfo) error {
 	}
 	if b.wal != nil {
 		b.wal.loadedSnapshot(units)
+		// The units dropped are still in this snapshot: only a full
+		// snapshot makes their loss stick (a delta has no tombstone
+		// for them), so that the next start needs no -recover.
+		b.wal.needBase = lost
 	}
 	return nil
 }

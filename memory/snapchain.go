@@ -21,7 +21,9 @@ import (
 //     most about two thirds of its load time;
 //   - maxDeltas deltas follow the full snapshot already (restart time);
 //   - the previous snapshot failed, or none was taken or loaded since the
-//     start (the changes it took would be missing from a delta).
+//     start (the changes it took would be missing from a delta), or
+//     recovery dropped units whose blob was lost (the chain still holds
+//     them).
 //
 // A delta's size follows what changed; a full snapshot's follows all the
 // units, and supersedes the full snapshot and deltas before it.
@@ -66,6 +68,9 @@ func (b *Backend) loadDelta(r io.Reader, info journal.SnapshotInfo) error {
 	if len(a.dropped) > 0 {
 		b.wal.log.Error("recovery dropped work units whose data blob is missing or damaged",
 			"units", len(a.dropped), "dropped", a.dropped)
+		// They are still in this delta: the next snapshot must be full
+		// (loadSnapshot).
+		b.wal.needBase = true
 	}
 	if w := b.wal; w != nil {
 		w.deltas++

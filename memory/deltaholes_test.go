@@ -1,0 +1,61 @@
+package memory
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/coordinated/coordinated/coordinate"
+	"github.com/coordinated/coordinated/journal"
+)
+
+// TestRecoverDropIsSnapshotted: units a -recover start drops (their blob
+// is lost) are gone for good once the next snapshot is written. That
+// snapshot must be a full one: a delta would leave the full snapshot that
+// still refers to the lost blob in the chain, and the next start without
+// -recover would fail on it again.
+func TestRecoverDropIsSnapshotted(t *testing.T) {
+	for _, where := range []string{"full", "delta"} {
+		t.Run(where, func(t *testing.T) {
+			ctx := context.Background()
+			dir := t.TempDir()
+			clock := coordinate.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+			b := openPersistent(t, dir, clock, 1<<40)
+			ns := nsOf(t, b, "")
+			blobSpec(t, ns)
+			fill(t, ns, ctx, "u", 100)
+			if where == "delta" {
+				snapshot(t, b) // full, without the big units
+			}
+			addBig(t, ns, "s", 0, 3, 1)
+			if st := snapshot(t, b); st.Delta != (where == "delta") {
+				t.Fatalf("snapshot %+v, want delta %v", st, where == "delta")
+			}
+			crash(t, b)
+			path := (&blobStore{dir: filepath.Join(dir, blobDirName)}).path(sha256Of(bigData(blobThreshold+1, 2)))
+			if err := os.Remove(path); err != nil {
+				t.Fatal(err)
+			}
+			opts := Options{Clock: clock, StallTimeout: time.Minute, DataDir: dir, Sync: journal.SyncNone, Logger: quietLogger(), Recover: true}
+			r, err := Open(ctx, opts)
+			if err != nil {
+				t.Fatalf("open with -recover: %v", err)
+			}
+			want := dumpAll(r)
+			if err := r.Close(); err != nil { // its final snapshot
+				t.Fatal(err)
+			}
+			opts.Recover = false
+			c, err := Open(ctx, opts)
+			if err != nil {
+				t.Fatalf("open without -recover after a -recover start and a snapshot: %v", err)
+			}
+			defer c.Close()
+			if got := dumpAll(c); got != want {
+				t.Fatalf("state after the -recover start differs:\n%s", dumpDiff(got, want))
+			}
+		})
+	}
+}
