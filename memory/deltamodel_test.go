@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/coordinated/coordinated/coordinate"
+	"github.com/fxamacker/cbor/v2"
 )
 
 // TestDeltaSnapshotModel drives journaled backends through random
@@ -111,6 +112,23 @@ func (m *deltaModel) work(ns *namespace, n int) {
 	}
 	if err := ns.AddWorkUnits(ctx, spec, in); err != nil && !isExpected(err) {
 		t.Fatal(err)
+	}
+	if r.IntN(3) == 0 { // a worker whose leases end when its record lapses (ownerdeath.go)
+		w := coordinate.Name{Bytes: "mortal", Text: true}
+		data, err := cbor.Marshal(map[string]any{coordinate.ReleaseLeasesKey: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hb := coordinate.Heartbeat{Worker: w, Mode: smallData, Expire: time.Duration(1+r.IntN(20)) * time.Second, Data: data}
+		if !coordinate.ReleasesLeasesOnExit(hb.Data) {
+			t.Fatalf("heartbeat data %x does not ask for its leases' release", hb.Data)
+		}
+		if err := ns.WorkerHeartbeat(ctx, hb); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ns.GetWork(ctx, coordinate.WorkRequest{Worker: w, LeaseTime: time.Minute, MaxJobs: 2}); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
