@@ -164,6 +164,7 @@ type deltaApplier struct {
 	gone    map[coordinate.UnitRef]bool
 	dropped []coordinate.UnitRef // units dropped because their data is lost
 	units   int                  // units applied
+	deleted int                  // deleted keys listed
 }
 
 func (a *deltaApplier) part(p *snapPart) error {
@@ -212,6 +213,7 @@ func (a *deltaApplier) spec(cs *capturedSpec) error {
 		s.specs[name] = sp
 	}
 	sp.name, sp.definition, sp.meta, sp.archived = cs.name, cs.definition, cs.meta, cs.archived
+	a.deleted += len(cs.gone)
 	for _, k := range cs.gone {
 		if u := sp.units[k]; u != nil {
 			s.unlinkRestored(u)

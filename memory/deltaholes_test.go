@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -57,5 +58,37 @@ func TestRecoverDropIsSnapshotted(t *testing.T) {
 				t.Fatalf("state after the -recover start differs:\n%s", dumpDiff(got, want))
 			}
 		})
+	}
+}
+
+// TestDeltaCountersSurviveRestart: a restart that loads a full snapshot
+// and deltas counts what they hold as the live backend did when it wrote
+// them (units and deleted keys), so the choice between a delta and a full
+// snapshot does not drift across restarts.
+func TestDeltaCountersSurviveRestart(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	clock := coordinate.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	b := openPersistent(t, dir, clock, 1<<40)
+	ns, _ := benchNamespaceIn(t, b)
+	fill(t, ns, ctx, "u", 1000)
+	snapshot(t, b)
+	for i := range 2 {
+		if _, err := ns.DeleteWorkUnits(ctx, "s", coordinate.DeleteQuery{Keys: []string{fmt.Sprintf("u%09d", 10*i), fmt.Sprintf("u%09d", 10*i+1)}}); err != nil {
+			t.Fatal(err)
+		}
+		fill(t, ns, ctx, fmt.Sprint("n", i), 10)
+		if st := snapshot(t, b); !st.Delta || st.Gone == 0 {
+			t.Fatalf("snapshot %+v, want a delta with deleted keys", st)
+		}
+	}
+	type counters struct{ base, deltas, deltaUnits int }
+	w := b.wal
+	want := counters{w.baseUnits, w.deltas, w.deltaUnits}
+	crash(t, b)
+	c := openPersistent(t, dir, clock, 1<<40)
+	defer c.Close()
+	if got := (counters{c.wal.baseUnits, c.wal.deltas, c.wal.deltaUnits}); got != want {
+		t.Fatalf("after a restart the chain counts %+v, the live backend counted %+v", got, want)
 	}
 }

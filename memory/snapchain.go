@@ -74,7 +74,7 @@ func (b *Backend) loadDelta(r io.Reader, info journal.SnapshotInfo) error {
 	}
 	if w := b.wal; w != nil {
 		w.deltas++
-		w.deltaUnits += a.units
+		w.deltaUnits += a.units + a.deleted // as Snapshot counts them
 	}
 	return nil
 }
