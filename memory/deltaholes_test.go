@@ -165,3 +165,84 @@ func TestRecoverDamagedDeltaThenRestart(t *testing.T) {
 	}
 	r.Close()
 }
+
+// TestDeltaInstallCrashPoints: a crash at each step of installing a delta
+// leaves a directory that restores the state: while it is being written
+// (an unfinished file beside the chain and every segment), once it is
+// renamed into place but before the segments it supersedes are deleted,
+// and after.
+func TestDeltaInstallCrashPoints(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	b, clock := deltaChain(t, dir, 1)
+	defer b.Close()
+	ns := nsOf(t, b, "")
+	fill(t, ns, ctx, "more", 30)
+	if _, err := ns.DeleteWorkUnits(ctx, "s", coordinate.DeleteQuery{Keys: []string{"u000000007"}}); err != nil {
+		t.Fatal(err)
+	}
+	copyDir := func() string {
+		t.Helper()
+		if err := b.wal.j.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+		c := t.TempDir()
+		if err := os.CopyFS(c, os.DirFS(dir)); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	before := copyDir()
+	var writing string
+	b.wal.betweenChunks = func() {
+		if writing == "" {
+			writing = copyDir()
+		}
+	}
+	if st := snapshot(t, b); !st.Delta {
+		t.Fatalf("snapshot %+v, want a delta", st)
+	}
+	b.wal.betweenChunks = nil
+	after := copyDir()
+	renamed := copyDir()
+	segs, _ := filepath.Glob(filepath.Join(before, "journal-*.log"))
+	restored := 0
+	for _, s := range segs {
+		if _, err := os.Stat(filepath.Join(renamed, filepath.Base(s))); err == nil {
+			continue
+		}
+		data, err := os.ReadFile(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(renamed, filepath.Base(s)), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		restored++
+	}
+	if restored == 0 {
+		t.Fatal("the delta deleted no segment: the renamed-but-not-cleaned state is not built")
+	}
+	if temps, _ := filepath.Glob(filepath.Join(writing, "*.tmp")); writing == "" || len(temps) == 0 {
+		t.Fatalf("no unfinished delta in the copy taken while writing (%q)", writing)
+	}
+	want := dumpAll(b)
+	for _, tc := range []struct {
+		name, dir string
+		deltas    int
+	}{{"writing", writing, 1}, {"renamed", renamed, 2}, {"installed", after, 2}} {
+		c, err := Open(ctx, Options{Clock: clock, StallTimeout: time.Minute, DataDir: tc.dir, Sync: journal.SyncNone, Logger: quietLogger()})
+		if err != nil {
+			t.Fatalf("crash while %s: %v", tc.name, err)
+		}
+		rep := c.wal.j.Report()
+		got := dumpAll(c)
+		crash(t, c)
+		if len(rep.Deltas) != tc.deltas || len(rep.SetAside) > 0 || len(rep.Missing) > 0 {
+			t.Fatalf("crash while %s: %+v, want %d deltas loaded and nothing damaged", tc.name, rep, tc.deltas)
+		}
+		if got != want {
+			t.Fatalf("crash while %s: state differs:\n%s", tc.name, dumpDiff(got, want))
+		}
+	}
+}
