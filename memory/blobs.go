@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -50,12 +51,15 @@ type blobStore struct {
 	// threshold is blobThreshold; the write-amplification benchmark
 	// raises it to measure snapshots with all data inline (version 1).
 	threshold int
-	// known maps the data of the last snapshot to its hash, so unchanged
-	// data is neither hashed nor written again. It keeps that data alive
-	// until the next snapshot replaces it.
+	// known maps the data of the last full snapshot and the deltas after
+	// it to its hash, so unchanged data is neither hashed nor written
+	// again. It keeps that data alive until the next full snapshot
+	// replaces it: data replaced meanwhile stays, at most what the deltas
+	// after one full snapshot referred to (snapchain.go bounds them).
 	known map[dataKey]blobHash
-	// written counts the bytes of blob files written (tests, stats).
-	written int64
+	// written counts the bytes of blob files written, hashed the bytes
+	// hashed (tests, stats).
+	written, hashed int64
 }
 
 func newBlobStore(dataDir string, log *slog.Logger) *blobStore {
@@ -92,6 +96,7 @@ func (b *blobBatch) add(d []byte) error {
 	h, ok := s.known[k]
 	if !ok {
 		h = sha256.Sum256(d)
+		s.hashed += int64(len(d))
 		if err := s.put(h, d, b.dirty); err != nil {
 			return err
 		}
@@ -101,9 +106,9 @@ func (b *blobBatch) add(d []byte) error {
 }
 
 // commit makes the new blob names durable (before a snapshot refers to
-// them) and makes b's references the store's memory for the next
-// snapshot.
-func (b *blobBatch) commit() error {
+// them) and adds b's references to the store's memory for the next
+// snapshot; a full snapshot's references replace it.
+func (b *blobBatch) commit(full bool) error {
 	s := b.s
 	if len(b.dirty) > 0 {
 		dirs := []string{filepath.Dir(s.dir), s.dir}
@@ -115,7 +120,11 @@ func (b *blobBatch) commit() error {
 		}
 		clear(b.dirty)
 	}
-	s.known = b.refs
+	if full {
+		s.known = b.refs
+	} else {
+		maps.Copy(s.known, b.refs)
+	}
 	return nil
 }
 

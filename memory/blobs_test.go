@@ -304,3 +304,36 @@ func TestBlobPutSyncsAnExistingName(t *testing.T) {
 		t.Fatalf("putting a blob whose file exists left its directory %s out of the fsyncs (%v)", dir, dirty)
 	}
 }
+
+// Large data a full snapshot hashed is not hashed again by the next full
+// snapshot when deltas came between: a delta adds to the store's memory
+// of hashed data instead of replacing it with its own few references.
+func TestBlobNotRehashedAfterDeltas(t *testing.T) {
+	clock := coordinate.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	b := openPersistent(t, t.TempDir(), clock, 1<<40)
+	defer b.Close()
+	ns := nsOf(t, b, "")
+	blobSpec(t, ns)
+	addBig(t, ns, "s", 0, 4, 1)
+	if st := snapshot(t, b); st.Delta {
+		t.Fatal("the first snapshot is a delta")
+	}
+	hashed := b.wal.blobs.hashed
+	addBig(t, ns, "s", 4, 1, 1) // a delta with one new large unit
+	b.wal.maxDeltas, b.wal.deltaShare = 1000, 0
+	if st := snapshot(t, b); !st.Delta {
+		t.Fatal("the second snapshot is not a delta")
+	}
+	newUnit := int64(len(bigData(blobThreshold+4, 5)))
+	if got := b.wal.blobs.hashed - hashed; got != newUnit {
+		t.Fatalf("the delta hashed %d bytes, want only the new unit's %d", got, newUnit)
+	}
+	hashed = b.wal.blobs.hashed
+	b.wal.needBase = true
+	if st := snapshot(t, b); st.Delta {
+		t.Fatal("the third snapshot is a delta after needBase")
+	}
+	if got := b.wal.blobs.hashed - hashed; got != 0 {
+		t.Fatalf("the full snapshot after a delta hashed %d bytes again, want 0", got)
+	}
+}

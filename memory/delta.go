@@ -88,7 +88,7 @@ func writeDeltaCaptures(out io.Writer, caps []*capture, blobs *blobBatch, betwee
 	if err := errors.Join(errs...); err != nil {
 		return units, gone, err
 	}
-	return units, gone, blobs.commit()
+	return units, gone, blobs.commit(false)
 }
 
 // decodeDelta decodes what writeDeltaCaptures wrote, passing it to emit

@@ -179,7 +179,7 @@ func writeCaptures(out io.Writer, caps []*capture, blobs *blobBatch, between fun
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	return blobs.commit()
+	return blobs.commit(true)
 }
 
 func newSnapWriter(out io.Writer, blobs map[dataKey]blobHash) *snapWriter {

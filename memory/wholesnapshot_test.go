@@ -123,7 +123,7 @@ func (s *blobStore) prepare(nss []*capturedNamespace) (map[dataKey]blobHash, err
 			}
 		}
 	}
-	if err := b.commit(); err != nil {
+	if err := b.commit(true); err != nil {
 		return nil, err
 	}
 	return b.refs, nil
