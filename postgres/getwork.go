@@ -20,7 +20,8 @@ var (
 
 var (
 	//go:embed queries/candidates.sql
-	candidatesSQL string
+	candidatesText string
+	candidatesSQL  = withFragments(candidatesText)
 	//go:embed queries/claim.sql
 	claimSQL string
 	//go:embed queries/claim_many.sql
