@@ -136,8 +136,10 @@ func scanLockedUnits(rows pgx.Rows) (*lockedUnits, error) {
 
 // chainJob is the chaining of one finished unit (SEMANTICS §10).
 type chainJob struct {
-	ns    *namespace
-	from  *lockedUnit
+	ns   *namespace
+	from *lockedUnit
+	// units are the units to add, one per key (dedupeUnits: the last
+	// named wins, as in add_work_units).
 	units []coordinate.WorkUnitInput
 	now   time.Time
 }
@@ -233,7 +235,7 @@ func applyUpdates(ctx context.Context, tx dbtx, batch []*updateRequest, locked *
 		}
 		if eff.Chain && lu.then != "" {
 			if cu := coordinate.ChainedUnits(st.Data, lu.priority); len(cu) > 0 {
-				chains = append(chains, chainJob{ns: r.ns, from: lu, units: cu, now: r.now})
+				chains = append(chains, chainJob{ns: r.ns, from: lu, units: dedupeUnits(cu), now: r.now})
 			}
 		}
 	}
