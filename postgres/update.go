@@ -24,6 +24,9 @@ type updateRequest struct {
 	// slow keeps the request off the fast finish path (finish.go): it
 	// tried that path and the unit did not match.
 	slow bool
+	// chains: the data sent names units to chain (coordinate.ChainedUnits),
+	// whether or not the spec has a `then`; set by splitFast.
+	chains bool
 }
 
 // unit names the unit r updates.
@@ -232,6 +235,9 @@ func applyUpdates(ctx context.Context, tx dbtx, batch []*updateRequest, locked *
 		}
 		if eff.Completed {
 			lu.completed = true
+		}
+		if r.chains {
+			r.ns.b.chainHints.saw(r, lu.then != "")
 		}
 		if eff.Chain && lu.then != "" {
 			if cu := coordinate.ChainedUnits(st.Data, lu.priority); len(cu) > 0 {
