@@ -71,6 +71,14 @@ type Namespace interface {
 	// (SEMANTICS §5.3) with no ownership check. Finishing a unit whose spec
 	// has `then` creates the chained units before returning.
 	UpdateWorkUnit(ctx context.Context, spec, key string, update WorkUnitUpdate) error
+	// RetryWorkUnits makes the named units of spec that are FAILED now
+	// AVAILABLE again, as UpdateWorkUnit with status AVAILABLE does (BLOCKED
+	// while they wait on dependencies), and returns how many it retried.
+	// Units in any other status and unknown keys are left alone, so a unit
+	// leased since the caller listed it keeps its lease. Each unit's retry
+	// is atomic, the batch as a whole need not be: a reader may see some
+	// units retried and others not yet.
+	RetryWorkUnits(ctx context.Context, spec string, keys []string) (int, error)
 	// Archive applies a retention policy to the FINISHED and FAILED units
 	// of the named specs (all specs when names is empty).
 	Archive(ctx context.Context, names []string, policy RetentionPolicy) error

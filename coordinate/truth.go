@@ -1,12 +1,17 @@
 package coordinate
 
-import "github.com/coordinated/coordinated/internal/cborx"
+import (
+	"bytes"
+
+	"github.com/coordinated/coordinated/internal/cborx"
+)
 
 // Truthy evaluates a CBOR item the way Python's bool() evaluates the
-// decoded value: false for null, false, zero (-0.0 too; NaN is true), and
-// empty strings, lists, tuples and maps; true for anything else, false
-// for a malformed item. Every rule and RPC option that Python tests for
-// truth uses it.
+// decoded value: false for null, false, zero (-0.0 and a bignum zero too;
+// NaN is true), and empty strings, lists, tuples and maps; true for
+// anything else, false for a malformed item. Embedded CBOR (tag 24) has
+// the truth of the item it holds, as Python's tag mapper decodes it in
+// place. Every rule and RPC option that Python tests for truth uses it.
 func Truthy(d []byte) bool {
 	if isNull(d) {
 		return false
@@ -37,6 +42,34 @@ func Truthy(d []byte) bool {
 			return f != 0 // NaN is truthy, as in Python
 		}
 		return true
+	case cborx.MajorTag:
+		return taggedTruthy(h, d[h.Size:])
+	}
+	return true
+}
+
+// Bignum tags (RFC 8949 §3.4.3): Python decodes them to a long.
+const (
+	tagPositiveBignum = 2
+	tagNegativeBignum = 3
+)
+
+// taggedTruthy is Truthy of a tagged item whose head is h and whose
+// content is the item c.
+func taggedTruthy(h cborx.Head, c []byte) bool {
+	switch h.Arg {
+	case cborx.TagEmbedded:
+		inner, text, ok := cborx.StringValue(c)
+		return ok && !text && Truthy([]byte(inner))
+	case tagPositiveBignum, tagNegativeBignum:
+		// Python's decoder refuses a chunked magnitude: cborx.String
+		// does too.
+		mag, text, ok := cborx.String(c)
+		if !ok || text {
+			return false
+		}
+		// -1-n is never zero; n is zero when all its bytes are.
+		return h.Arg == tagNegativeBignum || len(bytes.TrimLeft(mag, "\x00")) > 0
 	}
 	return true
 }

@@ -7,9 +7,9 @@ import (
 
 // The truth of values as the Python daemon sees them: each want is what
 // Python 2.7 prints for bool() of the item decoded by coordinate 0.1.5's
-// CBOR tag mapper (.venv-py27). Not matched yet: a bignum zero (c240,
-// c24100) and embedded CBOR holding a false value (d8184100) are false in
-// Python, true here.
+// CBOR tag mapper (.venv-py27), which decodes embedded CBOR (tag 24) in
+// place. Items Python refuses to decode (the "error" rows) are malformed:
+// false.
 func TestTruthy(t *testing.T) {
 	tests := []struct {
 		hex  string
@@ -33,7 +33,16 @@ func TestTruthy(t *testing.T) {
 		{"a0", false, "{}"}, {"a10000", true, "{0: 0}"}, {"bfff", false, "{} (indefinite)"}, {"bf0000ff", true, "{0: 0} (indefinite)"},
 		{"d88080", false, "()"}, {"d8808100", true, "(0,)"}, {"d8809fff", false, "() (indefinite)"},
 		{"d88060", false, "tuple(u'') == ()"}, {"d8806178", true, "tuple(u'x')"},
-		{"d8184101", true, "1 (embedded CBOR)"},
+		{"c240", false, "0L (bignum, no bytes)"}, {"c24100", false, "0L (bignum)"}, {"c2420000", false, "0L (bignum, two zero bytes)"},
+		{"c25f4000ff", false, "error (chunked bignum)"}, {"c25f404101ff", false, "error (chunked bignum)"},
+		{"c24201", false, "error (truncated bignum)"}, {"c26100", false, "error (text bignum)"},
+		{"d8184101", true, "1 (embedded CBOR)"}, {"d8184100", false, "0 (embedded CBOR)"},
+		{"d81841f4", false, "False (embedded)"}, {"d81841f6", false, "None (embedded)"}, {"d81841f5", true, "True (embedded)"},
+		{"d8184180", false, "[] (embedded)"}, {"d8184160", false, "u'' (embedded)"}, {"d81841a0", false, "{} (embedded)"},
+		{"d818426178", true, "u'x' (embedded)"}, {"d81843c24100", false, "0L (embedded bignum)"},
+		{"d81844d8184100", false, "0 (embedded twice)"}, {"d81844d8184101", true, "1 (embedded twice)"},
+		{"d81840", false, "error (embedded nothing)"}, {"d8186100", false, "error (embedded text)"},
+		{"d8185f4100ff", false, "0 (embedded, chunked)"},
 		{"d825500123456789abcdef0123456789abcdef", true, "UUID(...)"},
 	}
 	for _, tc := range tests {

@@ -167,12 +167,20 @@ type WorkUnit struct {
 // WorkUnitQuery selects units for ListWorkUnits.
 //
 // With Statuses, units in any of those statuses are returned ordered by
-// priority (descending) then key; without, all units ordered by key. Keys
-// below Start are skipped. At most Limit are returned (Limit <= 0: no limit).
+// priority (descending) then key, or by key with KeyOrder; without, all
+// units ordered by key. Keys below Start are skipped. At most Limit are
+// returned (Limit <= 0: no limit).
+//
+// A listing in key order pages by keyset: the next page starts at the last
+// key returned plus a zero byte, so a unit is listed at most once however
+// units change status between pages (an offset, or listing the first page
+// again, may skip or repeat them).
 type WorkUnitQuery struct {
 	Statuses []Status
 	Start    string
 	Limit    int
+	// KeyOrder lists units with Statuses by key, as without Statuses.
+	KeyOrder bool
 	// MaxBytes, when > 0, bounds the data of the units listed as Limit
 	// bounds their count (WithinBytes): the backend stops reading units at
 	// the first whose data would pass it.

@@ -44,14 +44,14 @@ func (j *Journal) flushLoop() {
 			due, forced = nil, true
 		}
 		chunks, upTo, closing := j.takePending()
-		err := j.writeChunks(chunks, j.opts.Sync == SyncGroup || closing || forced)
+		wrote, err := j.writeChunks(chunks, j.opts.Sync == SyncGroup || closing || forced)
 		if closing && j.seg != nil {
 			if ferr := j.seg.finishClose(); err == nil {
 				err = ferr
 			}
 			j.seg = nil
 		}
-		if err == nil {
+		if wrote && err == nil {
 			j.counters.observeGroup(upTo)
 		}
 		woke := j.publish(upTo, err, closing)
@@ -113,7 +113,7 @@ func (j *Journal) preallocate() {
 		j.publish(0, err, false)
 		return
 	}
-	j.counters.syncs.Add(1)
+	j.counters.synced()
 }
 
 // takePending swaps the pending chunks for an empty one, reusing the
@@ -133,23 +133,24 @@ func (j *Journal) takePending() (chunks []chunk, upTo Ticket, closing bool) {
 }
 
 // writeChunks writes the taken chunks in order, switching segment files at
-// rotations, and syncs the current file when sync is set.
-func (j *Journal) writeChunks(chunks []chunk, sync bool) error {
-	wrote := false
+// rotations, and syncs the current file when sync is set. It reports
+// whether it wrote any record. Under SyncGroup with O_DSYNC each write is
+// the group's sync; otherwise the fdatasync after them is (groupSynced
+// counts either).
+func (j *Journal) writeChunks(chunks []chunk, sync bool) (wrote bool, err error) {
 	for _, c := range chunks {
 		if j.seg == nil || c.seg != j.seg.seq {
 			if err := j.switchSegment(c.seg); err != nil {
-				return err
+				return wrote, err
 			}
 		}
 		if len(c.buf) > 0 {
 			start := time.Now()
 			if err := j.seg.write(c.buf); err != nil {
-				return err
+				return wrote, err
 			}
-			if j.seg.dsync != nil { // the write was the group's sync
-				j.counters.observeSync(time.Since(start))
-				j.counters.syncs.Add(1)
+			if j.seg.dsync != nil {
+				j.counters.groupSynced(start)
 			}
 			wrote = true
 		}
@@ -157,20 +158,16 @@ func (j *Journal) writeChunks(chunks []chunk, sync bool) error {
 	if sync && j.seg != nil && j.seg.dirty {
 		start := time.Now()
 		if err := j.seg.sync(); err != nil {
-			return err
+			return wrote, err
 		}
-		j.counters.observeSync(time.Since(start))
-		j.counters.syncs.Add(1)
-	}
-	if wrote {
-		j.counters.flushes.Add(1)
+		j.counters.groupSynced(start)
 	}
 	if n := len(chunks); n > 0 && cap(chunks[n-1].buf) <= spareLimit {
 		j.mu.Lock()
 		j.spare = chunks[n-1].buf[:0]
 		j.mu.Unlock()
 	}
-	return nil
+	return wrote, nil
 }
 
 // switchSegment finishes the current segment (synced and truncated to its
@@ -190,7 +187,7 @@ func (j *Journal) switchSegment(seq uint64) error {
 			old.close()
 			return err
 		}
-		j.counters.syncs.Add(1)
+		j.counters.synced()
 	}
 	s, err := j.newSegment(seq)
 	if err != nil {

@@ -12,17 +12,20 @@ import (
 type Stats struct {
 	Records uint64 // records appended
 	Bytes   uint64 // bytes appended, framing included
-	Flushes uint64 // write rounds that wrote something (groups)
-	Syncs   uint64 // fsyncs of segment files
+	Flushes uint64 // write rounds that wrote something (groups): GroupRecords.Count
+	Syncs   uint64 // fsyncs of segment files (a group's O_DSYNC write counts as one)
 
 	// GroupRecords is the distribution of records per written group, and
 	// SyncSeconds that of the group fsyncs' durations.
 	GroupRecords, SyncSeconds histo.Snapshot
 }
 
-// counters are updated without the journal lock.
+// counters are updated without the journal lock. Each figure has one
+// owner: Append counts records and bytes; the flush loop counts groups
+// (observeGroup, once per round that wrote records) and syncs (groupSynced
+// for a group's sync, synced for the others).
 type counters struct {
-	records, bytes, flushes, syncs atomic.Uint64
+	records, bytes, syncs atomic.Uint64
 
 	histOnce     sync.Once
 	groupRecords *histo.Histogram
@@ -48,21 +51,28 @@ func (c *counters) observeGroup(upTo Ticket) {
 	c.lastGroupEnd = upTo
 }
 
-// observeSync records how long a group's fsync took.
-func (c *counters) observeSync(d time.Duration) {
+// groupSynced counts a group's sync, which started at start, and records
+// its duration.
+func (c *counters) groupSynced(start time.Time) {
 	_, s := c.hists()
-	s.Observe(d.Seconds())
+	s.Observe(time.Since(start).Seconds())
+	c.syncs.Add(1)
 }
+
+// synced counts a sync that is not a group's (preallocation, a finished
+// segment).
+func (c *counters) synced() { c.syncs.Add(1) }
 
 // Stats returns the counters so far.
 func (j *Journal) Stats() Stats {
 	g, s := j.counters.hists()
+	groups := g.Snapshot()
 	return Stats{
 		Records:      j.counters.records.Load(),
 		Bytes:        j.counters.bytes.Load(),
-		Flushes:      j.counters.flushes.Load(),
+		Flushes:      groups.Count,
 		Syncs:        j.counters.syncs.Load(),
-		GroupRecords: g.Snapshot(),
+		GroupRecords: groups,
 		SyncSeconds:  s.Snapshot(),
 	}
 }

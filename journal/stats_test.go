@@ -1,8 +1,13 @@
 package journal
 
-import "testing"
+import (
+	"context"
+	"testing"
+	"time"
+)
 
-// The group and fsync distributions add up to what was written.
+// The group and fsync distributions add up to what was written, and a
+// round that writes nothing (every round after a failure) is not a group.
 func TestStatsDistributions(t *testing.T) {
 	opts := testOptions(t.TempDir(), nil)
 	opts.Sync = SyncGroup
@@ -16,5 +21,27 @@ func TestStatsDistributions(t *testing.T) {
 	}
 	if st.SyncSeconds.Count == 0 || st.SyncSeconds.Count > st.Syncs {
 		t.Errorf("fsync timings: %d, want between 1 and the %d fsyncs", st.SyncSeconds.Count, st.Syncs)
+	}
+
+	closeSegmentFiles(j)
+	if err := j.Wait(context.Background(), j.Append([]byte("fails"))); err == nil {
+		t.Fatal("Wait after the segment's files were closed: nil, want the write's error")
+	}
+	// A full buffer still starts a round (Append), which writes nothing.
+	big := j.Append(make([]byte, unwrittenLimit))
+	roundOver := func() bool {
+		j.mu.Lock()
+		defer j.mu.Unlock()
+		return j.taken >= big && j.roundDone == nil
+	}
+	for deadline := time.Now().Add(10 * time.Second); !roundOver(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the flusher did not take the record appended after the failure")
+		}
+	}
+	after := j.Stats()
+	if after.Flushes != st.Flushes || after.GroupRecords.Sum != st.GroupRecords.Sum || after.Syncs != st.Syncs {
+		t.Errorf("after a failed write: %d groups of %g records and %d fsyncs, want the %d, %g and %d written before it",
+			after.Flushes, after.GroupRecords.Sum, after.Syncs, st.Flushes, st.GroupRecords.Sum, st.Syncs)
 	}
 }

@@ -26,10 +26,7 @@ func benchNamespace(b testing.TB) (*namespace, context.Context) {
 	b.Helper()
 	ns := newNamespace("", Options{Clock: coordinate.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), StallTimeout: coordinate.DefaultStallTimeout})
 	ctx := context.Background()
-	def := coordinate.Data{0xa1, 0x64, 'n', 'a', 'm', 'e', 0x61, 's'} // {"name": "s"}
-	if _, err := ns.SetWorkSpec(ctx, def); err != nil {
-		b.Fatal(err)
-	}
+	defineSpec(b, ctx, ns, "s")
 	return ns, ctx
 }
 

@@ -56,9 +56,7 @@ func writeAmplification(b *testing.B, units int, inline bool) (snapBytes, journa
 	}
 	nsi, _ := be.Namespace(ctx, "")
 	ns := nsi.(*namespace)
-	if _, err := ns.SetWorkSpec(ctx, coordinate.Data{0xa1, 0x64, 'n', 'a', 'm', 'e', 0x61, 's'}); err != nil {
-		b.Fatal(err)
-	}
+	defineSpec(b, ctx, ns, "s")
 	snap := func() {
 		st, err := be.Snapshot(ctx)
 		if err != nil {

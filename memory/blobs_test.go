@@ -51,9 +51,7 @@ func addBig(t *testing.T, ns *namespace, spec string, first, n int, seed byte) {
 
 func blobSpec(t *testing.T, ns *namespace) {
 	t.Helper()
-	if _, err := ns.SetWorkSpec(context.Background(), coordinate.Data{0xa1, 0x64, 'n', 'a', 'm', 'e', 0x61, 's'}); err != nil {
-		t.Fatal(err)
-	}
+	defineSpec(t, context.Background(), ns, "s")
 }
 
 func snapshot(t *testing.T, b *Backend) SnapshotStats {

@@ -23,9 +23,7 @@ func TestAcknowledgedAddsNeverVanishSilently(t *testing.T) {
 	clock := coordinate.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	dir := t.TempDir()
 	b := openPersistent(t, dir, clock, 0)
-	if _, err := nsOf(t, b, "").SetWorkSpec(ctx, coordinate.Data{0xa1, 0x64, 'n', 'a', 'm', 'e', 0x61, 's'}); err != nil {
-		t.Fatal(err)
-	}
+	defineSpec(t, ctx, nsOf(t, b, ""), "s")
 	if err := b.Close(); err != nil { // clean stop: snapshot, then a restart
 		t.Fatal(err)
 	}

@@ -16,9 +16,7 @@ import (
 func TestDependencyEdgesFollowRetries(t *testing.T) {
 	ctx := context.Background()
 	ns := newNamespace("", Options{Clock: coordinate.NewFakeClock(time.Unix(1e9, 0)), StallTimeout: time.Minute})
-	if _, err := ns.SetWorkSpec(ctx, coordinate.Data{0xa1, 0x64, 'n', 'a', 'm', 'e', 0x61, 's'}); err != nil {
-		t.Fatal(err)
-	}
+	defineSpec(t, ctx, ns, "s")
 	ref := func(k string) coordinate.UnitRef { return coordinate.UnitRef{Spec: "s", Key: k} }
 	in := func(k string, deps ...string) coordinate.WorkUnitInput {
 		u := coordinate.WorkUnitInput{Key: coordinate.Name{Bytes: k, Text: true}, Data: coordinate.EmptyMap}

@@ -2,7 +2,6 @@ package memory
 
 import (
 	"cmp"
-	"container/heap"
 	"math"
 	"slices"
 )
@@ -40,14 +39,14 @@ func (s *state) noteDue(sp *spec) {
 	switch {
 	case !ok:
 		if sp.dueIdx >= 0 {
-			heap.Remove(&s.due, sp.dueIdx)
+			s.due.remove(sp.dueIdx)
 		}
 	case sp.dueIdx < 0:
 		sp.due = t
-		heap.Push(&s.due, sp)
+		s.due.push(sp)
 	case t != sp.due:
 		sp.due = t
-		heap.Fix(&s.due, sp.dueIdx)
+		s.due.fix(sp.dueIdx)
 	}
 }
 
@@ -72,26 +71,7 @@ func (s *state) dueSpecs(now int64) []*spec {
 	return out
 }
 
-// specDueHeap orders specs by spec.due for container/heap.
-type specDueHeap []*spec
-
-func (h specDueHeap) Len() int           { return len(h) }
-func (h specDueHeap) Less(i, j int) bool { return h[i].due < h[j].due }
-func (h specDueHeap) Swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].dueIdx = i
-	h[j].dueIdx = j
-}
-func (h *specDueHeap) Push(x any) {
-	sp := x.(*spec)
-	sp.dueIdx = len(*h)
-	*h = append(*h, sp)
-}
-func (h *specDueHeap) Pop() any {
-	old := *h
-	sp := old[len(old)-1]
-	old[len(old)-1] = nil
-	*h = old[:len(old)-1]
-	sp.dueIdx = -1
-	return sp
-}
+// The order of state.due (an indexedHeap): by spec.due, the spec's
+// place kept in spec.dueIdx.
+func (sp *spec) before(other *spec) bool { return sp.due < other.due }
+func (sp *spec) setHeapIndex(i int)      { sp.dueIdx = i }

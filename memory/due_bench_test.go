@@ -24,10 +24,7 @@ func BenchmarkExpiryPass(b *testing.B) {
 			later := []coordinate.WorkUnitInput{{Key: coordinate.Name{Bytes: "later"}, Data: smallData, Delay: time.Hour}}
 			for i := range specs {
 				name := fmt.Sprintf("s%05d", i)
-				def := coordinate.Data(fmt.Appendf([]byte{0xa1, 0x64, 'n', 'a', 'm', 'e', 0x66}, "%s", name))
-				if _, err := ns.SetWorkSpec(ctx, def); err != nil {
-					b.Fatal(err)
-				}
+				defineSpec(b, ctx, ns, name)
 				if err := ns.AddWorkUnits(ctx, name, later); err != nil {
 					b.Fatal(err)
 				}

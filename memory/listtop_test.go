@@ -17,9 +17,7 @@ func TestListFromHeapsMatchesScan(t *testing.T) {
 	clock := coordinate.NewFakeClock(time.Unix(1_000_000, 0))
 	b := New(Options{Clock: clock})
 	ns, _ := b.Namespace(ctx, "")
-	if _, err := ns.SetWorkSpec(ctx, coordinate.Data{0xa1, 0x64, 'n', 'a', 'm', 'e', 0x61, 's'}); err != nil {
-		t.Fatal(err)
-	}
+	defineSpec(t, ctx, ns, "s")
 	rng := rand.New(rand.NewPCG(1, 2))
 	var in []coordinate.WorkUnitInput
 	for i := range 2000 {

@@ -48,9 +48,7 @@ func TestLeaseLostInCrashIsHandedOutAgain(t *testing.T) {
 	clock := coordinate.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	b := openPersistent(t, dir, clock, 0)
 	ns := nsOf(t, b, "")
-	if _, err := ns.SetWorkSpec(ctx, coordinate.Data{0xa1, 0x64, 'n', 'a', 'm', 'e', 0x61, 's'}); err != nil {
-		t.Fatal(err)
-	}
+	defineSpec(t, ctx, ns, "s")
 	if err := ns.AddWorkUnits(ctx, "s", []coordinate.WorkUnitInput{{Key: coordinate.Name{Bytes: "u", Text: true}}}); err != nil {
 		t.Fatal(err)
 	}
@@ -106,9 +104,7 @@ func TestFinishMakesEarlierLeaseDurable(t *testing.T) {
 	clock := coordinate.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	b := openPersistent(t, dir, clock, 0)
 	ns := nsOf(t, b, "")
-	if _, err := ns.SetWorkSpec(ctx, coordinate.Data{0xa1, 0x64, 'n', 'a', 'm', 'e', 0x61, 's'}); err != nil {
-		t.Fatal(err)
-	}
+	defineSpec(t, ctx, ns, "s")
 	keys := []coordinate.WorkUnitInput{{Key: coordinate.Name{Bytes: "a", Text: true}}, {Key: coordinate.Name{Bytes: "b", Text: true}}}
 	if err := ns.AddWorkUnits(ctx, "s", keys); err != nil {
 		t.Fatal(err)
@@ -141,9 +137,7 @@ func TestGetWorkAfterCloseFails(t *testing.T) {
 	clock := coordinate.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	b := openPersistent(t, t.TempDir(), clock, 0)
 	ns := nsOf(t, b, "")
-	if _, err := ns.SetWorkSpec(ctx, coordinate.Data{0xa1, 0x64, 'n', 'a', 'm', 'e', 0x61, 's'}); err != nil {
-		t.Fatal(err)
-	}
+	defineSpec(t, ctx, ns, "s")
 	if err := ns.AddWorkUnits(ctx, "s", []coordinate.WorkUnitInput{{Key: coordinate.Name{Bytes: "u", Text: true}}}); err != nil {
 		t.Fatal(err)
 	}

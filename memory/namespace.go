@@ -292,11 +292,11 @@ func (ns *namespace) ListWorkUnits(ctx context.Context, specName string, q coord
 		return u.key >= q.Start && (len(q.Statuses) == 0 || slices.Contains(q.Statuses, u.status))
 	}
 	order := keyOrder
-	if len(q.Statuses) > 0 {
+	if len(q.Statuses) > 0 && !q.KeyOrder {
 		order = availableFirst // priority descending, then key
 	}
 	var found []*unit
-	if q.Limit > 0 && heapStatusesOnly(q.Statuses) {
+	if q.Limit > 0 && !q.KeyOrder && heapStatusesOnly(q.Statuses) {
 		found = selectFromHeaps(sp, q.Statuses, q.Start, q.Limit) // listtop.go
 	} else {
 		found = selectUnits(sp.units, keep, order, q.Limit)
@@ -385,6 +385,30 @@ func (ns *namespace) UpdateWorkUnit(ctx context.Context, specName, key string, u
 		return fmt.Errorf("%w %q in work spec %q", coordinate.ErrNoSuchWorkUnit, key, specName)
 	}
 	return ns.update(u, update, now, 0)
+}
+
+func (ns *namespace) RetryWorkUnits(ctx context.Context, specName string, keys []string) (_ int, err error) {
+	now, err := ns.begin(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer ns.end(ctx, &err)
+	sp, err := ns.spec(specName)
+	if err != nil {
+		return 0, err
+	}
+	retried := 0
+	for _, k := range keys {
+		u := sp.units[k]
+		if u == nil || u.status != coordinate.StatusFailed {
+			continue
+		}
+		if err := ns.update(u, coordinate.WorkUnitUpdate{Status: coordinate.StatusAvailable}, now, 0); err != nil {
+			return retried, err
+		}
+		retried++
+	}
+	return retried, nil
 }
 
 func (ns *namespace) UpdateAttempt(ctx context.Context, ref coordinate.AttemptRef, update coordinate.WorkUnitUpdate) (err error) {

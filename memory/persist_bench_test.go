@@ -37,10 +37,7 @@ func BenchmarkJournaledGetWorkFinish(b *testing.B) {
 			defer be.Close()
 			nsi, _ := be.Namespace(ctx, "")
 			ns := nsi.(*namespace)
-			def := coordinate.Data{0xa1, 0x64, 'n', 'a', 'm', 'e', 0x61, 's'}
-			if _, err := ns.SetWorkSpec(ctx, def); err != nil {
-				b.Fatal(err)
-			}
+			defineSpec(b, ctx, ns, "s")
 			fill(b, ns, ctx, "q", b.N)
 			worker := coordinate.Name{Bytes: "worker-1", Text: true}
 			done := coordinate.WorkUnitUpdate{Status: coordinate.StatusFinished}
@@ -81,9 +78,7 @@ func BenchmarkSnapshotPause(b *testing.B) {
 	}
 	nsi, _ := be.Namespace(ctx, "")
 	ns := nsi.(*namespace)
-	if _, err := ns.SetWorkSpec(ctx, coordinate.Data{0xa1, 0x64, 'n', 'a', 'm', 'e', 0x61, 's'}); err != nil {
-		b.Fatal(err)
-	}
+	defineSpec(b, ctx, ns, "s")
 	fill(b, ns, ctx, "q", units)
 	// Lease a tenth so the snapshot holds pending units too.
 	if _, err := ns.GetWork(ctx, coordinate.WorkRequest{Worker: coordinate.Name{Bytes: "w"}, LeaseTime: time.Hour, MaxJobs: units / 10}); err != nil {
@@ -134,9 +129,7 @@ func BenchmarkRecoveryFromJournal(b *testing.B) {
 	}
 	nsi, _ := be.Namespace(ctx, "")
 	ns := nsi.(*namespace)
-	if _, err := ns.SetWorkSpec(ctx, coordinate.Data{0xa1, 0x64, 'n', 'a', 'm', 'e', 0x61, 's'}); err != nil {
-		b.Fatal(err)
-	}
+	defineSpec(b, ctx, ns, "s")
 	fill(b, ns, ctx, "q", units)
 	for range 1000 {
 		if _, err := ns.GetWork(ctx, coordinate.WorkRequest{Worker: coordinate.Name{Bytes: "w"}, LeaseTime: time.Hour, MaxJobs: 100}); err != nil {
@@ -193,9 +186,7 @@ func BenchmarkJournaledDrain8(b *testing.B) {
 			defer be.Close()
 			nsi, _ := be.Namespace(ctx, "")
 			ns := nsi.(*namespace)
-			if _, err := ns.SetWorkSpec(ctx, coordinate.Data{0xa1, 0x64, 'n', 'a', 'm', 'e', 0x61, 's'}); err != nil {
-				b.Fatal(err)
-			}
+			defineSpec(b, ctx, ns, "s")
 			fill(b, ns, ctx, "q", b.N)
 			done := coordinate.WorkUnitUpdate{Status: coordinate.StatusFinished}
 			before := be.JournalStats()

@@ -131,9 +131,7 @@ func TestRecoverAfterCrash(t *testing.T) {
 			// The recovered backend keeps journaling: one more change
 			// survives another crash.
 			ns := nsOf(t, b2, "")
-			if _, err := ns.SetWorkSpec(context.Background(), coordinate.Data{0xa1, 0x64, 'n', 'a', 'm', 'e', 0x61, 'z'}); err != nil {
-				t.Fatal(err)
-			}
+			defineSpec(t, context.Background(), ns, "z")
 			want = dumpAll(b2)
 			crash(t, b2)
 			b3 := openPersistent(t, dir, clock, tc.snapshotBytes)
@@ -256,9 +254,7 @@ func TestCorruptJournalStopsStart(t *testing.T) {
 	clock := coordinate.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	b := openPersistent(t, dir, clock, 1<<40)
 	ns := nsOf(t, b, "")
-	if _, err := ns.SetWorkSpec(ctx, coordinate.Data{0xa1, 0x64, 'n', 'a', 'm', 'e', 0x61, 's'}); err != nil {
-		t.Fatal(err)
-	}
+	defineSpec(t, ctx, ns, "s")
 	for i := range 20 {
 		if err := ns.AddWorkUnits(ctx, "s", []coordinate.WorkUnitInput{{Key: coordinate.Name{Bytes: fmt.Sprint(i)}}}); err != nil {
 			t.Fatal(err)
@@ -308,9 +304,7 @@ func TestHugeAddRecovers(t *testing.T) {
 	clock := coordinate.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	b := openPersistent(t, dir, clock, 1<<40)
 	ns := nsOf(t, b, "")
-	if _, err := ns.SetWorkSpec(ctx, coordinate.Data{0xa1, 0x64, 'n', 'a', 'm', 'e', 0x61, 's'}); err != nil {
-		t.Fatal(err)
-	}
+	defineSpec(t, ctx, ns, "s")
 	const n = 200_000
 	units := make([]coordinate.WorkUnitInput, n)
 	for i := range units {
@@ -339,9 +333,7 @@ func TestReplayedJournalCountsTowardSnapshot(t *testing.T) {
 	clock := coordinate.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	b := openPersistent(t, dir, clock, 1<<40)
 	ns := nsOf(t, b, "")
-	if _, err := ns.SetWorkSpec(ctx, coordinate.Data{0xa1, 0x64, 'n', 'a', 'm', 'e', 0x61, 's'}); err != nil {
-		t.Fatal(err)
-	}
+	defineSpec(t, ctx, ns, "s")
 	fill(t, ns, ctx, "q", 1000)
 	crash(t, b)
 	b2 := openPersistent(t, dir, clock, 1000) // the journal holds far more than 1000 bytes

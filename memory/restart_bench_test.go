@@ -101,9 +101,7 @@ func buildRestartDir(b *testing.B, opts Options, units int, tail int64) {
 	}
 	nsi, _ := be.Namespace(ctx, "")
 	ns := nsi.(*namespace)
-	if _, err := ns.SetWorkSpec(ctx, coordinate.Data{0xa1, 0x64, 'n', 'a', 'm', 'e', 0x61, 's'}); err != nil {
-		b.Fatal(err)
-	}
+	defineSpec(b, ctx, ns, "s")
 	fill(b, ns, ctx, "q", units)
 	worker := coordinate.Name{Bytes: "w"}
 	if _, err := ns.GetWork(ctx, coordinate.WorkRequest{Worker: worker, LeaseTime: time.Hour, MaxJobs: units / 10}); err != nil {
@@ -177,9 +175,7 @@ func BenchmarkSnapshotLoad(b *testing.B) {
 	ctx := context.Background()
 	clock := coordinate.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	ns := newNamespace("", Options{Clock: clock, StallTimeout: time.Minute})
-	if _, err := ns.SetWorkSpec(ctx, coordinate.Data{0xa1, 0x64, 'n', 'a', 'm', 'e', 0x61, 's'}); err != nil {
-		b.Fatal(err)
-	}
+	defineSpec(b, ctx, ns, "s")
 	fill(b, ns, ctx, "q", units)
 	if _, err := ns.GetWork(ctx, coordinate.WorkRequest{Worker: coordinate.Name{Bytes: "w"}, LeaseTime: time.Hour, MaxJobs: units / 10}); err != nil {
 		b.Fatal(err)

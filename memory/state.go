@@ -137,7 +137,7 @@ type state struct {
 	groups     map[string]*group
 	// due holds the specs with delayed or pending units by when the
 	// expiry pass next has work in them (due.go).
-	due specDueHeap
+	due indexedHeap[*spec]
 	// nextLease is the id the next lease gets.
 	nextLease int64
 

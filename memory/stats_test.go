@@ -39,9 +39,7 @@ func TestStatsTracked(t *testing.T) {
 	b := New(Options{Clock: clock})
 	ctx := t.Context()
 	ns, _ := b.Namespace(ctx, "")
-	if _, err := ns.SetWorkSpec(ctx, coordinate.Data{0xa1, 0x64, 'n', 'a', 'm', 'e', 0x61, 's'}); err != nil {
-		t.Fatal(err)
-	}
+	defineSpec(t, ctx, ns, "s")
 	if err := ns.AddWorkUnits(ctx, "s", []coordinate.WorkUnitInput{{Key: coordinate.Name{Bytes: "a"}, Data: coordinate.EmptyMap}}); err != nil {
 		t.Fatal(err)
 	}
@@ -68,9 +66,7 @@ func TestStatsResetAfterRecovery(t *testing.T) {
 		t.Fatal(err)
 	}
 	ns, _ := b.Namespace(ctx, "")
-	if _, err := ns.SetWorkSpec(ctx, coordinate.Data{0xa1, 0x64, 'n', 'a', 'm', 'e', 0x61, 's'}); err != nil {
-		t.Fatal(err)
-	}
+	defineSpec(t, ctx, ns, "s")
 	if err := ns.AddWorkUnits(ctx, "s", []coordinate.WorkUnitInput{{Key: coordinate.Name{Bytes: "a"}, Data: coordinate.EmptyMap}}); err != nil {
 		t.Fatal(err)
 	}

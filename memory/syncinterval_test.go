@@ -20,9 +20,7 @@ func TestSyncIntervalBackend(t *testing.T) {
 		t.Fatal(err)
 	}
 	ns := nsOf(t, b, "")
-	if _, err := ns.SetWorkSpec(context.Background(), coordinate.Data{0xa1, 0x64, 'n', 'a', 'm', 'e', 0x61, 's'}); err != nil {
-		t.Fatal(err)
-	}
+	defineSpec(t, context.Background(), ns, "s")
 	if st := b.JournalStats(); st.Syncs != 0 {
 		t.Fatalf("%d fsyncs within the first hour, want none", st.Syncs)
 	}

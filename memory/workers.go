@@ -1,8 +1,6 @@
 package memory
 
 import (
-	"container/heap"
-
 	"github.com/coordinated/coordinated/coordinate"
 )
 
@@ -25,7 +23,7 @@ type worker struct {
 // parent/child relation and which workers hold each outstanding unit.
 type workerRegistry struct {
 	byID     map[string]*worker
-	byExpiry workerHeap
+	byExpiry indexedHeap[*worker]
 	// children maps a parent id to its children's ids. A child stays
 	// listed under its parent id while the parent itself is gone.
 	children map[string]map[string]struct{}
@@ -68,15 +66,15 @@ func (r *workerRegistry) heartbeat(hb coordinate.Heartbeat, now int64) {
 	w.lastHeard = now
 	w.expires = now + int64(hb.Expire)
 	if ok {
-		heap.Fix(&r.byExpiry, w.heapIdx)
+		r.byExpiry.fix(w.heapIdx)
 	} else {
-		heap.Push(&r.byExpiry, w)
+		r.byExpiry.push(w)
 	}
 }
 
 // remove deletes a worker record; its leases are untouched.
 func (r *workerRegistry) remove(w *worker) {
-	heap.Remove(&r.byExpiry, w.heapIdx)
+	r.byExpiry.remove(w.heapIdx)
 	delete(r.byID, w.id.Bytes)
 	if w.parent != nil {
 		r.unlinkChild(w.parent.Bytes, w.id.Bytes)
@@ -180,33 +178,15 @@ func (r *workerRegistry) clearUnits() {
 	clear(r.holders)
 }
 
-// workerHeap orders workers by expiry for container/heap.
-type workerHeap []*worker
-
-func (h workerHeap) Len() int { return len(h) }
-func (h workerHeap) Less(i, j int) bool {
-	if h[i].expires != h[j].expires {
-		return h[i].expires < h[j].expires
+// The order of workerRegistry.byExpiry (an indexedHeap): by expiry, then
+// id; the worker's place kept in worker.heapIdx.
+func (w *worker) before(other *worker) bool {
+	if w.expires != other.expires {
+		return w.expires < other.expires
 	}
-	return h[i].id.Bytes < h[j].id.Bytes
+	return w.id.Bytes < other.id.Bytes
 }
-func (h workerHeap) Swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].heapIdx = i
-	h[j].heapIdx = j
-}
-func (h *workerHeap) Push(x any) {
-	w := x.(*worker)
-	w.heapIdx = len(*h)
-	*h = append(*h, w)
-}
-func (h *workerHeap) Pop() any {
-	old := *h
-	w := old[len(old)-1]
-	old[len(old)-1] = nil
-	*h = old[:len(old)-1]
-	return w
-}
+func (w *worker) setHeapIndex(i int) { w.heapIdx = i }
 
 func (w *worker) info() *coordinate.WorkerInfo {
 	info := &coordinate.WorkerInfo{

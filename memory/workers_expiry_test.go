@@ -1,7 +1,6 @@
 package memory
 
 import (
-	"container/heap"
 	"math/rand"
 	"slices"
 	"strconv"
@@ -19,7 +18,7 @@ func TestExpiredBeforeMatchesFullWalk(t *testing.T) {
 		n := rng.Intn(60)
 		for i := 0; i < n; i++ {
 			w := &worker{id: coordinate.Name{Bytes: strconv.Itoa(i)}, expires: int64(rng.Intn(100))}
-			heap.Push(&r.byExpiry, w)
+			r.byExpiry.push(w)
 		}
 		now := int64(rng.Intn(110))
 		var want, got []string

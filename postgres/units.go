@@ -14,6 +14,7 @@ import (
 var (
 	unitsByKeySQL          = namedSQL("units_by_key")
 	unitsByStatusSQL       = namedSQL("units_by_status")
+	unitsByStatusKeySQL    = namedSQL("units_by_status_key")
 	unitsGetSQL            = namedSQL("units_get")
 	unitsCountSQL          = namedSQL("units_count")
 	unitsPrioritizeSQL     = namedSQL("units_prioritize")
@@ -157,6 +158,9 @@ func (ns *namespace) ListWorkUnits(ctx context.Context, spec string, query coord
 			st[i] = int16(s)
 		}
 		sql, args = unitsByStatusSQL, append(args, st)
+		if query.KeyOrder {
+			sql = unitsByStatusKeySQL
+		}
 	}
 	rows, err := ns.b.pool.Query(ctx, sql, args...)
 	if err != nil {

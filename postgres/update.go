@@ -27,6 +27,9 @@ type updateRequest struct {
 	// chains: the data sent names units to chain (coordinate.ChainedUnits),
 	// whether or not the spec has a `then`; set by splitFast.
 	chains bool
+	// onlyFailed (RetryWorkUnits) applies the update only to a unit that
+	// is FAILED now; any other answers errNotFailed.
+	onlyFailed bool
 }
 
 // unit names the unit r updates.
@@ -78,6 +81,8 @@ type lockedUnit struct {
 	// outstanding: some worker has the unit in its outstanding set.
 	outstanding bool
 	key         string
+	// waits: the unit has dependencies not yet FINISHED (unit_dep rows).
+	waits bool
 }
 
 // lockedUnits are the units an update batch locked, by address.
@@ -121,7 +126,7 @@ func scanLockedUnits(rows pgx.Rows) (*lockedUnits, error) {
 		)
 		if err := rows.Scan(&lu.nsID, &lu.specID, &specName, &specText, &then, &maxRetries,
 			&key, &data, &status, &lu.priority, &expires, &worker, &workerText, &lu.leaseID, &att, &lu.grp,
-			&lu.outstanding); err != nil {
+			&lu.outstanding, &lu.waits); err != nil {
 			return nil, err
 		}
 		lu.specName = coordinate.Name{Bytes: string(specName), Text: specText}
@@ -215,11 +220,19 @@ func applyUpdates(ctx context.Context, tx dbtx, batch []*updateRequest, locked *
 			results[i] = fmt.Errorf("%w: %q/%q", coordinate.ErrLostLease, r.spec, r.key)
 			continue
 		}
+		if r.onlyFailed && lu.st.Status != coordinate.StatusFailed {
+			results[i] = errNotFailed
+			continue
+		}
 		before := lu.st.Status
 		st, eff, err := coordinate.ApplyUpdate(lu.st, r.upd, r.now)
 		if err != nil {
 			results[i] = fmt.Errorf("update_work_unit %q/%q: %w", r.spec, r.key, err)
 			continue
+		}
+		if st.Status == coordinate.StatusAvailable && lu.waits {
+			// A retried unit still waiting for dependencies waits again.
+			st.Status = coordinate.StatusBlocked
 		}
 		if st.Status != coordinate.StatusPending {
 			lu.leaseID = nil

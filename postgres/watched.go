@@ -91,6 +91,10 @@ func (w *watchedNamespace) UpdateWorkUnit(ctx context.Context, spec, key string,
 	return watchedErr(w, ctx, func(ctx context.Context) error { return w.ns.UpdateWorkUnit(ctx, spec, key, update) })
 }
 
+func (w *watchedNamespace) RetryWorkUnits(ctx context.Context, spec string, keys []string) (int, error) {
+	return watched(w, ctx, func(ctx context.Context) (int, error) { return w.ns.RetryWorkUnits(ctx, spec, keys) })
+}
+
 func (w *watchedNamespace) Archive(ctx context.Context, names []string, policy coordinate.RetentionPolicy) error {
 	return watchedErr(w, ctx, func(ctx context.Context) error { return w.ns.Archive(ctx, names, policy) })
 }

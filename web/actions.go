@@ -18,8 +18,9 @@ import (
 // when Options.Token is set, with that token as a bearer token or basic-auth
 // password. Each is logged.
 
-// retryBatch is how many failed units one step of "retry" lists.
-const retryBatch = 1000
+// retryPage is how many failed units one step of "retry" lists and
+// retries (Server.retryPage; tests make it smaller).
+const retryPage = 1000
 
 func (s *Server) handleAction(w http.ResponseWriter, r *http.Request) {
 	if !s.opts.Actions {
@@ -75,7 +76,7 @@ func (s *Server) act(ctx context.Context, action, spec, key, group, priority str
 		if key != "" {
 			return "1 unit retried", s.ns.UpdateWorkUnit(ctx, spec, key, coordinate.WorkUnitUpdate{Status: coordinate.StatusAvailable})
 		}
-		n, err := s.retryFailed(ctx, spec)
+		n, err := s.retryFailed(ctx, spec, s.retryPage)
 		return fmt.Sprintf("%d failed units retried", n), err
 	case "prioritize":
 		p, err := strconv.ParseFloat(priority, 64)
@@ -90,26 +91,29 @@ func (s *Server) act(ctx context.Context, action, spec, key, group, priority str
 	return "", fmt.Errorf("unknown action %q", action)
 }
 
-// retryFailed makes every FAILED unit of spec AVAILABLE again, a batch at
-// a time, visiting at most as many units as were failed at the start.
-func (s *Server) retryFailed(ctx context.Context, spec string) (int, error) {
-	counts, err := s.ns.CountWorkUnits(ctx, spec)
-	if err != nil {
-		return 0, err
-	}
-	done, budget := 0, counts[coordinate.StatusFailed]
-	for done < budget {
+// retryFailed makes every FAILED unit of spec AVAILABLE again, a page at
+// a time. The pages walk the failed units in key order, each starting
+// after the last key of the one before (keyset), so a unit is retried at
+// most once even when units fail again meanwhile (those are behind the
+// walk), and each page is one RetryWorkUnits call, which leaves alone a
+// unit that stopped being FAILED since it was listed (leased, say).
+func (s *Server) retryFailed(ctx context.Context, spec string, page int) (int, error) {
+	done := 0
+	for start := ""; ; {
 		units, err := s.ns.ListWorkUnits(ctx, spec, coordinate.WorkUnitQuery{
-			Statuses: []coordinate.Status{coordinate.StatusFailed}, Limit: min(retryBatch, budget-done)})
+			Statuses: []coordinate.Status{coordinate.StatusFailed}, KeyOrder: true, Start: start, Limit: page})
 		if err != nil || len(units) == 0 {
 			return done, err
 		}
-		for _, u := range units {
-			if err := s.ns.UpdateWorkUnit(ctx, spec, u.Key.Bytes, coordinate.WorkUnitUpdate{Status: coordinate.StatusAvailable}); err != nil {
-				return done, err
-			}
-			done++
+		keys := make([]string, len(units))
+		for i, u := range units {
+			keys[i] = u.Key.Bytes
 		}
+		n, err := s.ns.RetryWorkUnits(ctx, spec, keys)
+		done += n
+		if err != nil || len(units) < page {
+			return done, err
+		}
+		start = keys[len(keys)-1] + "\x00" // the least key after it
 	}
-	return done, nil
 }

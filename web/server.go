@@ -61,6 +61,8 @@ type Server struct {
 	csrf    string // per-process secret the actions' CSRF tokens derive from
 	history *history
 	pages   *templates
+	// retryPage is how many failed units one step of "retry" handles.
+	retryPage int
 }
 
 //go:embed templates/*.html
@@ -94,6 +96,7 @@ func New(opts Options) *Server {
 		history: newHistory(historyLen),
 		pages:   parseTemplates(),
 	}
+	s.retryPage = retryPage
 	s.reg.MustRegister(&collector{s: s}, s.rpc.requests, s.rpc.failures,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	s.routes()

@@ -18,6 +18,7 @@ var depTests = []test{
 	{"AlreadyFinished", testDepAlreadyFinished},
 	{"FailurePropagates", testDepFailurePropagates},
 	{"RetryRoot", testDepRetryRoot},
+	{"RetryDependent", testDepRetryDependent},
 	{"CycleRejected", testDepCycleRejected},
 	{"CycleInOneCall", testDepCycleInOneCall},
 	{"SelfCycle", testDepSelfCycle},
@@ -176,6 +177,28 @@ func testDepRetryRoot(e *env) {
 		e.finish("s", k, nil)
 	}
 	e.checkCounts("s", map[coordinate.Status]int{coordinate.StatusFinished: 3})
+}
+
+// testDepRetryDependent: a dependent retried (update_work_unit to
+// AVAILABLE, or RetryWorkUnits) while its dependency is still FAILED waits
+// for it again, BLOCKED, and runs only after it.
+func testDepRetryDependent(e *env) {
+	e.spec(m{"name": "s"})
+	e.add("s", e.dep("root"), e.dep("L1", "root"), e.dep("L2", "root"))
+	e.fail("s", "root")
+	e.checkStatus("s", coordinate.StatusFailed, "L1", "L2")
+	e.update("s", "L1", coordinate.WorkUnitUpdate{Status: coordinate.StatusAvailable})
+	if n, err := e.ns.RetryWorkUnits(e.ctx, "s", []string{"L2"}); err != nil || n != 1 {
+		e.t.Fatalf("RetryWorkUnits(L2) = %d, %v; want 1", n, err)
+	}
+	e.checkDeps("L1", "root")
+	e.checkDeps("L2", "root")
+	e.checkCounts("s", map[coordinate.Status]int{coordinate.StatusFailed: 1, coordinate.StatusBlocked: 2})
+	e.checkKeys("nothing to run while root is failed", e.drain(), nil)
+	e.update("s", "root", coordinate.WorkUnitUpdate{Status: coordinate.StatusAvailable})
+	e.checkKeys("root first", e.drain(), []string{"root"})
+	e.finish("s", "root", nil)
+	e.checkKeys("then its dependents", e.drain(), []string{"L1", "L2"})
 }
 
 func testDepCycleRejected(e *env) {

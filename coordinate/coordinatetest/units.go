@@ -17,6 +17,7 @@ var unitTests = []test{
 	{"Counts", testUnitCounts},
 	{"ListOrder", testUnitListOrder},
 	{"ListStartLimit", testUnitListStartLimit},
+	{"ListKeyOrder", testUnitListKeyOrder},
 	{"ListMaxBytes", testUnitListMaxBytes},
 	{"GetWorkUnits", testUnitGetWorkUnits},
 	{"Prioritize", testUnitPrioritize},
@@ -243,6 +244,43 @@ func testUnitListStartLimit(e *env) {
 	e.checkKeys("pending", e.list("s", coordinate.WorkUnitQuery{Statuses: []coordinate.Status{coordinate.StatusPending}}), []string{"p1"})
 	e.checkKeys("failed", e.list("s", coordinate.WorkUnitQuery{Statuses: []coordinate.Status{coordinate.StatusFailed}}), []string{"x1"})
 	e.checkKeys("past the end", e.list("s", coordinate.WorkUnitQuery{Start: "z"}), nil)
+}
+
+// testUnitListKeyOrder: KeyOrder lists units of the given statuses by key,
+// whatever their priority, so a keyset walk (next Start = last key plus a
+// zero byte) lists each unit once even as listed units change status.
+func testUnitListKeyOrder(e *env) {
+	e.spec(m{"name": "s"})
+	for k, prio := range map[string]float64{"a": 1, "b": 1, "c": 1, "d": 2, "e": 3, "f": 1} {
+		e.add("s", coordinate.WorkUnitInput{Key: text(k), Data: enc(e.t, m{}), Priority: ptr(prio)})
+	}
+	e.fail("s", "a")
+	e.fail("s", "c")
+	e.fail("s", "f")
+	failed := []coordinate.Status{coordinate.StatusFailed}
+	avail := []coordinate.Status{coordinate.StatusAvailable}
+	e.checkKeys("failed by key", e.list("s", coordinate.WorkUnitQuery{Statuses: failed, KeyOrder: true}), []string{"a", "c", "f"})
+	e.checkKeys("available by key, limit", e.list("s", coordinate.WorkUnitQuery{Statuses: avail, KeyOrder: true, Limit: 2}), []string{"b", "d"})
+	e.checkKeys("available by key from c", e.list("s", coordinate.WorkUnitQuery{Statuses: avail, KeyOrder: true, Start: "c"}), []string{"d", "e"})
+	e.checkKeys("available by priority", e.list("s", coordinate.WorkUnitQuery{Statuses: avail, Limit: 2}), []string{"e", "d"})
+	var walked []string
+	for start := ""; ; {
+		page := e.list("s", coordinate.WorkUnitQuery{Statuses: failed, KeyOrder: true, Start: start, Limit: 1})
+		if len(page) == 0 {
+			break
+		}
+		walked = append(walked, page...)
+		// The unit listed is retried and fails again (behind the walk),
+		// an available one fails ahead of it: the walk lists the second
+		// and not the first again.
+		e.update("s", page[0], coordinate.WorkUnitUpdate{Status: coordinate.StatusAvailable})
+		e.fail("s", page[0])
+		if page[0] == "c" {
+			e.fail("s", "e")
+		}
+		start = page[0] + "\x00"
+	}
+	e.checkKeys("keyset walk of the failed units", walked, []string{"a", "c", "e", "f"})
 }
 
 // testUnitListMaxBytes: a listing stops at the first unit whose data

@@ -19,6 +19,7 @@ var updateTests = []test{
 	{"Unknown", testUpdateUnknown},
 	{"FinishWins", testUpdateFinishWins},
 	{"DataKeptOnRetry", testUpdateDataKeptOnRetry},
+	{"RetryWorkUnits", testUpdateRetryWorkUnits},
 	{"FailedToFinishedChains", testUpdateFailedToFinishedChains},
 	{"NoDoubleChaining", testUpdateNoDoubleChaining},
 }
@@ -245,6 +246,42 @@ func testUpdateDataKeptOnRetry(e *env) {
 	checkData(e.t, "retried unit", u.Data, m{"traceback": "boom"})
 	a := e.workOne("w2")
 	checkData(e.t, "retried unit handed out", a.Data, m{"traceback": "boom"})
+}
+
+// testUpdateRetryWorkUnits: RetryWorkUnits retries the FAILED units named
+// and leaves every other unit as it is, a leased one keeping its lease.
+func testUpdateRetryWorkUnits(e *env) {
+	e.spec(m{"name": "s"})
+	e.add("s", e.unit("avail", m{}), e.unit("f1", m{}), e.unit("f2", m{}), e.unit("fin", m{}), e.unit("lease", m{}))
+	e.update("s", "f1", coordinate.WorkUnitUpdate{Status: coordinate.StatusFailed, Data: enc(e.t, m{"traceback": "boom"})})
+	e.fail("s", "f2")
+	e.finish("s", "fin", nil)
+	as := e.work(coordinate.WorkRequest{Worker: text("w"), MaxJobs: 1, LeaseTime: time.Hour})
+	if len(as) != 1 || as[0].Key.Bytes != "avail" {
+		e.t.Fatalf("GetWork returned %q, want avail", attemptKeys(as))
+	}
+	e.update("s", "lease", coordinate.WorkUnitUpdate{Status: coordinate.StatusPending})
+
+	n, err := e.ns.RetryWorkUnits(e.ctx, "s", []string{"f1", "avail", "fin", "lease", "nope", "f2", "f1"})
+	if err != nil || n != 2 {
+		e.t.Fatalf("RetryWorkUnits = %d, %v; want 2 (f1, f2)", n, err)
+	}
+	e.checkStatus("s", coordinate.StatusAvailable, "f1", "f2")
+	e.checkStatus("s", coordinate.StatusFinished, "fin")
+	e.checkStatus("s", coordinate.StatusPending, "avail", "lease")
+	checkData(e.t, "retried f1", e.mustGet("s", "f1").Data, m{"traceback": "boom"})
+	if err := e.ns.UpdateAttempt(e.ctx, coordinate.AttemptRef{Spec: "s", Key: "avail", ID: as[0].ID},
+		coordinate.WorkUnitUpdate{Status: coordinate.StatusFinished}); err != nil {
+		e.t.Errorf("the lease on a unit named in RetryWorkUnits but not failed was lost: %v", err)
+	}
+
+	if n, err := e.ns.RetryWorkUnits(e.ctx, "s", []string{"f1", "nope"}); err != nil || n != 0 {
+		e.t.Errorf("RetryWorkUnits of no failed unit = %d, %v; want 0", n, err)
+	}
+	_, err = e.ns.RetryWorkUnits(e.ctx, "missing", []string{"f1"})
+	e.wantErr("RetryWorkUnits of a missing spec", err, coordinate.ErrNoSuchWorkSpec)
+	_, err = e.ns.RetryWorkUnits(e.ctx, "missing", nil)
+	e.wantErr("RetryWorkUnits of no key in a missing spec", err, coordinate.ErrNoSuchWorkSpec)
 }
 
 func testUpdateFailedToFinishedChains(e *env) {

@@ -16,6 +16,12 @@ SELECT {{unit_cols}} FROM work_unit u WHERE u.spec_id = $1 AND u.key >= $2
 SELECT {{unit_cols}} FROM work_unit u WHERE u.spec_id = $1 AND u.key >= $2 AND u.status = ANY($4)
     ORDER BY u.priority DESC, u.key LIMIT $3
 
+-- As units_by_status, in key order (WorkUnitQuery.KeyOrder): each page of
+-- a keyset walk reads the primary key from $2 on.
+-- name: units_by_status_key
+SELECT {{unit_cols}} FROM work_unit u WHERE u.spec_id = $1 AND u.key >= $2 AND u.status = ANY($4)
+    ORDER BY u.key LIMIT $3
+
 -- The units of spec $1 with keys in $2.
 -- name: units_get
 SELECT {{unit_cols}} FROM work_unit u WHERE u.spec_id = $1 AND u.key = ANY($2)

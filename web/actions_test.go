@@ -1,0 +1,88 @@
+package web
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"testing"
+
+	"github.com/coordinated/coordinated/coordinate"
+)
+
+// refailing is a namespace whose units fail again the first time they are
+// retried, as if a worker took each at once and failed it; it counts the
+// retries of each key, through UpdateWorkUnit or RetryWorkUnits.
+type refailing struct {
+	coordinate.Namespace
+	spec    string
+	retries map[string]int
+}
+
+func (r *refailing) retried(ctx context.Context, key string) error {
+	r.retries[key]++
+	if r.retries[key] > 1 {
+		return nil
+	}
+	return r.Namespace.UpdateWorkUnit(ctx, r.spec, key, coordinate.WorkUnitUpdate{Status: coordinate.StatusFailed})
+}
+
+func (r *refailing) UpdateWorkUnit(ctx context.Context, spec, key string, upd coordinate.WorkUnitUpdate) error {
+	if err := r.Namespace.UpdateWorkUnit(ctx, spec, key, upd); err != nil || upd.Status != coordinate.StatusAvailable {
+		return err
+	}
+	return r.retried(ctx, key)
+}
+
+func (r *refailing) RetryWorkUnits(ctx context.Context, spec string, keys []string) (int, error) {
+	before, err := r.Namespace.GetWorkUnits(ctx, spec, keys)
+	if err != nil {
+		return 0, err
+	}
+	n, err := r.Namespace.RetryWorkUnits(ctx, spec, keys)
+	for _, u := range before {
+		if u != nil && u.Status == coordinate.StatusFailed && err == nil {
+			err = r.retried(ctx, u.Key.Bytes)
+		}
+	}
+	return n, err
+}
+
+// "Retry" of more failed units than one page retries each exactly once,
+// on both backends, although every unit retried fails again at once.
+func TestRetryFailedEachOnce(t *testing.T) {
+	for _, pg := range []bool{false, true} {
+		t.Run(map[bool]string{false: "memory", true: "postgres"}[pg], func(t *testing.T) {
+			f := newFixture(t, fixtureOpts{postgres: pg, actions: true})
+			f.spec(map[string]any{"name": "s"})
+			var keys []string
+			for i := range 7 {
+				keys = append(keys, fmt.Sprintf("k%d", i))
+			}
+			f.add("s", keys...)
+			f.add("s", "ok")
+			for _, k := range keys {
+				f.call("update_work_unit", "s", k, map[string]any{"status": int(coordinate.StatusFailed)})
+			}
+			rf := &refailing{Namespace: f.ns, spec: "s", retries: map[string]int{}}
+			f.web.ns = rf
+			f.web.retryPage = 3
+			form := url.Values{"action": {"retry"}, "spec": {"s"}, "csrf": {f.web.csrf}, "return": {"/ui/spec?name=s"}}
+			code, body := f.post("/ui/action", form, nil)
+			if code != http.StatusSeeOther {
+				t.Fatalf("retry: %d %s", code, body)
+			}
+			for _, k := range keys {
+				if rf.retries[k] != 1 {
+					t.Errorf("unit %s retried %d times, want once (all: %v)", k, rf.retries[k], rf.retries)
+				}
+			}
+			if rf.retries["ok"] != 0 {
+				t.Errorf("the available unit was retried")
+			}
+			if n := f.rpcCounts("s")[int(coordinate.StatusFailed)]; n != len(keys) {
+				t.Errorf("%d failed units after the retry, want %d (each failed again)", n, len(keys))
+			}
+		})
+	}
+}
