@@ -45,10 +45,14 @@ const busyMinBatch = 32
 
 // idleGather bounds how long a batch that could start at once (nothing
 // in flight) waits for the requests recent batches suggest are on their
-// way; recentBatches is how many recent batch sizes suggest it.
+// way; recentBatches is how many recent batch sizes suggest it. Only a
+// handful of callers is waited for (idleGatherMost): with more, a batch
+// is nearly always in flight, requests arrive faster than the wait, and
+// the committer keeps its rule for that case.
 const (
-	idleGather    = 250 * time.Microsecond
-	recentBatches = 4
+	idleGather     = 250 * time.Microsecond
+	recentBatches  = 4
+	idleGatherMost = 16
 )
 
 // genericPlans makes the statements of a committer transaction use their
@@ -276,11 +280,12 @@ func dropAbandoned(batch []*commitItem) []*commitItem {
 // slower at 64 connections; 8, 16, 48 and 64 did no better than 32.)
 // With nothing in flight it waits, at most idleGather from when it saw
 // nothing in flight (the callers of the batch that ended then are only
-// starting their next requests), until it holds as many requests as the biggest of the recent
-// batches: their callers, each with one request at a time, are sending
-// their next ones, and a batch started on the first of them would make
-// the rest wait for a whole transaction and flush. It reports false when
-// the committer is stopping.
+// starting their next requests), until it holds as many requests as the
+// biggest of the recent batches, if that is a handful (expected): their
+// callers, each with one request at a time, are sending their next ones,
+// and a batch started on the first of them would make the rest wait for
+// a whole transaction and flush. It reports false when the committer is
+// stopping.
 func (c *committer) gather(batch *[]*commitItem) bool {
 	var (
 		expect = c.expected()
@@ -338,11 +343,15 @@ func (c *committer) started(n int) {
 }
 
 // expected is how many requests gather waits for with nothing in flight:
-// the size of the biggest recent batch.
+// the size of the biggest recent batch, or 1 (none) when that is more
+// than idleGatherMost.
 func (c *committer) expected() int {
 	c.recentMu.Lock()
 	defer c.recentMu.Unlock()
-	return max(1, slices.Max(c.recent[:]))
+	if n := slices.Max(c.recent[:]); n <= idleGatherMost {
+		return max(1, n)
+	}
+	return 1
 }
 
 // drain fails the requests still queued at close.

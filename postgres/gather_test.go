@@ -33,12 +33,19 @@ func TestGatherWaitsForRecentBatchSize(t *testing.T) {
 }
 
 // TestGatherIdleWaitEnds: the wait is bounded: a lone request starts once
-// it ends, and a stopping committer ends it at once.
+// it ends, at once when recent batches held more than a handful, and a
+// stopping committer ends it at once.
 func TestGatherIdleWaitEnds(t *testing.T) {
 	c := idleCommitter(time.Millisecond, 8)
 	batch := []*commitItem{{}}
 	if !c.gather(&batch) || len(batch) != 1 {
 		t.Errorf("gathered %d requests, want the lone 1", len(batch))
+	}
+	// Recent batches of more than a handful: nothing waits.
+	c = idleCommitter(time.Hour, idleGatherMost+1)
+	batch = []*commitItem{{}}
+	if !c.gather(&batch) || len(batch) != 1 {
+		t.Errorf("gathered %d requests after a batch of %d, want the lone 1", len(batch), idleGatherMost+1)
 	}
 	c = idleCommitter(time.Hour, 8)
 	close(c.stop)
@@ -48,7 +55,8 @@ func TestGatherIdleWaitEnds(t *testing.T) {
 }
 
 // TestExpectedFollowsRecentBatches: the size waited for is the biggest of
-// the last recentBatches batches, and at least 1.
+// the last recentBatches batches, and at least 1; 1 when that is more
+// than idleGatherMost.
 func TestExpectedFollowsRecentBatches(t *testing.T) {
 	c := idleCommitter(time.Hour)
 	if n := c.expected(); n != 1 {
@@ -64,5 +72,9 @@ func TestExpectedFollowsRecentBatches(t *testing.T) {
 	c.started(2)
 	if n := c.expected(); n != 2 {
 		t.Errorf("expected %d once the batch of 8 is no longer recent, want 2", n)
+	}
+	c.started(idleGatherMost + 1)
+	if n := c.expected(); n != 1 {
+		t.Errorf("expected %d after a batch of %d, want 1", n, idleGatherMost+1)
 	}
 }
