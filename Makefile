@@ -29,6 +29,7 @@ fuzz:
 	$(FUZZ) '^FuzzReadRequest$$' ./cborrpc
 	$(FUZZ) '^FuzzReplay$$' -parallel 1 ./journal
 	$(FUZZ) '^FuzzSnapshotLoad$$' ./memory
+	$(FUZZ) '^FuzzDeltaLoad$$' ./memory
 	$(FUZZ) '^FuzzRecordApply$$' ./memory
 
 # Load a 1,000,000-line units file with the Go coordinate CLI: units/s and

@@ -12,7 +12,14 @@ import (
 // anything else, false for a malformed item. Embedded CBOR (tag 24) has
 // the truth of the item it holds, as Python's tag mapper decodes it in
 // place. Every rule and RPC option that Python tests for truth uses it.
-func Truthy(d []byte) bool {
+func Truthy(d []byte) bool { return truthy(d, 0) }
+
+// maxEmbedding bounds how deep embedded CBOR is followed: an item nested
+// deeper is malformed (Python's decoder gives up at its recursion limit),
+// so a crafted request cannot exhaust the stack.
+const maxEmbedding = 64
+
+func truthy(d []byte, depth int) bool {
 	if isNull(d) {
 		return false
 	}
@@ -43,7 +50,7 @@ func Truthy(d []byte) bool {
 		}
 		return true
 	case cborx.MajorTag:
-		return taggedTruthy(h, d[h.Size:])
+		return taggedTruthy(h, d[h.Size:], depth)
 	}
 	return true
 }
@@ -56,11 +63,11 @@ const (
 
 // taggedTruthy is Truthy of a tagged item whose head is h and whose
 // content is the item c.
-func taggedTruthy(h cborx.Head, c []byte) bool {
+func taggedTruthy(h cborx.Head, c []byte, depth int) bool {
 	switch h.Arg {
 	case cborx.TagEmbedded:
 		inner, text, ok := cborx.StringValue(c)
-		return ok && !text && Truthy([]byte(inner))
+		return ok && !text && depth < maxEmbedding && truthy([]byte(inner), depth+1)
 	case tagPositiveBignum, tagNegativeBignum:
 		// Python's decoder refuses a chunked magnitude: cborx.String
 		// does too.

@@ -3,6 +3,8 @@ package coordinate
 import (
 	"encoding/hex"
 	"testing"
+
+	"github.com/coordinated/coordinated/internal/cborx"
 )
 
 // The truth of values as the Python daemon sees them: each want is what
@@ -53,5 +55,25 @@ func TestTruthy(t *testing.T) {
 		if got := Truthy(d); got != tc.want {
 			t.Errorf("truth of %s (%s in Python) = %v, Python says %v", tc.hex, tc.py, got, tc.want)
 		}
+	}
+}
+
+// embedTrue wraps the item 1 in tag 24 n times.
+func embedTrue(n int) []byte {
+	d := []byte{0x01}
+	for i := 0; i < n; i++ {
+		d = cborx.AppendBytes([]byte{0xd8, 0x18}, d)
+	}
+	return d
+}
+
+// Embedded CBOR is followed to a bounded depth: deeper nesting is
+// malformed, not a stack overflow.
+func TestTruthyEmbeddingDepth(t *testing.T) {
+	if !Truthy(embedTrue(maxEmbedding)) {
+		t.Errorf("1 embedded %d times is false", maxEmbedding)
+	}
+	if Truthy(embedTrue(maxEmbedding + 1)) {
+		t.Errorf("1 embedded %d times is true: nesting is not bounded", maxEmbedding+1)
 	}
 }

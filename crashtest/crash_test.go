@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -45,8 +46,13 @@ func seed(t *testing.T) uint64 {
 func TestCrashMemory(t *testing.T) {
 	dir := t.TempDir()
 	logs := crashRounds(t, memoryKills, seed(t), nil, "-data-dir", dir, "-sync", "group", "-snapshot-bytes", "65536")
-	t.Logf("torn journal tails repaired on restart: %d; snapshots written: %d",
-		strings.Count(logs, "torn_tail_truncated"), strings.Count(logs, "snapshot written"))
+	deltas := strings.Count(logs, `snapshot written" delta=true`)
+	restarts := regexp.MustCompile(`memory backend recovered" .* deltas=[1-9]`).FindAllString(logs, -1)
+	t.Logf("torn journal tails repaired on restart: %d; snapshots written: %d, %d of them deltas; restarts that loaded deltas: %d",
+		strings.Count(logs, "torn_tail_truncated"), strings.Count(logs, "snapshot written"), deltas, len(restarts))
+	if deltas == 0 || len(restarts) == 0 {
+		t.Fatal("no delta snapshot was written or loaded: the crash test does not cover them")
+	}
 }
 
 // TestCrashPostgres kills the daemon running on a fresh PostgreSQL schema.

@@ -11,7 +11,9 @@
 //
 //	journal-<seq>.log        segments, numbered 1, 2, 3, ... (20 digits)
 //	snapshot-<seq>.snap      the state as of the start of segment <seq>
-//	snapshot-<seq>.snap.tmp  a snapshot being written (removed by Open)
+//	snapshot-<seq>.delta     what changed between the snapshot or delta it
+//	                         follows and the start of segment <seq>
+//	snapshot-<seq>.*.tmp     a snapshot or delta being written (removed by Open)
 //	*.damaged-<time>         files set aside by recovery (never read)
 //
 // Every segment and snapshot starts with a header (format.go; format 2: 64
@@ -28,7 +30,10 @@
 // little-endian, where crc is the CRC-32C (Castagnoli) of the four length
 // bytes followed by the payload (so a run of zeros is never a valid frame).
 // In a segment each frame is one record. A snapshot's bytes are cut into
-// frames of at most 64 KiB and end with an empty frame as end marker.
+// frames of at most 64 KiB and end with an empty frame as end marker. A
+// delta is a snapshot file whose payload starts with the sequence number
+// of the snapshot or delta it follows (8 bytes, little-endian), then the
+// caller's bytes.
 //
 // # Guarantees
 //
@@ -42,8 +47,10 @@
 // Options.SyncInterval of being written (a power loss loses at most the
 // records of the last interval). A record whose Wait has not returned may or may not survive.
 //
-// Recovery (Open then Replay) loads the newest complete snapshot and
-// replays every segment from its number on, in order. A crash can tear
+// Recovery (Open then Replay) loads the newest complete snapshot, then the
+// deltas after it in order (each must name the one before it: a missing or
+// corrupt delta is damage, handled as a corrupt snapshot is), and replays
+// every segment from the last one's number on, in order. A crash can tear
 // only what was never acknowledged, and the marks say what was: after
 // each acknowledged group the flusher writes the acknowledged end into
 // the segment's header (synced with the next preallocation step or the
@@ -110,6 +117,13 @@
 // directory, and only then deletes the segments and snapshots it
 // supersedes. A crash at any point leaves either the old snapshot with all
 // its segments, or the new one with all of its segments.
+//
+// Deltas: WriteDelta instead of WriteSnapshot writes only what changed
+// since the newest snapshot or delta on disk (a snapshot must exist);
+// Replay hands it to ReplayFuncs.Delta after the snapshot and the deltas
+// before it. Installing a delta deletes only the segments before it; the
+// next WriteSnapshot deletes the snapshot and deltas before it. A crash at
+// any point leaves a snapshot, its deltas and every later segment.
 //
 // Close lets a snapshot in progress finish, then writes and fsyncs
 // whatever is still buffered.

@@ -40,7 +40,8 @@ func testOptions(dir string, logs *syncBuffer) Options {
 
 // replayed is what a Replay delivered.
 type replayed struct {
-	snapshot []byte // nil if loadSnapshot was not called
+	snapshot []byte   // nil if loadSnapshot was not called
+	deltas   [][]byte // the deltas' payloads, in order
 	records  [][]byte
 }
 
@@ -52,14 +53,18 @@ func openReplay(t testing.TB, opts Options) (*Journal, replayed, error) {
 		return nil, replayed{}, err
 	}
 	var got replayed
-	err = j.Replay(func(r io.Reader, _ SnapshotInfo) error {
+	err = j.ReplayWith(ReplayFuncs{Snapshot: func(r io.Reader, _ SnapshotInfo) error {
 		b, err := io.ReadAll(r)
 		got.snapshot = b
 		return err
-	}, func(rec []byte, _ uint32) error {
+	}, Delta: func(r io.Reader, _ SnapshotInfo) error {
+		b, err := io.ReadAll(r)
+		got.deltas = append(got.deltas, b)
+		return err
+	}, Apply: func(rec []byte, _ uint32) error {
 		got.records = append(got.records, bytes.Clone(rec))
 		return nil
-	})
+	}})
 	if err != nil {
 		j.Close()
 		return nil, got, err

@@ -50,8 +50,8 @@ type Journal struct {
 	seg   *segmentFile // nil once closed or after a failed switch
 	spare []byte       // guarded by mu: the buffer takePending hands out next
 
-	snapMu   sync.Mutex // serialises WriteSnapshot
-	lastSnap uint64     // sequence number of the newest snapshot on disk
+	snapMu   sync.Mutex // serialises WriteSnapshot and WriteDelta
+	lastSnap uint64     // sequence number of the newest snapshot or delta on disk (the chain's end)
 
 	report   Report
 	counters counters
@@ -71,6 +71,7 @@ type chunk struct {
 // Report describes what Open and Replay found and did.
 type Report struct {
 	Snapshot      string   // path of the snapshot loaded, "" if none
+	Deltas        []string // paths of the deltas loaded after it, in order
 	Segments      int      // segments replayed
 	Records       int      // records passed to apply
 	Bytes         int64    // bytes of the segments replayed, headers and framing included

@@ -17,6 +17,7 @@ const (
 	segmentSuffix  = ".log"
 	snapshotPrefix = "snapshot-"
 	snapshotSuffix = ".snap"
+	deltaSuffix    = ".delta"
 	tempSuffix     = ".tmp"
 	damagedSuffix  = ".damaged"
 )
@@ -26,6 +27,9 @@ func segmentName(seq uint64) string {
 }
 func snapshotName(seq uint64) string {
 	return fmt.Sprintf("%s%020d%s", snapshotPrefix, seq, snapshotSuffix)
+}
+func deltaName(seq uint64) string {
+	return fmt.Sprintf("%s%020d%s", snapshotPrefix, seq, deltaSuffix)
 }
 
 // parseSeq returns the sequence number of a file called prefix<digits>suffix.
@@ -48,7 +52,8 @@ func parseSeq(name, prefix, suffix string) (uint64, bool) {
 type listing struct {
 	segments  []uint64
 	snapshots []uint64
-	temps     []string // unfinished snapshot files (names)
+	deltas    []uint64
+	temps     []string // unfinished snapshot and delta files (names)
 }
 
 func listDir(dir string) (listing, error) {
@@ -68,10 +73,13 @@ func listDir(dir string) (listing, error) {
 			l.segments = append(l.segments, seq)
 		} else if seq, ok := parseSeq(name, snapshotPrefix, snapshotSuffix); ok {
 			l.snapshots = append(l.snapshots, seq)
+		} else if seq, ok := parseSeq(name, snapshotPrefix, deltaSuffix); ok {
+			l.deltas = append(l.deltas, seq)
 		}
 	}
 	slices.Sort(l.segments)
 	slices.Sort(l.snapshots)
+	slices.Sort(l.deltas)
 	return l, nil
 }
 

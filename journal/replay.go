@@ -5,13 +5,16 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"slices"
 	"time"
 )
 
 // replayPlan is what Open decided to replay.
 type replayPlan struct {
 	snapshot uint64   // snapshot to load, 0 if none
-	base     uint64   // first segment the replay needs: the snapshot's number, or 1
+	deltas   []uint64 // deltas to load after it, in order (each follows the one before)
+	base     uint64   // first segment the replay needs: the last delta's or the snapshot's number, or 1
 	segments []uint64 // base, base+1, ... in order
 	obsolete []string // files superseded by the snapshot, removed after Replay
 }
@@ -55,6 +58,10 @@ func (j *Journal) planReplay() error {
 		}
 	}
 
+	if err := j.planDeltas(&p, l); err != nil {
+		return err
+	}
+
 	next := p.base
 	for i, seq := range l.segments {
 		path := join(j.dir, segmentName(seq))
@@ -87,7 +94,7 @@ func (j *Journal) planReplay() error {
 		// its absence means records appended after the snapshot are gone.
 		missing := &CorruptError{
 			File:   join(j.dir, segmentName(p.base)),
-			Reason: fmt.Sprintf("segment missing: %s continues in it (acknowledged records may be lost)", snapshotName(p.snapshot)),
+			Reason: fmt.Sprintf("segment missing: %s continues in it (acknowledged records may be lost)", filepath.Base(p.chainEnd(j.dir))),
 		}
 		if !j.opts.Recover {
 			return missing
@@ -97,6 +104,70 @@ func (j *Journal) planReplay() error {
 	}
 	j.plan = p
 	return nil
+}
+
+// planDeltas chooses the deltas that follow the chosen snapshot: those
+// after it, in order, each naming the one before it (a delta records the
+// snapshot or delta it follows). A delta that does not follow the chain
+// so far (one is missing), or is corrupt, or a delta with no snapshot
+// before it, is damage: Open fails, or under Recover that delta and every
+// later one are set aside and the state is the chain's up to there.
+// Deltas older than the snapshot are superseded.
+func (j *Journal) planDeltas(p *replayPlan, l listing) error {
+	end := p.snapshot
+	for i, seq := range l.deltas {
+		path := join(j.dir, deltaName(seq))
+		if seq < p.snapshot {
+			p.obsolete = append(p.obsolete, path)
+			continue
+		}
+		prev, err := verifyDelta(path, seq)
+		var ce *CorruptError
+		switch {
+		case err == nil && end == 0:
+			err = &CorruptError{File: path, Reason: fmt.Sprintf("delta follows %s, which is missing (no snapshot before it)", name(prev, l))}
+		case err == nil && prev != end:
+			err = &CorruptError{File: path, Reason: fmt.Sprintf("delta follows %s, but the snapshot and deltas before it end with %s: a delta is missing",
+				name(prev, l), filepath.Base(p.chainEnd(j.dir)))}
+		case err != nil && !errors.As(err, &ce):
+			return err
+		}
+		if err == nil {
+			p.deltas = append(p.deltas, seq)
+			end = seq
+			continue
+		}
+		if !j.opts.Recover {
+			return err
+		}
+		for _, later := range l.deltas[i:] {
+			if err := j.setAside(join(j.dir, deltaName(later)), "delta is damaged or does not follow the snapshot and deltas before it", err); err != nil {
+				return err
+			}
+		}
+		break
+	}
+	if end != 0 {
+		p.base = end
+	}
+	return nil
+}
+
+// name names the snapshot or delta seq for a message, as the listing has it.
+func name(seq uint64, l listing) string {
+	if slices.Contains(l.deltas, seq) {
+		return deltaName(seq)
+	}
+	return snapshotName(seq)
+}
+
+// chainEnd is the path of the last file the plan loads (the last delta,
+// else the snapshot).
+func (p *replayPlan) chainEnd(dir string) string {
+	if n := len(p.deltas); n > 0 {
+		return join(dir, deltaName(p.deltas[n-1]))
+	}
+	return join(dir, snapshotName(p.snapshot))
 }
 
 // setAside renames a file Replay will not read, logging why.
@@ -138,7 +209,10 @@ func (j *Journal) Replay(loadSnapshot func(r io.Reader, info SnapshotInfo) error
 // ReplayFuncs are the callbacks of ReplayWith.
 type ReplayFuncs struct {
 	Snapshot func(r io.Reader, info SnapshotInfo) error // Replay's loadSnapshot
-	Apply    func(rec []byte, content uint32) error     // Replay's apply
+	// Delta receives each delta after the snapshot, in order, as
+	// WriteDelta's writer produced it; required if there are any.
+	Delta func(r io.Reader, info SnapshotInfo) error
+	Apply func(rec []byte, content uint32) error // Replay's apply
 	// Applied, if set, is called after the last record of each segment
 	// has been passed to Apply, before Replay acts on what it found there
 	// (cutting a torn tail, sealing, starting the new segment): a caller
@@ -170,10 +244,20 @@ func (j *Journal) ReplayWith(f ReplayFuncs) error {
 	}
 	if p.snapshot != 0 {
 		path := join(j.dir, snapshotName(p.snapshot))
-		if err := loadSnapshotFile(path, p.snapshot, loadSnapshot); err != nil {
+		if err := loadSnapshotFile(path, p.snapshot, false, loadSnapshot); err != nil {
 			return err
 		}
 		j.note(func(r *Report) { r.Snapshot = path })
+	}
+	for _, seq := range p.deltas {
+		path := join(j.dir, deltaName(seq))
+		if f.Delta == nil {
+			return fmt.Errorf("journal: %s needs a delta loader", path)
+		}
+		if err := loadSnapshotFile(path, seq, true, f.Delta); err != nil {
+			return err
+		}
+		j.note(func(r *Report) { r.Deltas = append(r.Deltas, path) })
 	}
 
 	tail, err := j.replaySegments(apply, f.Applied)
@@ -210,7 +294,10 @@ func (j *Journal) ReplayWith(f ReplayFuncs) error {
 	j.seg = seg
 	j.curSeg = next
 	j.pending = []chunk{{seg: next}}
-	j.lastSnap = p.snapshot
+	j.lastSnap = p.base
+	if p.snapshot == 0 {
+		j.lastSnap = 0
+	}
 	j.ready = true
 	j.mu.Unlock()
 	go j.flushLoop()

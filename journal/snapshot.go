@@ -3,6 +3,7 @@ package journal
 import (
 	"bufio"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -52,6 +53,24 @@ func (j *Journal) Rotate() Boundary {
 // A failed or interrupted snapshot leaves the journal as it was (the
 // partial file is removed, now or by the next Open).
 func (j *Journal) WriteSnapshot(ctx context.Context, b Boundary, write func(w io.Writer) error) error {
+	return j.writeSnapshot(ctx, b, false, write)
+}
+
+// WriteDelta writes a delta for boundary b: write must produce what
+// changed between the newest snapshot or delta on disk and b, in any
+// encoding; Replay hands the same bytes to ReplayFuncs.Delta after the
+// snapshot and the deltas before it. The file (snapshot-<seq>.delta)
+// names the snapshot or delta it follows, so that a missing link is
+// found on the next Open. Once it is installed (as in WriteSnapshot),
+// only the segments before b are deleted: the base snapshot and its
+// deltas stay until the next WriteSnapshot supersedes them. There must
+// be a snapshot on disk (written by WriteSnapshot or replayed).
+func (j *Journal) WriteDelta(ctx context.Context, b Boundary, write func(w io.Writer) error) error {
+	return j.writeSnapshot(ctx, b, true, write)
+}
+
+// writeSnapshot is WriteSnapshot and WriteDelta.
+func (j *Journal) writeSnapshot(ctx context.Context, b Boundary, delta bool, write func(w io.Writer) error) error {
 	if b.Seq == 0 {
 		return errors.New("journal: WriteSnapshot: the boundary comes from Rotate on a journal not replayed or already closed")
 	}
@@ -67,6 +86,20 @@ func (j *Journal) WriteSnapshot(ctx context.Context, b Boundary, write func(w io
 		return ErrSnapshotSuperseded
 	}
 	final := join(j.dir, snapshotName(b.Seq))
+	if delta {
+		if j.lastSnap == 0 {
+			return errors.New("journal: WriteDelta: no snapshot for the delta to follow")
+		}
+		final = join(j.dir, deltaName(b.Seq))
+		inner := write
+		prev := j.lastSnap
+		write = func(w io.Writer) error {
+			if _, err := w.Write(binary.LittleEndian.AppendUint64(nil, prev)); err != nil {
+				return err
+			}
+			return inner(w)
+		}
+	}
 	temp := final + tempSuffix
 	if err := writeSnapshotFile(temp, b.Seq, j.opts.ContentVersion, write); err != nil {
 		os.Remove(temp)
@@ -84,7 +117,7 @@ func (j *Journal) WriteSnapshot(ctx context.Context, b Boundary, write func(w io
 		return err
 	}
 	j.lastSnap = b.Seq
-	j.removeSuperseded(b.Seq)
+	j.removeSuperseded(b.Seq, !delta)
 	return nil
 }
 
@@ -101,9 +134,10 @@ func (j *Journal) Snapshot(ctx context.Context, l sync.Locker, capture func() (w
 	return j.WriteSnapshot(ctx, b, write)
 }
 
-// removeSuperseded deletes segments and snapshots older than seq. Failures
-// only cost disk space, so they are logged, not returned.
-func (j *Journal) removeSuperseded(seq uint64) {
+// removeSuperseded deletes segments older than seq and, after a new base
+// snapshot (base), the snapshots and deltas older than it. Failures only
+// cost disk space, so they are logged, not returned.
+func (j *Journal) removeSuperseded(seq uint64, base bool) {
 	l, err := listDir(j.dir)
 	if err != nil {
 		j.log.Warn("could not list the journal to remove superseded files", "err", err)
@@ -123,8 +157,13 @@ func (j *Journal) removeSuperseded(seq uint64) {
 		}
 	}
 	for _, s := range l.snapshots {
-		if s < seq {
+		if s < seq && base {
 			remove(join(j.dir, snapshotName(s)))
+		}
+	}
+	for _, s := range l.deltas {
+		if s < seq && base {
+			remove(join(j.dir, deltaName(s)))
 		}
 	}
 	if removed {
@@ -277,15 +316,54 @@ func verifySnapshot(path string, seq uint64) error {
 	return err
 }
 
+// deltaLink is the size of the link a delta's payload starts with: the
+// sequence number of the snapshot or delta it follows (little-endian).
+const deltaLink = 8
+
+// readDeltaLink reads the link at the start of a delta's payload.
+func readDeltaLink(path string, r io.Reader) (uint64, error) {
+	var b [deltaLink]byte
+	if _, err := io.ReadFull(r, b[:]); err != nil {
+		var ce *CorruptError
+		if errors.As(err, &ce) {
+			return 0, err
+		}
+		return 0, &CorruptError{File: path, Reason: fmt.Sprintf("delta too short to name the snapshot it follows: %v", err)}
+	}
+	return binary.LittleEndian.Uint64(b[:]), nil
+}
+
+// verifyDelta reads a whole delta checking every frame, and returns the
+// sequence number of the snapshot or delta it follows.
+func verifyDelta(path string, seq uint64) (uint64, error) {
+	f, sr, err := openSnapshot(path, seq)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	prev, err := readDeltaLink(path, sr)
+	if err != nil {
+		return 0, err
+	}
+	_, err = io.Copy(io.Discard, sr)
+	return prev, err
+}
+
 // loadSnapshotFile streams a snapshot into load, then checks the rest of
 // the file even if load stopped reading early.
-func loadSnapshotFile(path string, seq uint64, load func(io.Reader, SnapshotInfo) error) error {
+// A delta's link is skipped (Open checked it).
+func loadSnapshotFile(path string, seq uint64, delta bool, load func(io.Reader, SnapshotInfo) error) error {
 	f, sr, err := openSnapshot(path, seq)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
 	info := SnapshotInfo{Content: sr.fr.hdr.content, MaxBytes: sr.fr.size - sr.fr.hdr.size}
+	if delta {
+		if _, err := readDeltaLink(path, sr); err != nil {
+			return err
+		}
+	}
 	if err := load(sr, info); err != nil {
 		return fmt.Errorf("journal: loading snapshot %s: %w", path, err)
 	}

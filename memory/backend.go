@@ -72,6 +72,7 @@ func (b *Backend) Namespace(ctx context.Context, name string) (coordinate.Namesp
 	}
 	// The creation is journaled so an empty namespace survives a restart.
 	ns.wal = b.wal
+	ns.st.track = true // for delta snapshots (dirty.go)
 	var enc recordEncoder
 	t := b.wal.append(&enc, name, nil)
 	b.mu.Unlock()

@@ -122,13 +122,17 @@ func (b *blobBatch) commit() error {
 // put writes data under hash h unless a file of the right size is there
 // (a blob is never rewritten; a damaged one is found when it is read).
 // The file is fsynced; its directory is added to dirty, for the caller to
-// fsync once for all blobs.
+// fsync once for all blobs. It is added even when the file was there: put
+// is only asked for blobs no committed snapshot refers to (blobBatch.add),
+// and such a file may be one a failed snapshot wrote, whose name was never
+// made durable.
 func (s *blobStore) put(h blobHash, data []byte, dirty map[string]bool) error {
 	path := s.path(h)
+	dir := filepath.Dir(path)
 	if fi, err := os.Stat(path); err == nil && fi.Size() == int64(len(data)) {
+		dirty[dir] = true
 		return nil
 	}
-	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("blob store: %w", err)
 	}

@@ -285,3 +285,22 @@ func TestBlobMissingIsDamage(t *testing.T) {
 }
 
 func sha256Of(b []byte) blobHash { return sha256.Sum256(b) }
+
+// TestBlobPutSyncsAnExistingName: a blob file already there (written by a
+// snapshot that failed before its directories were fsynced) still has
+// its directory fsynced by the snapshot that refers to it next.
+func TestBlobPutSyncsAnExistingName(t *testing.T) {
+	s := newBlobStore(t.TempDir(), quietLogger())
+	data := bigData(blobThreshold, 5)
+	h := sha256Of(data)
+	if err := s.put(h, data, map[string]bool{}); err != nil { // the failed snapshot's
+		t.Fatal(err)
+	}
+	dirty := map[string]bool{}
+	if err := s.put(h, data, dirty); err != nil {
+		t.Fatal(err)
+	}
+	if dir := filepath.Dir(s.path(h)); !dirty[dir] {
+		t.Fatalf("putting a blob whose file exists left its directory %s out of the fsyncs (%v)", dir, dirty)
+	}
+}

@@ -26,48 +26,57 @@ import (
 //     holds (state.touch, called by every place such fields change), its
 //     value is saved as a pre-image on its spec and the unit becomes
 //     settled.
-//   - Heap positions change without touch (a sift moves many units), so
-//     the walk takes them from the heaps themselves: each heap keeps its
-//     order as of the boundary (heapCOW: a page of its unit pointers is
-//     saved the first time a position the walk has not reached is
-//     overwritten), and the walk goes through each spec's three heaps
-//     position by position, giving each unit found there its pre-image or
-//     its live value, with that position.
-//   - Then it walks the spec's unit map for the units in no heap (finished,
-//     failed), if there were any at the boundary: those not settled yet
-//     are copied. Go map iteration
-//     tolerates changes between steps: a unit deleted before the walk
-//     reaches it is not produced (its pre-image was saved when it was
-//     removed), one added meanwhile may be (it is settled, so skipped).
+//   - The walk goes through each spec's unit map: the units not settled
+//     yet are copied (and settled). Go map iteration tolerates changes
+//     between steps: a unit deleted before the walk reaches it is not
+//     produced (its pre-image was saved when it was removed), one added
+//     meanwhile may be (it is settled, so skipped).
 //   - When the walk has gone through a spec, every unit of it is settled,
-//     so no pre-image of it can come any more: the pre-images not given
-//     yet follow, and every unit that existed at the boundary is in the
-//     snapshot exactly once, as it was then, heap position included. So
-//     the captured heaps are the boundary's heaps.
+//     so no pre-image of it can come any more: the spec's pre-images
+//     follow, and every unit that existed at the boundary is in the
+//     snapshot exactly once, as it was then.
 //
-// Extra memory during a snapshot is one chunk of copies, the pre-images of
-// the units changed before the walk reached them and at most 8 bytes per
-// heap position overwritten before the walk reached it.
+// Heap positions are not captured (snapshot version 4): sifts move units
+// without touch, and the loader rebuilds each heap from its units.
+//
+// Extra memory during a snapshot is one chunk of copies and the pre-images
+// of the units changed before the walk reached them.
 
 // captureChunk is how many units the walk handles per lock hold by
 // default: a few tens of microseconds.
 const captureChunk = 1024
 
-// cowCapture marks a capture under way on a state (state.cow).
-type cowCapture struct{}
+// cowCapture describes the capture under way on a state (state.cow).
+type cowCapture struct {
+	// delta: the capture holds only the units dirty at the boundary, those
+	// still marked with epoch old (dirty.go); otherwise every unit not
+	// settled (snapshot mark).
+	delta bool
+	old   uint8
+}
+
+// unsettled reports whether the capture has yet to take u's value.
+func (c *cowCapture) unsettled(u *unit, s *state) bool {
+	if c.delta {
+		return u.dirtyEpoch() == c.old
+	}
+	return u.snapMark() != s.snapParity
+}
 
 // touch must be called before a unit field that snapshots hold changes: it
-// saves the unit's value for the capture under way, once.
+// saves the unit's value for the capture under way, once, and marks the
+// unit dirty for the next delta (dirty.go).
 func (s *state) touch(u *unit) {
-	if s.cow != nil && u.snapMark != s.snapParity {
+	if s.cow != nil && s.cow.unsettled(u, s) {
 		sp := u.spec
 		if sp.cowSaved == nil {
 			sp.cowSaved = map[*unit]*unit{}
 		}
 		c := frozenCopy(u)
 		sp.cowSaved[u] = &c
-		u.snapMark = s.snapParity
+		u.setSnapMark(s.snapParity)
 	}
+	s.markDirty(u)
 }
 
 // frozenCopy copies u, deep-copying ext, which ops change in place (unit
@@ -89,6 +98,9 @@ type capture struct {
 	st      *state
 	out     *capturedNamespace // specs, workers and groups as of the boundary; no units
 	specs   []*spec            // the live specs, in out.specs order
+	delta   bool               // a delta: only the units in dirty, out.specs[i].gone
+	dirty   [][]*unit          // per spec, the units dirty at the boundary (delta)
+	old     uint8              // the dirty epoch before the boundary
 	chunk   int                // units per lock hold
 	buf     []unit             // the chunk being copied
 	walked  bool               // units has run
@@ -97,28 +109,39 @@ type capture struct {
 }
 
 // beginCapture starts capturing ns at the boundary; the caller holds
-// ns.mu. It copies all but the units: O(specs + workers + groups).
-func beginCapture(ns *namespace, chunk int) *capture {
+// ns.mu. It copies all but the units: O(specs + workers + groups). A delta
+// capture holds only what changed since the last capture (dirty.go); a
+// full one every unit. Either way the changes tracked so far are taken.
+func beginCapture(ns *namespace, chunk int, delta bool) *capture {
 	s := ns.st
-	c := &capture{ns: ns, st: s, chunk: max(chunk, 1), out: &capturedNamespace{name: ns.name, nextLease: s.nextLease}}
+	c := &capture{ns: ns, st: s, chunk: max(chunk, 1), delta: delta, old: s.dirtyEpoch,
+		out: &capturedNamespace{name: ns.name, nextLease: s.nextLease}}
 	for _, name := range sortedSpecNames(s.specs) {
 		sp := s.specs[name]
 		c.specs = append(c.specs, sp)
-		c.out.specs = append(c.out.specs, capturedSpec{
+		cs := capturedSpec{
 			name: sp.name, definition: sp.definition, meta: sp.meta,
 			archived: sp.archived, units: len(sp.units),
-		})
-		for _, h := range sp.heaps() {
-			h.cow = newHeapCOW(h)
 		}
+		if delta {
+			// units is then an upper bound: dirty units deleted before
+			// the boundary are not captured.
+			cs.units, cs.fresh, cs.gone = len(sp.dirty), sp.fresh, sp.gone
+			c.dirty = append(c.dirty, sp.dirty)
+		}
+		c.out.specs = append(c.out.specs, cs)
+		sp.dirty, sp.gone, sp.fresh = nil, nil, false
 	}
 	c.out.workers, c.out.groups = captureWorkersAndGroups(s)
-	s.snapParity = !s.snapParity
-	s.cow = &cowCapture{}
+	s.dirtyEpoch = otherEpoch(s.dirtyEpoch)
+	if !delta {
+		s.snapParity = !s.snapParity
+	}
+	s.cow = &cowCapture{delta: delta, old: c.old}
 	return c
 }
 
-// heaps returns sp's three heaps, in the order a capture walks them.
+// heaps returns sp's three heaps.
 func (sp *spec) heaps() [3]*unitHeap {
 	return [3]*unitHeap{&sp.available, &sp.delayed, &sp.pending}
 }
@@ -147,7 +170,12 @@ func (c *capture) units(locked bool, between func(), emit func(spec int, units [
 	}
 	w.held = time.Now()
 	for i, sp := range c.specs {
-		w.spec(i, sp)
+		if c.delta {
+			w.deltaSpec(i, sp, c.dirty[i])
+			c.dirty[i] = nil
+		} else {
+			w.spec(i, sp)
+		}
 	}
 	c.st.cow = nil
 	if !locked {
@@ -171,47 +199,16 @@ type unitWalk struct {
 	err     error
 }
 
-// spec walks spec i: its heaps, its other units, its pre-images left.
+// spec walks spec i: its units, then its pre-images.
 func (w *unitWalk) spec(i int, sp *spec) {
 	c, s := w.c, w.c.st
 	w.got = 0
-	inHeaps := 0 // units in heaps at the boundary
-	for _, h := range sp.heaps() {
-		hc := h.cow
-		inHeaps += hc.n
-		for p := 0; p < hc.n; p++ {
-			u := hc.at(h.items, p)
-			if u.snapMark != s.snapParity {
-				u.snapMark = s.snapParity
-				c.buf = append(c.buf, frozenCopy(u))
-				c.buf[len(c.buf)-1].heapIdx = int32(p)
-			} else if pre, ok := sp.cowSaved[u]; ok {
-				delete(sp.cowSaved, u)
-				c.saved++
-				c.buf = append(c.buf, *pre)
-				c.buf[len(c.buf)-1].heapIdx = int32(p)
-			} else {
-				w.fail(fmt.Errorf("namespace %q spec %q: unit %q at heap position %d at the snapshot boundary was captured already",
-					c.ns.name, sp.name.Bytes, u.key, p))
-			}
-			if (p+1)%c.chunk == 0 {
-				hc.advance(p + 1)
-				w.give(i, c.buf)
-				c.buf = c.buf[:0]
-			}
-		}
-		h.cow = nil
-	}
 	n := 0
 	for _, u := range sp.units {
-		if inHeaps == c.out.specs[i].units {
-			break // no unit was in no heap at the boundary
-		}
-		if u.snapMark != s.snapParity {
-			u.snapMark = s.snapParity
-			if u.where != inNoHeap {
-				w.fail(fmt.Errorf("namespace %q spec %q: unit %q in heap %d was not in it at the snapshot boundary",
-					c.ns.name, sp.name.Bytes, u.key, u.where))
+		if u.snapMark() != s.snapParity {
+			u.setSnapMark(s.snapParity)
+			if u.dirtyEpoch() == c.old {
+				u.setDirtyEpoch(0) // in this snapshot: clean (dirty.go)
 			}
 			c.buf = append(c.buf, frozenCopy(u))
 		}
@@ -220,14 +217,13 @@ func (w *unitWalk) spec(i int, sp *spec) {
 			c.buf = c.buf[:0]
 		}
 	}
-	// Every unit of sp is settled now: its pre-images are complete, and
-	// those left are of units in no heap at the boundary.
+	// Every unit of sp is settled now: its pre-images are complete.
 	for _, pre := range sp.cowSaved {
-		if pre.where != inNoHeap {
-			w.fail(fmt.Errorf("namespace %q spec %q: unit %q in heap %d at the snapshot boundary was not found there",
-				c.ns.name, sp.name.Bytes, pre.key, pre.where))
-		}
 		c.buf = append(c.buf, *pre)
+		if len(c.buf) == c.chunk {
+			w.give(i, c.buf)
+			c.buf = c.buf[:0]
+		}
 	}
 	c.saved += len(sp.cowSaved)
 	sp.cowSaved = nil
@@ -235,6 +231,42 @@ func (w *unitWalk) spec(i int, sp *spec) {
 		w.fail(fmt.Errorf("namespace %q spec %q: captured %d units of the %d at the snapshot boundary",
 			c.ns.name, sp.name.Bytes, w.got+len(c.buf), want))
 	}
+	w.give(i, c.buf)
+	c.buf = c.buf[:0]
+}
+
+// deltaSpec walks the units of spec i that were dirty at the boundary
+// (list): those still marked with the old epoch have not changed since
+// and are copied (unless deleted before the boundary: their tombstone is
+// in the delta), the others changed during the capture and their
+// pre-images are given.
+func (w *unitWalk) deltaSpec(i int, sp *spec, list []*unit) {
+	c := w.c
+	w.got = 0
+	for k, u := range list {
+		if u.dirtyEpoch() == c.old {
+			u.setDirtyEpoch(0)
+			if u.status != 0 && sp.units[u.key] == u {
+				c.buf = append(c.buf, frozenCopy(u))
+			}
+		} else if pre, ok := sp.cowSaved[u]; ok {
+			delete(sp.cowSaved, u)
+			c.saved++
+			c.buf = append(c.buf, *pre)
+		} else if u.status != 0 || u.dirtyEpoch() != 0 {
+			w.fail(fmt.Errorf("namespace %q spec %q: unit %q, dirty at the snapshot boundary, changed without its value saved",
+				c.ns.name, sp.name.Bytes, u.key))
+		}
+		if (k+1)%c.chunk == 0 {
+			w.give(i, c.buf)
+			c.buf = c.buf[:0]
+		}
+	}
+	if len(sp.cowSaved) > 0 {
+		w.fail(fmt.Errorf("namespace %q spec %q: %d units saved for the delta were not dirty at its boundary",
+			c.ns.name, sp.name.Bytes, len(sp.cowSaved)))
+	}
+	sp.cowSaved = nil
 	w.give(i, c.buf)
 	c.buf = c.buf[:0]
 }

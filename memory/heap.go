@@ -20,9 +20,6 @@ type unitHeap struct {
 	// order maps a unit to its primary sort key as an order-preserving
 	// uint64 (smaller first): availableOrder, notBeforeOrder, expiresOrder.
 	order func(*unit) uint64
-	// cow, while a snapshot capture is walking this heap, keeps its order
-	// as of the boundary (cow.go).
-	cow *heapCOW
 }
 
 // heapEntry is one unit's place in a unitHeap: its primary sort key, the
@@ -76,7 +73,6 @@ func (h *unitHeap) top() *unit {
 }
 
 func (h *unitHeap) push(u *unit) {
-	h.writing(len(h.items))
 	h.items = append(h.items, h.entry(u))
 	h.up(len(h.items) - 1)
 }
@@ -93,11 +89,9 @@ func (h *unitHeap) remove(u *unit) {
 	i := int(u.heapIdx)
 	last := len(h.items) - 1
 	if i != last {
-		h.writing(i)
 		h.items[i] = h.items[last]
 		h.items[i].u.heapIdx = int32(i)
 	}
-	h.writing(last)
 	h.items[last] = heapEntry{}
 	h.items = h.items[:last]
 	if i != last {
@@ -114,113 +108,27 @@ func (h *unitHeap) remove(u *unit) {
 // fix restores the order after u's sort key changed.
 func (h *unitHeap) fix(u *unit) {
 	i := int(u.heapIdx)
-	h.writing(i)
 	h.items[i] = h.entry(u)
 	if !h.down(i) {
 		h.up(i)
 	}
 }
 
-// placeAt puts u at the position it records (unit.heapIdx), as a
-// snapshot captured it, growing the heap up to that position; positions
-// must be below limit. It reports false if the position is out of range
-// or taken. The caller places every unit, then checks that no position
-// was left empty (Len equals the number placed, or closeUp) before using
-// the heap.
-func (h *unitHeap) placeAt(u *unit, limit int) bool {
-	i := int(u.heapIdx)
-	if i < 0 || i >= limit {
-		return false
-	}
-	if n := len(h.items); i >= n {
-		if i >= cap(h.items) {
-			grown := make([]heapEntry, n, min(max(2*cap(h.items), i+1), limit))
-			copy(grown, h.items)
-			h.items = grown
-		}
-		h.items = h.items[:i+1]
-		clear(h.items[n:])
-	} else if h.items[i].u != nil {
-		return false
-	}
-	h.items[i] = h.entry(u)
-	return true
+// load appends u without restoring the heap order (recovery): heapify
+// must run before the heap is used.
+func (h *unitHeap) load(u *unit) {
+	u.heapIdx = int32(len(h.items))
+	h.items = append(h.items, h.entry(u))
 }
 
-// closeUp removes the positions placeAt left empty and re-establishes the
-// heap order (for units dropped while restoring).
-func (h *unitHeap) closeUp() {
-	k := 0
-	for _, e := range h.items {
-		if e.u != nil {
-			h.items[k] = e
-			e.u.heapIdx = int32(k)
-			k++
-		}
-	}
-	clear(h.items[k:])
-	h.items = h.items[:k]
-	for i := k/2 - 1; i >= 0; i-- {
+// heapify establishes the heap order over the units load appended, in
+// O(n). The order is total (heapEntry.before), so what the heap hands out
+// does not depend on the order the units were loaded in; only the layout
+// does.
+func (h *unitHeap) heapify() {
+	for i := len(h.items)/2 - 1; i >= 0; i-- {
 		h.down(i)
 	}
-}
-
-// writing must be called before h.items[i] is stored to (or appended, i
-// being the length).
-func (h *unitHeap) writing(i int) {
-	if c := h.cow; c != nil && i < c.n && i >= c.walked {
-		c.save(h.items, i)
-	}
-}
-
-// heapCOW keeps a heap's order as of a snapshot boundary while the capture
-// walks its positions (cow.go): the first time a position the walk has not
-// reached yet is overwritten, the unit pointers of its page are saved.
-type heapCOW struct {
-	n      int       // the heap's size at the boundary
-	walked int       // positions below this are captured: no need to keep them
-	pages  [][]*unit // saved pages of heapPage positions; nil: unchanged since the boundary
-}
-
-// heapPage is how many positions a heapCOW page holds.
-const heapPage = 4096
-
-func newHeapCOW(h *unitHeap) *heapCOW {
-	n := len(h.items)
-	return &heapCOW{n: n, pages: make([][]*unit, (n+heapPage-1)/heapPage)}
-}
-
-// save keeps the page of position i, as items still has it.
-func (c *heapCOW) save(items []heapEntry, i int) {
-	k := i / heapPage
-	if c.pages[k] != nil {
-		return
-	}
-	lo := k * heapPage
-	pg := make([]*unit, min(heapPage, c.n-lo))
-	for j := range pg {
-		pg[j] = items[lo+j].u
-	}
-	c.pages[k] = pg
-}
-
-// at returns the unit at position p at the boundary; items is the heap's
-// current slice. A page not saved has not been written since: shrinking
-// the heap below a position writes it first (remove).
-func (c *heapCOW) at(items []heapEntry, p int) *unit {
-	if pg := c.pages[p/heapPage]; pg != nil {
-		return pg[p%heapPage]
-	}
-	return items[p].u
-}
-
-// advance records that positions below p are captured, dropping the pages
-// no longer needed.
-func (c *heapCOW) advance(p int) {
-	for k := c.walked / heapPage; k < p/heapPage; k++ {
-		c.pages[k] = nil
-	}
-	c.walked = p
 }
 
 // up moves entry i towards the root, shifting larger parents down into the
@@ -232,12 +140,10 @@ func (h *unitHeap) up(i int) {
 		if !e.before(&h.items[p]) {
 			break
 		}
-		h.writing(i)
 		h.items[i] = h.items[p]
 		h.items[i].u.heapIdx = int32(i)
 		i = p
 	}
-	h.writing(i)
 	h.items[i] = e
 	e.u.heapIdx = int32(i)
 }
@@ -259,12 +165,10 @@ func (h *unitHeap) down(i int) bool {
 		if !h.items[m].before(&e) {
 			break
 		}
-		h.writing(i)
 		h.items[i] = h.items[m]
 		h.items[i].u.heapIdx = int32(i)
 		i = m
 	}
-	h.writing(i)
 	h.items[i] = e
 	e.u.heapIdx = int32(i)
 	return i > start

@@ -175,52 +175,42 @@ func TestUnitHeapOrder(t *testing.T) {
 	}
 }
 
-// TestUnitHeapRestore rebuilds a heap from its units' recorded positions,
-// as a snapshot restore does, rejects a taken or out-of-range position,
-// and closes the holes dropped units leave.
+// TestUnitHeapRestore rebuilds a heap from its units in any order, as a
+// snapshot restore does (load, heapify): it hands them out in the order
+// the original heap does, since the order is total.
 func TestUnitHeapRestore(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	h := unitHeap{order: availableOrder}
 	for range 500 {
 		h.push(randomUnit(r))
 	}
-	units := make([]*unit, h.Len())
+	// Equal priorities, so that key order decides.
+	for range 50 {
+		u := randomUnit(r)
+		u.priority = 1
+		h.push(u)
+	}
+	units := make([]*unit, h.Len()) // copies: a unit records one heap position
 	for i := range h.items {
-		units[i] = h.items[i].u
+		c := *h.items[i].u
+		units[i] = &c
 	}
 	r.Shuffle(len(units), func(i, j int) { units[i], units[j] = units[j], units[i] })
 	restored := unitHeap{order: availableOrder}
 	for _, u := range units {
-		if !restored.placeAt(u, len(units)) {
-			t.Fatalf("placeAt(%q at %d) refused", u.key, u.heapIdx)
+		restored.load(u)
+	}
+	restored.heapify()
+	checkHeap(t, &restored, availableFirst)
+	for i := 0; h.Len() > 0; i++ {
+		want := h.pop()
+		if got := restored.pop(); got.key != want.key {
+			t.Fatalf("pop %d: restored heap gives %q, the original %q", i, got.key, want.key)
 		}
 	}
-	if !slices.Equal(restored.items, h.items) {
-		t.Fatalf("restored heap differs from the original")
+	if restored.Len() != 0 {
+		t.Fatalf("restored heap has %d units more", restored.Len())
 	}
-	if restored.placeAt(units[0], len(units)) {
-		t.Errorf("placeAt accepted a taken position")
-	}
-	stray := &unit{key: "x", heapIdx: int32(len(units))}
-	if restored.placeAt(stray, len(units)) {
-		t.Errorf("placeAt accepted position %d of %d", stray.heapIdx, len(units))
-	}
-	stray.heapIdx = -1
-	if restored.placeAt(stray, len(units)) {
-		t.Errorf("placeAt accepted position -1")
-	}
-	// Dropping units leaves holes, which closeUp closes into a valid heap.
-	holed := unitHeap{order: availableOrder}
-	for i, u := range units {
-		if i%3 != 0 {
-			holed.placeAt(u, len(units))
-		}
-	}
-	holed.closeUp()
-	if want := len(units) - (len(units)+2)/3; holed.Len() != want {
-		t.Fatalf("closeUp left %d units, want %d", holed.Len(), want)
-	}
-	checkHeap(t, &holed, availableFirst)
 }
 
 // checkHeap fails unless every entry matches its unit, every unit records

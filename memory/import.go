@@ -121,8 +121,9 @@ func (o *opImportWorkSpec) apply(s *state) {
 		iu := &o.Units[i]
 		u := &unit{
 			spec: sp, key: iu.Key, keyText: iu.KeyText, data: iu.Data,
-			priority: iu.Priority, expiration: iu.Expiration, heapIdx: -1, snapMark: s.snapParity,
+			priority: iu.Priority, expiration: iu.Expiration, heapIdx: -1,
 		}
+		s.born(u)
 		if iu.HasWorker {
 			u.setWorker(&coordinate.Name{Bytes: iu.Worker, Text: iu.WorkerText})
 			u.attempts = 1

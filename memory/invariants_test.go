@@ -116,11 +116,27 @@ func dump(s *state) string {
 		sp := s.specs[name]
 		fmt.Fprintf(&b, "spec %q %v def=%x meta=%+v counts=%v archived=%v\n", name, sp.name.Text, sp.definition, sp.meta, sp.counts, sp.archived)
 		for _, u := range allUnits(sp) {
-			fmt.Fprintf(&b, "  unit %q text=%v st=%v data=%x prio=%v exp=%d nb=%d lease=%d w=%q/%v/%v att=%d where=%d idx=%d",
+			fmt.Fprintf(&b, "  unit %q text=%v st=%v data=%x prio=%v exp=%d nb=%d lease=%d w=%q/%v/%v att=%d where=%d",
 				u.key, u.keyText, u.status, u.data, u.priority, u.expiration, u.notBefore, u.leaseID,
-				u.worker, u.workerKind != noWorker, u.workerKind == workerTextName, u.attempts, u.where, u.heapIdx)
+				u.worker, u.workerKind != noWorker, u.workerKind == workerTextName, u.attempts, u.where)
 			if u.ext != nil {
 				fmt.Fprintf(&b, " group=%q deps=%v depFailed=%v", u.ext.group, u.ext.deps, u.ext.depFailed)
+			}
+			b.WriteByte('\n')
+		}
+		// The heaps in the order they hand units out (their layout may
+		// differ after a restore: heaps are rebuilt, snapshot.go).
+		for _, h := range sp.heaps() {
+			es := slices.Clone(h.items)
+			slices.SortFunc(es, func(x, y heapEntry) int {
+				if x.before(&y) {
+					return -1
+				}
+				return 1
+			})
+			fmt.Fprintf(&b, "  heap")
+			for _, e := range es {
+				fmt.Fprintf(&b, " %q", e.u.key)
 			}
 			b.WriteByte('\n')
 		}

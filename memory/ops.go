@@ -115,7 +115,8 @@ func (s *state) addUnits(sp *spec, units []coordinate.WorkUnitInput, now int64) 
 		}
 		u, exists := sp.units[in.Key.Bytes]
 		if !exists {
-			u = &unit{spec: sp, key: in.Key.Bytes, keyText: in.Key.Text, heapIdx: -1, snapMark: s.snapParity}
+			u = &unit{spec: sp, key: in.Key.Bytes, keyText: in.Key.Text, heapIdx: -1}
+			s.born(u)
 			if in.Priority != nil {
 				u.priority = *in.Priority
 			}

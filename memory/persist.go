@@ -49,6 +49,18 @@ type wal struct {
 
 	kick chan struct{} // asks the snapshot loop for a snapshot (capacity 1)
 
+	// The chain of snapshots on disk, for choosing between a delta and a
+	// full snapshot (Backend.Snapshot; guarded by Backend.snapMu):
+	// needBase until a full snapshot is on disk and every change since is
+	// in deltas; baseUnits the units of the full snapshot, deltas and
+	// deltaUnits the deltas after it and the units and deleted keys they
+	// hold.
+	needBase              bool
+	baseUnits, deltaUnits int
+	deltas                int
+	maxDeltas             int // at most this many deltas after a full snapshot
+	deltaShare            int // holding at most 1/deltaShare of its units
+
 	snapshots *histo.Histogram // durations, for metrics (stats.go)
 	stop      chan struct{}
 	done      chan struct{}
@@ -161,6 +173,9 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 		stop:          make(chan struct{}),
 		done:          make(chan struct{}),
 		snapshots:     newSnapshotHistogram(),
+		needBase:      true,
+		maxDeltas:     defaultMaxDeltas,
+		deltaShare:    defaultDeltaShare,
 	}
 	if w.snapshotBytes <= 0 {
 		w.snapshotBytes = DefaultSnapshotBytes
@@ -179,6 +194,12 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 			if bigTail {
 				resumeGC()
 			}
+			return err
+		},
+		Delta: func(r io.Reader, info journal.SnapshotInfo) error {
+			t := time.Now()
+			err := b.loadDelta(r, info)
+			loaded += time.Since(t)
 			return err
 		},
 		Apply:   tail.apply,
@@ -204,7 +225,7 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 		}
 	}
 	attrs := []any{"dir", opts.DataDir, "sync", journal.FormatSync(opts.Sync, opts.SyncInterval), "snapshot", rep.Snapshot,
-		"records_replayed", rep.Records, "namespaces", len(b.namespaces), "units", units, "took", time.Since(start),
+		"deltas", len(rep.Deltas), "records_replayed", rep.Records, "namespaces", len(b.namespaces), "units", units, "took", time.Since(start),
 		"open_journal", opened, "load_snapshot", loaded, "replay_journal", replayed}
 	if rep.TornTail != "" {
 		attrs = append(attrs, "torn_tail_truncated", rep.TornTail, "torn_bytes", rep.TruncatedSize)
@@ -259,6 +280,7 @@ func (b *Backend) replayNamespace(name string) *namespace {
 	if ns == nil {
 		ns = newNamespace(name, b.opts)
 		ns.wal = b.wal
+		ns.st.track = true
 		b.namespaces[name] = ns
 	}
 	return ns
@@ -305,6 +327,11 @@ type SnapshotStats struct {
 	// snapshot wrote.
 	Bytes, BlobBytes int64
 	Skipped          bool // volatile backend or closed journal: nothing written
+	// Delta says the snapshot is a delta (delta.go): Units are then the
+	// units changed or added since the previous snapshot, Gone the keys
+	// deleted since.
+	Delta bool
+	Gone  int
 }
 
 // Snapshot compacts the journal: it locks every namespace (and namespace
@@ -333,12 +360,14 @@ func (b *Backend) Snapshot(ctx context.Context) (SnapshotStats, error) {
 	boundary := w.j.Rotate()
 	w.sinceSnapshot.Store(0)
 	var caps []*capture
+	delta := false
 	if boundary.Seq != 0 {
+		delta = w.wantDelta(b.dirtyUnits(names))
 		for _, n := range names {
-			caps = append(caps, beginCapture(b.namespaces[n], w.captureChunk))
+			caps = append(caps, beginCapture(b.namespaces[n], w.captureChunk, delta))
 		}
 	}
-	stats := SnapshotStats{Pause: time.Since(start)}
+	stats := SnapshotStats{Pause: time.Since(start), Delta: delta}
 	for _, n := range names {
 		b.namespaces[n].mu.Unlock()
 	}
@@ -350,12 +379,30 @@ func (b *Backend) Snapshot(ctx context.Context) (SnapshotStats, error) {
 	start = time.Now()
 	blobs := w.blobs.batch()
 	written := w.blobs.written
-	err := w.j.WriteSnapshot(ctx, boundary, func(out io.Writer) error {
+	write := func(out io.Writer) error {
 		cw := &countingWriter{w: out}
 		err := writeCaptures(cw, caps, blobs, w.betweenChunks)
 		stats.Bytes = cw.n
 		return err
-	})
+	}
+	if delta {
+		write = func(out io.Writer) error {
+			cw := &countingWriter{w: out}
+			var err error
+			stats.Units, stats.Gone, err = writeDeltaCaptures(cw, caps, blobs, w.betweenChunks)
+			stats.Bytes = cw.n
+			return err
+		}
+	}
+	// The changes tracked so far are taken by the captures: unless this
+	// snapshot is installed, the next one must be full.
+	w.needBase = true
+	var err error
+	if delta {
+		err = w.j.WriteDelta(ctx, boundary, write)
+	} else {
+		err = w.j.WriteSnapshot(ctx, boundary, write)
+	}
 	// A capture the journal never asked for is walked anyway: it ends
 	// copy-on-write, and the next capture counts on its marks (cow.go).
 	for _, c := range caps {
@@ -364,8 +411,10 @@ func (b *Backend) Snapshot(ctx context.Context) (SnapshotStats, error) {
 		}
 		stats.LongestHold = max(stats.LongestHold, c.longest)
 		stats.Saved += c.saved
-		for i := range c.out.specs {
-			stats.Units += c.out.specs[i].units
+		if !delta {
+			for i := range c.out.specs {
+				stats.Units += c.out.specs[i].units
+			}
 		}
 	}
 	stats.BlobBytes = w.blobs.written - written
@@ -373,12 +422,19 @@ func (b *Backend) Snapshot(ctx context.Context) (SnapshotStats, error) {
 	if err != nil {
 		return stats, fmt.Errorf("memory: snapshot: %w", err)
 	}
-	refs := blobs.refs
-	// Only now that the snapshot is installed may the blobs it does not
-	// refer to go.
-	w.blobs.collect(refs)
+	w.needBase = false
+	if delta {
+		w.deltas++
+		w.deltaUnits += stats.Units + stats.Gone
+	} else {
+		w.baseUnits, w.deltas, w.deltaUnits = stats.Units, 0, 0
+		// Only now that the snapshot is installed may the blobs it does
+		// not refer to go (deltas only add blobs: the full snapshot
+		// before them still refers to its own).
+		w.blobs.collect(blobs.refs)
+	}
 	w.snapshots.Observe((stats.Pause + stats.Encode).Seconds())
-	w.log.Info("snapshot written", "units", stats.Units, "namespaces", len(caps), "pause", stats.Pause,
+	w.log.Info("snapshot written", "delta", stats.Delta, "units", stats.Units, "deleted", stats.Gone, "namespaces", len(caps), "pause", stats.Pause,
 		"longest_hold", stats.LongestHold, "saved_on_write", stats.Saved, "write", stats.Encode,
 		"bytes", stats.Bytes, "blob_bytes_written", stats.BlobBytes)
 	return stats, nil
@@ -386,19 +442,30 @@ func (b *Backend) Snapshot(ctx context.Context) (SnapshotStats, error) {
 
 // loadSnapshot restores the state a snapshot holds (recovery only).
 func (b *Backend) loadSnapshot(r io.Reader, info journal.SnapshotInfo) error {
+	units, lost := 0, false
 	err := loadParallel(r, info.MaxBytes, b.wal.readBlob, loadBatch, func(name string, st *state, dropped []coordinate.UnitRef) error {
 		if _, dup := b.namespaces[name]; dup {
 			return fmt.Errorf("snapshot holds namespace %q twice", name)
 		}
 		if len(dropped) > 0 {
+			lost = true
 			b.wal.log.Error("recovery dropped work units whose data blob is missing or damaged",
 				"namespace", name, "units", len(dropped), "dropped", dropped)
 		}
+		st.track = true
+		units += st.unitCount()
 		b.replayNamespace(name).st = st
 		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("memory: %w", err)
+	}
+	if b.wal != nil {
+		b.wal.loadedSnapshot(units)
+		// The units dropped are still in this snapshot: only a full
+		// snapshot makes their loss stick (a delta has no tombstone
+		// for them), so that the next start needs no -recover.
+		b.wal.needBase = lost
 	}
 	return nil
 }

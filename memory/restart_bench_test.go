@@ -187,7 +187,10 @@ func BenchmarkSnapshotLoad(b *testing.B) {
 	snap := buf.Bytes()
 	ns = nil
 	b.Run("sequential", func(b *testing.B) {
+		var cpu time.Duration
+		defer func() { b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms") }()
 		for range b.N {
+			c0 := processCPU()
 			nss, err := readSnapshot(bytes.NewReader(snap), int64(len(snap)), nil)
 			if err != nil {
 				b.Fatal(err)
@@ -195,6 +198,7 @@ func BenchmarkSnapshotLoad(b *testing.B) {
 			if _, err := nss[0].restore(); err != nil {
 				b.Fatal(err)
 			}
+			cpu += processCPU() - c0
 			b.StopTimer()
 			nss = nil
 			runtime.GC()
@@ -202,11 +206,15 @@ func BenchmarkSnapshotLoad(b *testing.B) {
 		}
 	})
 	b.Run("parallel", func(b *testing.B) {
+		var cpu time.Duration
+		defer func() { b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms") }()
 		for range b.N {
+			c0 := processCPU()
 			err := loadParallel(bytes.NewReader(snap), int64(len(snap)), nil, loadBatch, func(string, *state, []coordinate.UnitRef) error { return nil })
 			if err != nil {
 				b.Fatal(err)
 			}
+			cpu += processCPU() - c0
 			b.StopTimer()
 			runtime.GC()
 			b.StartTimer()

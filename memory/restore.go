@@ -8,8 +8,8 @@ import (
 	"github.com/coordinated/coordinated/coordinate"
 )
 
-// Restoring builds a live state from a decoded snapshot: units go back to
-// their heap positions, and the derived indexes (counts, group members,
+// Restoring builds a live state from a decoded snapshot: units go back
+// into their heaps (heapified per spec), and the derived indexes (counts, group members,
 // dependents, children, holders, the specs' due order) are rebuilt from
 // the units and workers. A builder takes the snapshot's pieces in file
 // order, as decodeSnapshot produces them, so that recovery can decode on
@@ -101,12 +101,10 @@ func buildAll(parts <-chan *snapPart, done func(name string, st *state, dropped 
 type builder struct {
 	s  *state
 	sp *spec // the spec whose units are coming
-	// left counts sp's units still to come, dropped those dropped because
-	// their data is lost; where counts sp's units per heap.
-	total, left, dropped int
-	where                [inPending + 1]int
-	gone                 map[coordinate.UnitRef]bool // units dropped
-	lost                 []coordinate.UnitRef        // the same, in order
+	// left counts sp's units still to come.
+	total, left int
+	gone        map[coordinate.UnitRef]bool // units dropped because their data is lost
+	lost        []coordinate.UnitRef        // the same, in order
 }
 
 func newBuilder(nextLease int64) *builder {
@@ -125,12 +123,13 @@ func (b *builder) spec(cs *capturedSpec) error {
 		return fmt.Errorf("spec %q listed twice", cs.name.Bytes)
 	}
 	sp := newSpec(cs.name)
+	sp.fresh = false // its units are in the snapshot
 	sp.definition = cs.definition
 	sp.meta = cs.meta
 	sp.archived = cs.archived
 	sp.units = make(map[string]*unit, cs.units)
 	s.specs[cs.name.Bytes] = sp
-	b.sp, b.total, b.left, b.dropped, b.where = sp, cs.units, cs.units, 0, [inPending + 1]int{}
+	b.sp, b.total, b.left = sp, cs.units, cs.units
 	return nil
 }
 
@@ -150,45 +149,49 @@ func (b *builder) units(us []unit, lost []int) error {
 			b.drop(u)
 			continue
 		}
-		if !u.status.Valid() || u.where != heapOf(u.status, u.where) {
-			return fmt.Errorf("spec %q unit %q: status %d does not fit heap %d", sp.name.Bytes, u.key, u.status, u.where)
+		if err := s.linkRestored(sp, u); err != nil {
+			return err
 		}
-		u.spec = sp
-		n := len(sp.units)
-		sp.units[u.key] = u
-		if len(sp.units) == n {
-			return fmt.Errorf("spec %q unit %q listed twice", sp.name.Bytes, u.key)
-		}
-		sp.counts[u.status]++
-		b.where[u.where]++
 		if h := heapFor(sp, u.where); h != nil {
-			// Positions must be below the spec's unit count (which the
-			// decoder checked against the file's size), so damage cannot
-			// make the heap huge; endSpec checks that they fill it.
-			if !h.placeAt(u, b.total) {
-				return fmt.Errorf("spec %q unit %q: heap position %d taken or out of range", sp.name.Bytes, u.key, u.heapIdx)
-			}
+			h.load(u)
 		}
-		if u.ext == nil {
-			continue
+	}
+	return nil
+}
+
+// linkRestored adds a restored unit to sp (which it joins) and to the
+// state's indexes, all but its heap, after checking that its status fits
+// its heap and that its key is new in sp.
+func (s *state) linkRestored(sp *spec, u *unit) error {
+	if !u.status.Valid() || u.where != heapOf(u.status, u.where) {
+		return fmt.Errorf("spec %q unit %q: status %d does not fit heap %d", sp.name.Bytes, u.key, u.status, u.where)
+	}
+	u.spec = sp
+	n := len(sp.units)
+	sp.units[u.key] = u
+	if len(sp.units) == n {
+		return fmt.Errorf("spec %q unit %q listed twice", sp.name.Bytes, u.key)
+	}
+	sp.counts[u.status]++
+	if u.ext == nil {
+		return nil
+	}
+	if g := u.ext.group; g != "" {
+		gr := s.groups[g]
+		if gr == nil {
+			gr = &group{members: make(map[*unit]struct{})}
+			s.groups[g] = gr
 		}
-		if g := u.ext.group; g != "" {
-			gr := s.groups[g]
-			if gr == nil {
-				gr = &group{members: make(map[*unit]struct{})}
-				s.groups[g] = gr
-			}
-			gr.members[u] = struct{}{}
-			gr.counts[u.status]++
+		gr.members[u] = struct{}{}
+		gr.counts[u.status]++
+	}
+	for _, d := range u.ext.deps {
+		set := s.dependents[d]
+		if set == nil {
+			set = make(map[*unit]struct{})
+			s.dependents[d] = set
 		}
-		for _, d := range u.ext.deps {
-			set := s.dependents[d]
-			if set == nil {
-				set = make(map[*unit]struct{})
-				s.dependents[d] = set
-			}
-			set[u] = struct{}{}
-		}
+		set[u] = struct{}{}
 	}
 	return nil
 }
@@ -214,12 +217,13 @@ func (b *builder) drop(u *unit) {
 	}
 	b.gone[r] = true
 	b.lost = append(b.lost, r)
-	b.dropped++
 }
 
-// endSpec checks that the current spec got all its units and that their
-// heap positions fill its heaps. Where units were dropped, the heaps have
-// holes: they are closed up and re-established.
+// endSpec checks that the current spec got all its units and puts its
+// heaps in order. Snapshots before version 4 stored heap positions; they
+// are not needed: the heaps' orders are total, so a heap built from the
+// units hands them out in the same order (and a version 3 snapshot, which
+// lists the units heap by heap in position order, gives the same layout).
 func (b *builder) endSpec() error {
 	sp := b.sp
 	if sp == nil {
@@ -229,14 +233,8 @@ func (b *builder) endSpec() error {
 	if b.left != 0 {
 		return fmt.Errorf("spec %q: %d of its %d units missing", sp.name.Bytes, b.left, b.total)
 	}
-	for _, where := range [...]uint8{inAvailable, inDelayed, inPending} {
-		h := heapFor(sp, where)
-		switch {
-		case b.dropped > 0:
-			h.closeUp()
-		case len(h.items) != b.where[where]:
-			return fmt.Errorf("spec %q: the heap positions of its %d units in heap %d leave gaps", sp.name.Bytes, b.where[where], where)
-		}
+	for _, h := range sp.heaps() {
+		h.heapify()
 		if c := cap(h.items); c > len(h.items)+len(h.items)/4 {
 			h.items = append(make([]heapEntry, 0, len(h.items)), h.items...)
 		}
@@ -251,6 +249,16 @@ func (b *builder) finish(workers []capturedWorker, groups []capturedGroup) (*sta
 		return nil, nil, err
 	}
 	s := b.s
+	if err := s.restoreWorkersAndGroups(workers, groups, b.gone); err != nil {
+		return nil, nil, err
+	}
+	return s, b.lost, nil
+}
+
+// restoreWorkersAndGroups adds the workers (to an empty registry) and the
+// groups' progress times, skipping held units in gone (dropped), and
+// files every spec in the due order.
+func (s *state) restoreWorkersAndGroups(workers []capturedWorker, groups []capturedGroup, gone map[coordinate.UnitRef]bool) error {
 	for _, cg := range groups {
 		if gr := s.groups[cg.name]; gr != nil {
 			gr.lastProgress = cg.lastProgress
@@ -265,7 +273,7 @@ func (b *builder) finish(workers []capturedWorker, groups []capturedGroup) (*sta
 			outstanding: make(map[*unit]int64, len(cw.outstanding)),
 		}
 		if _, dup := reg.byID[w.id.Bytes]; dup {
-			return nil, nil, fmt.Errorf("worker %q listed twice", w.id.Bytes)
+			return fmt.Errorf("worker %q listed twice", w.id.Bytes)
 		}
 		reg.byID[w.id.Bytes] = w
 		reg.byExpiry = append(reg.byExpiry, w)
@@ -278,12 +286,12 @@ func (b *builder) finish(workers []capturedWorker, groups []capturedGroup) (*sta
 			kids[w.id.Bytes] = struct{}{}
 		}
 		for _, r := range cw.outstanding {
-			if b.gone[r] {
+			if gone[r] {
 				continue
 			}
 			u := s.lookup(r)
 			if u == nil {
-				return nil, nil, fmt.Errorf("worker %q holds missing unit %v", w.id.Bytes, r)
+				return fmt.Errorf("worker %q holds missing unit %v", w.id.Bytes, r)
 			}
 			w.outstanding[u] = cw.lapsed[r]
 			hs := reg.holders[u]
@@ -297,7 +305,7 @@ func (b *builder) finish(workers []capturedWorker, groups []capturedGroup) (*sta
 	for _, sp := range s.specs {
 		s.noteDue(sp)
 	}
-	return s, b.lost, nil
+	return nil
 }
 
 // heapOf returns the heap a unit of status st belongs in, given the heap

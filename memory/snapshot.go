@@ -17,13 +17,13 @@ import (
 // Snapshots (docs/persistence.md). A snapshot is the complete state of
 // every namespace at a journal boundary, in a compact binary form:
 //
-//	"CDMS" version(uvarint 3) count(uvarint) namespace...
+//	"CDMS" version(uvarint 4) count(uvarint) namespace...
 //
 // Each namespace lists its specs with their units, its workers in expiry
-// heap order and its groups. Units keep their heap positions, so a restored
-// state is identical to the captured one, heap layout included. Derived
-// indexes (counts, group members, dependents, children, holders) are
-// rebuilt on load rather than stored.
+// heap order and its groups. Derived indexes (counts, group members,
+// dependents, children, holders) and the heaps are rebuilt on load rather
+// than stored: each heap's order is total (priority or time, then key
+// bytes), so the rebuilt heaps hand units out in the captured order.
 //
 // Capturing copies unit structs by value (unit data is never modified in
 // place, so the byte slices are shared, not copied) a chunk at a time with
@@ -38,12 +38,16 @@ import (
 // worker, after its outstanding units, the lapsed leases among them: a
 // count (uvarint), then per lapsed lease the unit's index in the
 // outstanding list (uvarint) and the lease's expiry (see
-// workerRegistry.lapse). Versions 1 and 2 are still read, with no settings
-// marked as set by control_work_spec and no lapsed leases.
+// workerRegistry.lapse). Version 4 (written) drops each unit's heap
+// position (a uvarint after its heap, in versions 1 to 3): the heaps are
+// rebuilt, so units may be listed in any order and a heap move changes
+// nothing a snapshot holds. Versions 1 to 3 are still read (their heap
+// positions skipped), 1 and 2 with no settings marked as set by
+// control_work_spec and no lapsed leases.
 
 const (
 	snapshotMagic   = "CDMS"
-	snapshotVersion = 3
+	snapshotVersion = 4
 )
 
 // capturedNamespace is a namespace's state copied under its lock.
@@ -63,6 +67,10 @@ type capturedSpec struct {
 	meta       coordinate.WorkSpecMeta
 	archived   [coordinate.StatusFailed + 1]int
 	units      int // how many of capturedNamespace.units are this spec's
+	// A delta's (delta.go): the spec is new since the last snapshot, and
+	// the keys of its units deleted since.
+	fresh bool
+	gone  []string
 }
 
 type capturedWorker struct {
@@ -194,13 +202,19 @@ func (e *snapWriter) namespaceHead(c *capturedNamespace) {
 
 // specHead writes what comes before a spec's units.
 func (e *snapWriter) specHead(sp *capturedSpec) {
+	e.specSettings(sp)
+	e.uint(uint64(sp.units))
+}
+
+// specSettings writes a spec's name, definition, settings and archived
+// counts.
+func (e *snapWriter) specSettings(sp *capturedSpec) {
 	e.name(sp.name)
 	e.bytes(sp.definition)
 	e.meta(&sp.meta)
 	for _, n := range sp.archived {
 		e.uint(uint64(n))
 	}
-	e.uint(uint64(sp.units))
 }
 
 // namespaceTail writes what comes after a namespace's last unit.
@@ -282,7 +296,6 @@ func (e *snapWriter) unit(u *unit) {
 	e.int(int64(u.attempts))
 	e.uint(uint64(u.status))
 	e.uint(uint64(u.where))
-	e.uint(uint64(u.heapIdx))
 	if u.ext != nil {
 		e.str(u.ext.group)
 		e.refs(u.ext.deps)
@@ -358,7 +371,7 @@ func (e *snapWriter) refs(rs []coordinate.UnitRef) {
 const (
 	minNamespaceBytes = 5  // name, nextLease, three counts
 	minSpecBytes      = 25 // name, definition, meta, archived, unit count
-	minUnitBytes      = 20 // key, flags, data, float priority, 8 varints
+	minUnitBytes      = 19 // key, flags, data, float priority, 7 varints
 	minWorkerBytes    = 8
 	minGroupBytes     = 2
 	minRefBytes       = 2
@@ -389,7 +402,7 @@ type snapPart struct {
 // receiver links them and checks the rest (statuses, heap positions,
 // references).
 func decodeSnapshot(in io.Reader, maxBytes int64, blob blobReader, batch int, emit func(*snapPart) error) error {
-	d := &snapReader{r: bufio.NewReaderSize(in, 256<<10), left: maxBytes, blob: blob}
+	d := newSnapReader(in, maxBytes, blob)
 	magic := make([]byte, len(snapshotMagic))
 	if _, err := io.ReadFull(d.r, magic); err != nil || string(magic) != snapshotMagic {
 		return fmt.Errorf("not a memory-backend snapshot (magic %q)", magic)
@@ -409,14 +422,7 @@ func decodeSnapshot(in io.Reader, maxBytes int64, blob blobReader, batch int, em
 			return err
 		}
 		for range d.count(minSpecBytes) {
-			sp := &capturedSpec{}
-			sp.name = d.name()
-			sp.definition = d.bytes()
-			d.meta(&sp.meta)
-			sp.meta.Task = coordinate.SpecTask(sp.name.Bytes, sp.meta.Runtime, sp.definition)
-			for st := range sp.archived {
-				sp.archived[st] = d.number(1 << 62)
-			}
+			sp := d.specSettings()
 			sp.units = d.count(minUnitBytes)
 			if d.err != nil {
 				break
@@ -424,15 +430,8 @@ func decodeSnapshot(in io.Reader, maxBytes int64, blob blobReader, batch int, em
 			if err := emit(&snapPart{spec: sp}); err != nil {
 				return err
 			}
-			d.spec = sp.name.Bytes
 			for left := sp.units; left > 0 && d.err == nil; {
-				p := &snapPart{units: make([]unit, min(left, batch))}
-				for k := range p.units {
-					var lost bool
-					if p.units[k], lost = d.unit(); lost {
-						p.lost = append(p.lost, k)
-					}
-				}
+				p := d.units(min(left, batch))
 				left -= len(p.units)
 				if d.err != nil {
 					break
@@ -442,27 +441,7 @@ func decodeSnapshot(in io.Reader, maxBytes int64, blob blobReader, batch int, em
 				}
 			}
 		}
-		c.workers = make([]capturedWorker, d.count(minWorkerBytes))
-		for k := range c.workers {
-			w := &c.workers[k]
-			w.id = d.name()
-			w.mode = d.bytes()
-			w.data = d.bytes()
-			if d.bool() {
-				p := d.name()
-				w.parent = &p
-			}
-			w.lastHeard = d.int()
-			w.expires = d.int()
-			w.outstanding = d.refs()
-			if d.version >= 3 {
-				d.lapsedLeases(w)
-			}
-		}
-		c.groups = make([]capturedGroup, d.count(minGroupBytes))
-		for k := range c.groups {
-			c.groups[k] = capturedGroup{name: d.str(), lastProgress: d.int()}
-		}
+		d.namespaceTail(c)
 		if d.err != nil {
 			break
 		}
@@ -470,6 +449,63 @@ func decodeSnapshot(in io.Reader, maxBytes int64, blob blobReader, batch int, em
 			return err
 		}
 	}
+	return d.end()
+}
+
+// specSettings reads what specSettings wrote; d.spec names the spec from
+// then on (for errors).
+func (d *snapReader) specSettings() *capturedSpec {
+	sp := &capturedSpec{}
+	sp.name = d.name()
+	sp.definition = d.bytes()
+	d.meta(&sp.meta)
+	sp.meta.Task = coordinate.SpecTask(sp.name.Bytes, sp.meta.Runtime, sp.definition)
+	for st := range sp.archived {
+		sp.archived[st] = d.number(1 << 62)
+	}
+	d.spec = sp.name.Bytes
+	return sp
+}
+
+// units reads n units as one batch (its own allocation).
+func (d *snapReader) units(n int) *snapPart {
+	p := &snapPart{units: make([]unit, n)}
+	for k := range p.units {
+		var lost bool
+		if p.units[k], lost = d.unit(); lost {
+			p.lost = append(p.lost, k)
+		}
+	}
+	return p
+}
+
+// namespaceTail reads what namespaceTail wrote into c.
+func (d *snapReader) namespaceTail(c *capturedNamespace) {
+	c.workers = make([]capturedWorker, d.count(minWorkerBytes))
+	for k := range c.workers {
+		w := &c.workers[k]
+		w.id = d.name()
+		w.mode = d.bytes()
+		w.data = d.bytes()
+		if d.bool() {
+			p := d.name()
+			w.parent = &p
+		}
+		w.lastHeard = d.int()
+		w.expires = d.int()
+		w.outstanding = d.refs()
+		if d.version >= 3 {
+			d.lapsedLeases(w)
+		}
+	}
+	c.groups = make([]capturedGroup, d.count(minGroupBytes))
+	for k := range c.groups {
+		c.groups[k] = capturedGroup{name: d.str(), lastProgress: d.int()}
+	}
+}
+
+// end returns the first error, or one if anything follows the end.
+func (d *snapReader) end() error {
 	if d.err != nil {
 		return d.err
 	}
@@ -505,7 +541,10 @@ func (d *snapReader) unit() (u unit, lost bool) {
 	u.attempts = int32(d.int())
 	u.status = coordinate.Status(d.uint())
 	u.where = uint8(d.uint())
-	u.heapIdx = int32(d.uint())
+	if d.version < 4 {
+		d.uint() // the heap position: heaps are rebuilt (builder.endSpec)
+	}
+	u.heapIdx = -1
 	if flags&flagExt != 0 {
 		u.ext = &unitExt{group: d.str(), deps: d.refs(), depFailed: flags&flagDepFailed != 0}
 	}
@@ -582,6 +621,10 @@ type snapReader struct {
 	spec    string // the spec whose units are being read, for errors
 	arena   []byte // the block small items are cut from (arenaMax)
 	err     error
+}
+
+func newSnapReader(in io.Reader, maxBytes int64, blob blobReader) *snapReader {
+	return &snapReader{r: bufio.NewReaderSize(in, 256<<10), left: maxBytes, blob: blob}
 }
 
 // ReadByte lets binary.ReadUvarint read through d, counting bytes.

@@ -15,7 +15,8 @@ import (
 )
 
 const (
-	goldenSnapshot   = "testdata/snapshot-v3.bin"
+	goldenSnapshot   = "testdata/snapshot-v4.bin"
+	goldenSnapshotV3 = "testdata/snapshot-v3.bin"
 	goldenSnapshotV2 = "testdata/snapshot-v2.bin"
 	goldenSnapshotV1 = "testdata/snapshot-v1.bin"
 )
@@ -167,6 +168,13 @@ func TestSnapshotGolden(t *testing.T) {
 	}
 }
 
+// TestSnapshotGoldenV3 reads a version 3 snapshot (heap positions
+// stored), so data directories written before version 4 still load.
+func TestSnapshotGoldenV3(t *testing.T) {
+	store, _, _ := goldenBlobs(t)
+	checkOldGolden(t, goldenSnapshotV3, store.read, goldenStateV3(t))
+}
+
 // TestSnapshotGoldenV2 reads a version 2 snapshot (no settings marked as
 // set by control_work_spec), so data directories written before them
 // still load.
@@ -249,15 +257,93 @@ func TestSnapshotDamagedContentsAreErrors(t *testing.T) {
 			load(b)
 		}
 	}
-	// A heap position out of range: find the leased unit's heap index
-	// (its encoding is the only "status 2, heap 3" pair) and raise it.
-	idx := bytes.Index(golden, []byte{byte(coordinate.StatusPending), inPending, 0})
-	if idx < 0 {
-		t.Fatal("leased unit not found in the golden snapshot")
+	// A status that does not fit the unit's heap: the leased unit's
+	// encoding is the only "status 2, heap 3" pair; claim heap 1.
+	pair := []byte{byte(coordinate.StatusPending), inPending}
+	idx := bytes.Index(golden, pair)
+	if idx < 0 || bytes.Count(golden, pair) != 1 {
+		t.Fatal("leased unit not found once in the golden snapshot")
 	}
 	b := append([]byte(nil), golden...)
-	b[idx+2] = 7
-	if err := load(b); err == nil || !strings.Contains(err.Error(), "heap position") {
-		t.Errorf("heap index out of range: %v, want a heap position error", err)
+	b[idx+1] = inAvailable
+	if err := load(b); err == nil || !strings.Contains(err.Error(), "does not fit heap") {
+		t.Errorf("status not fitting its heap: %v, want a heap error", err)
+	}
+}
+
+const goldenDelta = "testdata/delta-v1.bin"
+
+// goldenDeltaState is goldenStateV3 taken in a full snapshot (that of
+// snapshot-v4.bin), then changed: unit "b" deleted and added again with
+// other data, "c" deleted, "e" added, "a" leased by a second worker (a
+// heartbeat and a lease, so workers and the next lease id change), and a
+// new spec "t" with one unit.
+func goldenDeltaState(t testing.TB) (*namespace, *capture) {
+	ns := goldenStateV3(t)
+	ns.st.track = true
+	captureNamespace(ns)
+	const t2 = int64(1_700_000_000_000_001_000)
+	w2 := coordinate.Name{Bytes: "w2", Text: true}
+	for _, o := range []op{
+		&opDeleteWorkUnits{Spec: "s", Now: t2, Query: coordinate.DeleteQuery{Keys: []string{"b", "c"}}},
+		&opAddWorkUnits{Spec: "s", Now: t2 + 1, Units: []coordinate.WorkUnitInput{
+			{Key: coordinate.Name{Bytes: "b"}, Data: coordinate.Null},
+			{Key: coordinate.Name{Bytes: "e", Text: true}, Data: coordinate.EmptyMap},
+		}},
+		&opHeartbeat{Now: t2 + 2, Heartbeat: coordinate.Heartbeat{Worker: w2, Mode: []byte{0xf6}, Data: coordinate.EmptyMap, Expire: time.Minute}},
+		&opGetWork{Now: t2 + 3, Worker: w2, Lease: time.Minute, Spec: "s", Count: 1, Keys: []string{"a"}},
+		&opSetWorkSpec{Definition: coordinate.Data{0xa1, 0x64, 'n', 'a', 'm', 'e', 0x61, 't'}},
+		&opAddWorkUnits{Spec: "t", Now: t2 + 4, Units: []coordinate.WorkUnitInput{{Key: coordinate.Name{Bytes: "x", Text: true}, Data: coordinate.EmptyMap}}},
+	} {
+		o.apply(ns.st)
+	}
+	return ns, beginCapture(ns, captureChunk, true)
+}
+
+// TestDeltaGolden pins the delta encoding (delta.go): the golden delta
+// state encodes to the golden bytes, and the golden full snapshot plus the
+// golden delta restore to the changed state.
+func TestDeltaGolden(t *testing.T) {
+	ns, c := goldenDeltaState(t)
+	store, _, _ := goldenBlobs(t)
+	var buf bytes.Buffer
+	units, gone, err := writeDeltaCaptures(&buf, []*capture{c}, store.batch(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if units != 4 || gone != 2 {
+		t.Fatalf("delta of %d units and %d deleted keys, want 4 (a, b, e, x) and 2 (b, c)", units, gone)
+	}
+	if *updateGolden {
+		writeGolden(t, goldenDelta, buf.Bytes())
+	}
+	want, err := os.ReadFile(filepath.FromSlash(goldenDelta))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(buf.Bytes(), want) {
+		t.Fatalf("delta bytes changed (a format change needs a new version and a reader for this one):\n got %x\nwant %x", buf.Bytes(), want)
+	}
+	base, err := os.ReadFile(filepath.FromSlash(goldenSnapshot))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nss, err := readSnapshot(bytes.NewReader(base), int64(len(base)), store.read)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := nss[0].restore()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := New(Options{})
+	b.replayNamespace("ns").st = st
+	a := &deltaApplier{b: b}
+	if err := decodeDelta(bytes.NewReader(want), int64(len(want)), store.read, 2, a.part); err != nil {
+		t.Fatal(err)
+	}
+	checkInvariants(t, st)
+	if got, w := dump(st), dump(ns.st); got != w {
+		t.Fatalf("golden snapshot and delta restore to\n%s\nwant\n%s", got, w)
 	}
 }

@@ -32,11 +32,12 @@ type unit struct {
 	where      uint8
 	keyText    bool
 	workerKind uint8 // noWorker, workerBytes or workerTextName
-	// snapMark: the snapshot being captured has this unit's value (or
-	// must not have it); see cow.go. Unit fields a snapshot holds change
-	// only after state.touch.
-	snapMark bool
-	since    uint32 // Unix second it last became runnable AVAILABLE (stats.go)
+	// marks: bit 0 says whether the snapshot being captured has this
+	// unit's value (or must not have it), see cow.go; bits 1-2 the dirty
+	// epoch, see dirty.go. Unit fields a snapshot holds change only after
+	// state.touch.
+	marks uint8
+	since uint32 // Unix second it last became runnable AVAILABLE (stats.go)
 }
 
 // unit.workerKind values.
@@ -107,6 +108,12 @@ type spec struct {
 	// cowSaved are the pre-images of this spec's units for the snapshot
 	// capture under way (cow.go), by unit.
 	cowSaved map[*unit]*unit
+	// Changes since the last snapshot (dirty.go): the units changed or
+	// added, the keys of units deleted, and whether the spec itself is
+	// new (its units in older snapshots are not its own).
+	dirty []*unit
+	gone  []string
+	fresh bool
 }
 
 func newSpec(name coordinate.Name) *spec {
@@ -117,6 +124,7 @@ func newSpec(name coordinate.Name) *spec {
 		delayed:   unitHeap{order: notBeforeOrder},
 		pending:   unitHeap{order: expiresOrder},
 		dueIdx:    -1,
+		fresh:     true,
 	}
 }
 
@@ -147,9 +155,13 @@ type state struct {
 	expiring   bool                // opExpire is lapsing leases
 
 	// Snapshot capture (cow.go): cow is non-nil while one is under way;
-	// a unit whose snapMark equals snapParity is settled for it.
+	// a unit whose snapshot mark equals snapParity is settled for it.
 	cow        *cowCapture
 	snapParity bool
+	// Dirty tracking for delta snapshots (dirty.go): on in a journaled
+	// namespace; dirtyEpoch is the epoch changes are marked with now.
+	track      bool
+	dirtyEpoch uint8
 }
 
 func newState() *state {
@@ -159,6 +171,7 @@ func newState() *state {
 		dependents: make(map[coordinate.UnitRef]map[*unit]struct{}),
 		groups:     make(map[string]*group),
 		nextLease:  1,
+		dirtyEpoch: 1,
 	}
 }
 
@@ -249,6 +262,7 @@ func (s *state) removeUnit(u *unit, now int64, archived bool) {
 		sp.archived[u.status]++
 	}
 	delete(sp.units, u.key)
+	s.markGone(u)
 	s.workers.dropUnit(u)
 	if u.ext != nil {
 		s.leaveGroup(u, now)

@@ -13,7 +13,7 @@ import (
 // captureNamespace copies ns's state at once; the caller holds ns.mu.
 // Snapshot streams its capture instead (writeCaptures).
 func captureNamespace(ns *namespace) *capturedNamespace {
-	c := beginCapture(ns, captureChunk)
+	c := beginCapture(ns, captureChunk, false)
 	out := c.out
 	err := c.units(true, nil, func(_ int, us []unit) error {
 		out.units = append(out.units, us...)

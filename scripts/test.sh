@@ -72,6 +72,7 @@ go test -run '^$' -fuzz '^FuzzAppendHead$' -fuzztime 2s -fuzzminimizetime 1s ./i
 # journal replay, snapshot loading, record application (FuzzReplay writes files: one worker)
 go test -run '^$' -fuzz '^FuzzReplay$' -fuzztime 3s -fuzzminimizetime 1s -parallel 1 ./journal
 go test -run '^$' -fuzz '^FuzzSnapshotLoad$' -fuzztime 3s -fuzzminimizetime 1s ./memory
+go test -run '^$' -fuzz '^FuzzDeltaLoad$' -fuzztime 3s -fuzzminimizetime 1s ./memory
 go test -run '^$' -fuzz '^FuzzRecordApply$' -fuzztime 3s -fuzzminimizetime 1s ./memory
 
 if [ "$what" = go ]; then exit 0; fi

@@ -1,0 +1,95 @@
+package memory
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/coordinated/coordinated/journal"
+)
+
+// Choosing between a delta and a full snapshot (docs/persistence.md,
+// "Delta snapshots"). Every snapshot after the first full one is a delta
+// (only what changed since the previous one, delta.go) unless
+//
+//   - the deltas since the full snapshot, this one included, would hold
+//     more units and deleted keys than 1/deltaShare of the units of the
+//     full snapshot. Restart time decides the share: a restart applies a
+//     delta's unit to the built state (a map lookup, heap removal and
+//     insertion, cache misses in a large state) for 4 to 6 times what
+//     loading a unit of the full snapshot costs (BenchmarkRestartDeltas),
+//     so deltas holding an eighth of the full snapshot's units add at
+//     most about two thirds of its load time;
+//   - maxDeltas deltas follow the full snapshot already (restart time);
+//   - the previous snapshot failed, or none was taken or loaded since the
+//     start (the changes it took would be missing from a delta), or
+//     recovery dropped units whose blob was lost (the chain still holds
+//     them).
+//
+// A delta's size follows what changed; a full snapshot's follows all the
+// units, and supersedes the full snapshot and deltas before it.
+
+// defaultMaxDeltas bounds the deltas after a full snapshot;
+// defaultDeltaShare is the part (1/n) of its units they may hold.
+const (
+	defaultMaxDeltas  = 8
+	defaultDeltaShare = 8
+)
+
+// wantDelta says whether the snapshot about to be taken, whose dirty
+// units (changed, added or deleted since the last snapshot; an upper
+// bound) number pending, is a delta.
+func (w *wal) wantDelta(pending int) bool {
+	return !w.needBase && w.deltas < w.maxDeltas && w.deltaShare*(w.deltaUnits+pending) <= w.baseUnits
+}
+
+// dirtyUnits counts the units and deleted keys the named namespaces
+// tracked since the last snapshot; the caller holds their locks. O(specs).
+func (b *Backend) dirtyUnits(names []string) int {
+	n := 0
+	for _, name := range names {
+		for _, sp := range b.namespaces[name].st.specs {
+			n += len(sp.dirty) + len(sp.gone)
+		}
+	}
+	return n
+}
+
+// loadDelta applies a delta to the state recovery has built so far
+// (recovery only).
+func (b *Backend) loadDelta(r io.Reader, info journal.SnapshotInfo) error {
+	a := &deltaApplier{b: b}
+	err := decodeDelta(r, info.MaxBytes, b.wal.readBlob, loadBatch, a.part)
+	if err == nil && a.s != nil {
+		err = errPartsEnded
+	}
+	if err != nil {
+		return fmt.Errorf("memory: delta snapshot: %w", err)
+	}
+	if len(a.dropped) > 0 {
+		b.wal.log.Error("recovery dropped work units whose data blob is missing or damaged",
+			"units", len(a.dropped), "dropped", a.dropped)
+		// They are still in this delta: the next snapshot must be full
+		// (loadSnapshot).
+		b.wal.needBase = true
+	}
+	if w := b.wal; w != nil {
+		w.deltas++
+		w.deltaUnits += a.units + a.deleted // as Snapshot counts them
+	}
+	return nil
+}
+
+// loadedSnapshot notes a full snapshot of units units loaded by recovery:
+// the next snapshot may be a delta after it.
+func (w *wal) loadedSnapshot(units int) {
+	w.needBase, w.baseUnits, w.deltas, w.deltaUnits = false, units, 0, 0
+}
+
+// unitCount counts st's units.
+func (st *state) unitCount() int {
+	n := 0
+	for _, sp := range st.specs {
+		n += len(sp.units)
+	}
+	return n
+}
