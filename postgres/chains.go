@@ -42,7 +42,8 @@ type chainSet struct {
 	now    time.Time
 }
 
-// runChains adds the units of chains inside tx, recording counts and
+// runChains adds the units of chains (each job's deduplicated where it
+// was made) inside tx, recording counts and
 // group progress in d and g, and returns the units that became FAILED and
 // those that stopped being FAILED.
 func runChains(ctx context.Context, tx dbtx, chains []chainJob, d countDelta, g groupBumps) (failed, unfailed []unitKey, err error) {
@@ -63,7 +64,7 @@ func runChains(ctx context.Context, tx dbtx, chains []chainJob, d countDelta, g 
 		return nil
 	}
 	alone := func(c chainJob, id int64) error {
-		err := add(chainTarget{c.ns.id, c.from.then}, id, dedupeUnits(c.units), c.now)
+		err := add(chainTarget{c.ns.id, c.from.then}, id, c.units, c.now)
 		if errors.Is(err, coordinate.ErrCycle) {
 			return nil // chaining never fails the finish; nothing was added
 		}
@@ -100,9 +101,8 @@ func runChains(ctx context.Context, tx dbtx, chains []chainJob, d countDelta, g 
 		if !ok {
 			continue // `then` names a missing spec: chaining is skipped (SEMANTICS §10)
 		}
-		units := dedupeUnits(c.units)
 		s := byTgt[t]
-		if !commutes(units, s) {
+		if !commutes(c.units, s) {
 			if err := flush(); err != nil {
 				return nil, nil, err
 			}
@@ -117,8 +117,8 @@ func runChains(ctx context.Context, tx dbtx, chains []chainJob, d countDelta, g 
 			sets = append(sets, s)
 		}
 		s.jobs = append(s.jobs, c)
-		s.units = append(s.units, units...)
-		for _, u := range units {
+		s.units = append(s.units, c.units...)
+		for _, u := range c.units {
 			s.keys[u.Key.Bytes] = true
 		}
 		if c.now.After(s.now) {

@@ -20,8 +20,8 @@ func finishWith(output any) coordinate.WorkUnitUpdate {
 }
 
 // TestChainsInOneBatch: the chaining finishes of one batch give the
-// result of running them one by one: a job re-adding a key an earlier job
-// added wins, a job whose units would close a cycle adds nothing and
+// result of running them one by one: a job naming a key twice adds the
+// last, a job re-adding a key an earlier job added wins, a job whose units would close a cycle adds nothing and
 // drops no other job's units, a missing successor chains nothing.
 func TestChainsInOneBatch(t *testing.T) {
 	e := newFastEnv(t)
@@ -40,7 +40,7 @@ func TestChainsInOneBatch(t *testing.T) {
 		upd       coordinate.WorkUnitUpdate
 	}{
 		{"a", "u00000", finishWith([]any{"k1", "k2"})},
-		{"a", "u00001", finishWith([]any{"k3"})},
+		{"a", "u00001", finishWith([]any{[]any{"k3", map[string]any{"v": 1}}, "k3"})},
 		{"a", "u00002", finishWith([]any{[]any{"k1", map[string]any{"v": 2}}})},
 		{"a", "u00003", finishWith([]any{[]any{"k9", map[string]any{}, map[string]any{"depends_on": []any{[]any{"b", "k9"}}}}})},
 		{"c", "u00000", finishWith([]any{"x"})},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -41,6 +42,18 @@ const commitWorkers = 2
 // busyMinBatch is how many requests a batch gathers before it starts while
 // another is in flight.
 const busyMinBatch = 32
+
+// idleGather bounds how long a batch that could start at once (nothing
+// in flight) waits for the requests recent batches suggest are on their
+// way; recentBatches is how many recent batch sizes suggest it. Only a
+// handful of callers is waited for (idleGatherMost): with more, a batch
+// is nearly always in flight, requests arrive faster than the wait, and
+// the committer keeps its rule for that case.
+const (
+	idleGather     = 250 * time.Microsecond
+	recentBatches  = 4
+	idleGatherMost = 16
+)
 
 // genericPlans makes the statements of a committer transaction use their
 // prepared statement's generic plan. They are prepared once per connection
@@ -117,11 +130,21 @@ type committer struct {
 	fast, fellThrough atomic.Int64
 
 	batches *histo.Histogram // requests per batch, for metrics (stats.go)
+
+	gathering sync.Mutex // held by the worker taking requests off queue
+	// idleWait is idleGather (tests change it).
+	idleWait time.Duration
+
+	// recent holds the sizes of the last recentBatches batches started,
+	// next the slot the next one goes to (gather).
+	recentMu sync.Mutex
+	recent   [recentBatches]int
+	next     int
 }
 
 func newCommitter(b *Backend) *committer {
 	c := &committer{b: b, queue: make(chan *commitItem, 4*maxCommitBatch), stop: make(chan struct{}),
-		freed: make(chan struct{}, 1), batches: newCommitBatchHistogram()}
+		freed: make(chan struct{}, 1), batches: newCommitBatchHistogram(), idleWait: idleGather}
 	c.stopped.Add(commitWorkers)
 	for range commitWorkers {
 		go c.run()
@@ -198,20 +221,27 @@ func (c *committer) run() {
 	defer c.stopped.Done()
 	batch := make([]*commitItem, 0, maxCommitBatch)
 	for {
+		// One worker gathers at a time, so a batch waiting for more
+		// requests (gather) does not share them with the other worker's.
+		c.gathering.Lock()
 		select {
 		case <-c.stop:
+			c.gathering.Unlock()
 			c.drain()
 			return
 		case it := <-c.queue:
 			batch = append(batch[:0], it)
 		}
-		if !c.gather(&batch) {
+		ok := c.gather(&batch)
+		c.gathering.Unlock()
+		if !ok {
 			for _, it := range batch {
 				c.answer(it, errBackendClosed)
 			}
 			c.drain()
 			return
 		}
+		c.started(len(batch))
 		if batch = dropAbandoned(batch); len(batch) == 0 {
 			continue
 		}
@@ -247,9 +277,27 @@ func dropAbandoned(batch []*commitItem) []*commitItem {
 // small batches cost nearly as much as big ones, so under load a second
 // transaction only starts when it is worth one. (Waiting for as many as
 // the batch in flight holds, at most busyMinBatch, measured about 7%
-// slower at 64 connections; 8, 16, 48 and 64 did no better than 32.) It
-// reports false when the committer is stopping.
+// slower at 64 connections; 8, 16, 48 and 64 did no better than 32.)
+// With nothing in flight it waits, at most idleGather from when it saw
+// nothing in flight (the callers of the batch that ended then are only
+// starting their next requests), until it holds as many requests as the
+// biggest of the recent batches, if that is a handful (expected): their
+// callers, each with one request at a time, are sending their next ones,
+// and a batch started on the first of them would make the rest wait for
+// a whole transaction and flush. It reports false when the committer is
+// stopping.
 func (c *committer) gather(batch *[]*commitItem) bool {
+	var (
+		expect = c.expected()
+		idle   time.Time // when gather first saw nothing in flight
+		timer  *time.Timer
+		late   <-chan time.Time
+	)
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
 	for len(*batch) < maxCommitBatch {
 		select {
 		case it := <-c.queue:
@@ -257,18 +305,53 @@ func (c *committer) gather(batch *[]*commitItem) bool {
 			continue
 		default:
 		}
-		if c.busy.Load() == 0 || len(*batch) >= busyMinBatch {
-			return true
+		if c.busy.Load() > 0 {
+			if len(*batch) >= busyMinBatch {
+				return true
+			}
+		} else {
+			if len(*batch) >= expect {
+				return true
+			}
+			if timer == nil {
+				idle = time.Now()
+				timer = time.NewTimer(c.idleWait)
+				late = timer.C
+			} else if time.Since(idle) >= c.idleWait {
+				return true
+			}
 		}
 		select {
 		case it := <-c.queue:
 			*batch = append(*batch, it)
 		case <-c.freed:
+		case <-late:
+			return true
 		case <-c.stop:
 			return false
 		}
 	}
 	return true
+}
+
+// started records the size of a batch about to start.
+func (c *committer) started(n int) {
+	c.recentMu.Lock()
+	c.recent[c.next] = n
+	c.next = (c.next + 1) % recentBatches
+	c.recentMu.Unlock()
+}
+
+// expected is how many requests gather waits for with nothing in flight:
+// the size of the biggest recent batch, or 1 (none) when that is more
+// than idleGatherMost.
+func (c *committer) expected() int {
+	c.recentMu.Lock()
+	defer c.recentMu.Unlock()
+	if n := slices.Max(c.recent[:]); n <= idleGatherMost {
+		return max(1, n)
+	}
+	return 1
 }
 
 // drain fails the requests still queued at close.

@@ -23,8 +23,10 @@
 //   - The committer (committer.go) group-commits the hot writes of every
 //     connection: claims and update_work_unit calls queued while a
 //     transaction runs share the next one, so one WAL flush answers many
-//     requests. Its transactions use generic plans (planned once per
-//     connection). A batch's transaction reads top to bottom in
+//     requests; with nothing in flight a batch waits briefly for as many
+//     requests as recent batches held, whose callers are sending their
+//     next ones (gather). Its transactions use generic plans (planned
+//     once per connection). A batch's transaction reads top to bottom in
 //     pipeline.go (plan, fast statements, lock and compute, side effects,
 //     commit). Finishing a held unit is one conditional UPDATE for the
 //     whole batch (finish.go); other updates, and finishes that statement

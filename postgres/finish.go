@@ -37,14 +37,21 @@ type fastFinishes struct {
 
 // splitFast picks the updates of a batch that try the fast path: those
 // fastFinishable whose unit no other update of the batch names (the
-// general path applies several updates of one unit in order).
+// general path applies several updates of one unit in order), leaving
+// out those whose data chains units on a spec last seen chaining
+// (chainhints.go), which the fast statement would not apply.
 func splitFast(updates []*updateRequest) (fast fastFinishes, slow []int) {
 	count := make(map[unitKey]int, len(updates))
 	for _, r := range updates {
 		count[r.unit()]++
 	}
 	for i, r := range updates {
-		if fastFinishable(r) && count[r.unit()] == 1 {
+		if !fastFinishable(r) || count[r.unit()] != 1 {
+			slow = append(slow, i)
+			continue
+		}
+		r.chains = r.upd.Data != nil && len(coordinate.ChainedUnits(r.upd.Data, 0)) > 0
+		if !r.chains || !r.ns.b.chainHints.chaining(r) {
 			fast.reqs = append(fast.reqs, i)
 		} else {
 			slow = append(slow, i)
@@ -75,7 +82,7 @@ func (f fastFinishes) queue(b *pgx.Batch, updates []*updateRequest) {
 		units[j] = r.unit()
 		if r.upd.Data != nil {
 			datas[j] = []byte(r.upd.Data)
-			nochains[j] = len(coordinate.ChainedUnits(r.upd.Data, 0)) == 0
+			nochains[j] = !r.chains
 		}
 		leases[j] = r.leaseID
 		nows[j] = r.now.UnixNano()

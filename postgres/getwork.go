@@ -20,7 +20,8 @@ var (
 
 var (
 	//go:embed queries/candidates.sql
-	candidatesSQL string
+	candidatesText string
+	candidatesSQL  = withFragments(candidatesText)
 	//go:embed queries/claim.sql
 	claimSQL string
 	//go:embed queries/claim_many.sql
@@ -96,7 +97,7 @@ func (ns *namespace) GetWork(ctx context.Context, req coordinate.WorkRequest) ([
 		var as []coordinate.Attempt
 		if sc[i].Available > 0 {
 			n := coordinate.WorkCount(&c.row.spec.Meta, int(c.pending), req.MaxJobs)
-			as, err = ns.claim(ctx, c.row, n, req.MaxBytes, req.Worker, now, expires)
+			as, err = ns.claim(ctx, g.newClaim(c.row, n))
 		} else {
 			as, err = ns.claimContinuous(ctx, c.row, req.Worker, now, expires)
 		}
@@ -154,16 +155,15 @@ func (ns *namespace) candidates(ctx context.Context, req coordinate.WorkRequest,
 	return cands, nil
 }
 
-// claim leases up to n units of spec to worker, their data within
-// maxBytes (coordinate.WithinBytes), group-committed with other callers'
-// claims and updates.
-func (ns *namespace) claim(ctx context.Context, spec specRow, n int, maxBytes int64, worker coordinate.Name, now, expires time.Time) ([]coordinate.Attempt, error) {
-	if n <= 0 {
+// claim leases cl's units (up to cl.n of its spec, their data within
+// cl.maxBytes: coordinate.WithinBytes), group-committed with other
+// callers' claims and updates.
+func (ns *namespace) claim(ctx context.Context, cl *claimRequest) ([]coordinate.Attempt, error) {
+	if cl.n <= 0 {
 		return nil, nil
 	}
-	cl := &claimRequest{ns: ns, spec: spec, n: n, maxBytes: maxBytes, worker: worker, now: now, expires: expires}
 	if err := ns.b.commits.submit(ctx, &commitItem{claim: cl}); err != nil {
-		return nil, fmt.Errorf("postgres get_work on %q: %w", spec.spec.Name.Bytes, err)
+		return nil, fmt.Errorf("postgres get_work on %q: %w", cl.spec.spec.Name.Bytes, err)
 	}
 	return cl.attempts, nil
 }

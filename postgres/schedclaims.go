@@ -35,6 +35,13 @@ type getRequest struct {
 	alone      bool          // a max_running spec chosen from a shared read: the caller reads again alone
 }
 
+// newClaim is the claim of n units of spec for g: its caller's worker,
+// byte bound, time and lease end.
+func (g *getRequest) newClaim(spec specRow, n int) *claimRequest {
+	return &claimRequest{ns: g.ns, spec: spec, n: n, maxBytes: g.req.MaxBytes,
+		worker: g.req.Worker, now: g.now, expires: g.expires}
+}
+
 // readKey names the read a get request needs: its namespace and filter.
 type readKey struct {
 	ns     int64
@@ -123,8 +130,7 @@ func (s *schedReads) choose() []*claimRequest {
 			case sc[i].Available > 0:
 				n := coordinate.WorkCount(&c.row.spec.Meta, int(c.pending), g.req.MaxJobs)
 				if n > 0 {
-					g.claim = &claimRequest{ns: g.ns, spec: c.row, n: n, maxBytes: g.req.MaxBytes,
-						worker: g.req.Worker, now: g.now, expires: g.expires}
+					g.claim = g.newClaim(c.row, n)
 					claims = append(claims, g.claim)
 				}
 			default:

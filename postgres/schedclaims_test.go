@@ -4,6 +4,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/coordinated/coordinated/coordinate"
 )
 
@@ -22,18 +25,46 @@ func (e *fastEnv) getItems(spec string, n int) []*commitItem {
 	return items
 }
 
-// TestGetWorksShareABatch: get_work requests of one batch share one read
-// and one claim statement, and each gets units of its own.
+// TestGetWorksShareABatch: get_work requests that queue while the
+// committer is busy go into one batch, each gets units of its own, and
+// PostgreSQL's own record says their leases were written by one statement
+// of one transaction (every leased row has the same xmin and cmin).
 func TestGetWorksShareABatch(t *testing.T) {
 	e := newFastEnv(t)
+	ctx := t.Context()
 	e.spec(map[string]any{"name": "s"})
 	e.add("s", numbered(10)...)
-	items := e.getItems("s", 3)
-	reads := newSchedReads([]*getRequest{items[0].get, items[1].get, items[2].get})
-	if len(reads.keys) != 1 {
-		t.Errorf("3 requests naming one spec need %d reads, want 1", len(reads.keys))
+	c := e.b.commits
+	// Hold every pooled connection, so the batch a committer worker takes
+	// first (the plug, an update) waits for one while the get_work
+	// requests queue behind it and the other worker gathers them.
+	var held []*pgxpool.Conn
+	release := func() {
+		for _, conn := range held {
+			conn.Release()
+		}
+		held = nil
 	}
-	e.b.commits.apply(items)
+	defer release()
+	for range e.b.pool.Config().MaxConns {
+		conn, err := e.b.pool.Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, conn)
+	}
+	nsImpl := e.ns.(*watchedNamespace).ns
+	plug := &commitItem{upd: &updateRequest{ns: nsImpl, spec: "s", key: "none", upd: finish, now: e.clock.Now()},
+		done: make(chan error, 1)}
+	c.queue <- plug
+	waitFor(t, "a committer worker to take the plug", func() bool { return c.busy.Load() == 1 })
+	items := e.getItems("s", 3)
+	for _, it := range items {
+		c.queue <- it
+	}
+	waitFor(t, "the other worker to gather the get_work requests", func() bool { return len(c.queue) == 0 })
+	release()
+	<-plug.done // no such unit: its error does not matter here
 	seen := map[string]bool{}
 	for i, it := range items {
 		if err := <-it.done; err != nil {
@@ -49,10 +80,18 @@ func TestGetWorksShareABatch(t *testing.T) {
 		}
 		seen[k] = true
 	}
-	if groups := groupClaims([]*claimRequest{items[0].get.claim, items[1].get.claim, items[2].get.claim}); len(groups) != 1 {
-		t.Errorf("the claims of one spec make %d statements, want 1", len(groups))
+	rows, err := e.b.pool.Query(ctx, "SELECT DISTINCT xmin::text || '/' || cmin::text FROM work_unit WHERE status = 3")
+	if err != nil {
+		t.Fatal(err)
 	}
-	counts, err := e.ns.CountWorkUnits(t.Context(), "s")
+	writers, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(writers) != 1 {
+		t.Errorf("the 3 leases were written by %d (transaction, statement) pairs, want 1", len(writers))
+	}
+	counts, err := e.ns.CountWorkUnits(ctx, "s")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,8 @@ import (
 // under a line "-- name: NAME" (the comment lines before it describe it).
 // A statement may include a fragment, another named block, as {{NAME}}
 // (column lists shared by several statements). The hot statements are in
-// queries/, one per file, embedded where they are used. Statements are
+// queries/, one per file, embedded where they are used; they may include
+// fragments too (withFragments). Statements are
 // looked up by name once, when the package starts (package-level vars),
 // so a missing name stops every test at once; TestEveryNamedStatementUsed
 // finds the unused ones.
@@ -97,9 +98,23 @@ func parseNamed() (map[string]string, error) {
 	return out, nil
 }
 
+// withFragments is text, a statement of queries/, with each {{NAME}}
+// replaced by the fragment of sql/*.sql called so (panicking when there
+// is none, a programming error caught at start), so a column list shared
+// with the named statements is written once.
+func withFragments(text string) string {
+	return fragmentRef.ReplaceAllStringFunc(text, func(ref string) string {
+		return namedBlock(ref[2 : len(ref)-2])
+	})
+}
+
 // namedSQL returns the statement called name in sql/*.sql, panicking when
 // there is none (a programming error caught at start).
-func namedSQL(name string) string {
+func namedSQL(name string) string { return namedBlock(name) }
+
+// namedBlock is namedSQL for any name (TestEveryNamedStatementUsed finds
+// the uses of namedSQL by their literal names).
+func namedBlock(name string) string {
 	namedOnce.Do(func() { named, namedErr = parseNamed() })
 	if namedErr != nil {
 		panic("postgres: sql/*.sql: " + namedErr.Error())

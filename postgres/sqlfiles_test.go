@@ -5,6 +5,7 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -14,7 +15,7 @@ import (
 
 // TestEveryNamedStatementUsed: every statement of sql/*.sql is used,
 // looked up by a namedSQL call in the package's code or included as a
-// fragment by another statement.
+// fragment by another statement or a statement of queries/.
 func TestEveryNamedStatementUsed(t *testing.T) {
 	all, err := parseNamed()
 	if err != nil {
@@ -27,6 +28,19 @@ func TestEveryNamedStatementUsed(t *testing.T) {
 	}
 	for _, f := range files {
 		text, err := sqlDir.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range fragmentRef.FindAllStringSubmatch(string(text), -1) {
+			used[m[1]] = true
+		}
+	}
+	queries, err := filepath.Glob("queries/*.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range queries {
+		text, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -77,10 +91,13 @@ func TestEveryNamedStatementUsed(t *testing.T) {
 	}
 }
 
-// TestCandidatesReadSpecCols: queries/candidates.sql lists the spec
-// columns scanSpecWith reads, as spec_cols does.
+// TestCandidatesReadSpecCols: queries/candidates.sql reads the spec
+// columns scanSpecWith reads: spec_cols, put in by withFragments.
 func TestCandidatesReadSpecCols(t *testing.T) {
 	norm := func(s string) string { return strings.Join(strings.Fields(s), " ") }
+	if strings.Contains(candidatesSQL, "{{") {
+		t.Errorf("queries/candidates.sql keeps a fragment reference: %s", candidatesSQL)
+	}
 	if cols := norm(namedSQL("spec_cols")); !strings.Contains(norm(candidatesSQL), "SELECT "+cols+",") {
 		t.Errorf("queries/candidates.sql does not start with spec_cols (%s)", cols)
 	}

@@ -24,6 +24,9 @@ type updateRequest struct {
 	// slow keeps the request off the fast finish path (finish.go): it
 	// tried that path and the unit did not match.
 	slow bool
+	// chains: the data sent names units to chain (coordinate.ChainedUnits),
+	// whether or not the spec has a `then`; set by splitFast.
+	chains bool
 	// onlyFailed (RetryWorkUnits) applies the update only to a unit that
 	// is FAILED now; any other answers errNotFailed.
 	onlyFailed bool
@@ -141,8 +144,10 @@ func scanLockedUnits(rows pgx.Rows) (*lockedUnits, error) {
 
 // chainJob is the chaining of one finished unit (SEMANTICS §10).
 type chainJob struct {
-	ns    *namespace
-	from  *lockedUnit
+	ns   *namespace
+	from *lockedUnit
+	// units are the units to add, one per key (dedupeUnits: the last
+	// named wins, as in add_work_units).
 	units []coordinate.WorkUnitInput
 	now   time.Time
 }
@@ -244,9 +249,12 @@ func applyUpdates(ctx context.Context, tx dbtx, batch []*updateRequest, locked *
 		if eff.Completed {
 			lu.completed = true
 		}
+		if r.chains {
+			r.ns.b.chainHints.saw(r, lu.then != "")
+		}
 		if eff.Chain && lu.then != "" {
 			if cu := coordinate.ChainedUnits(st.Data, lu.priority); len(cu) > 0 {
-				chains = append(chains, chainJob{ns: r.ns, from: lu, units: cu, now: r.now})
+				chains = append(chains, chainJob{ns: r.ns, from: lu, units: dedupeUnits(cu), now: r.now})
 			}
 		}
 	}

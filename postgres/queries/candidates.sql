@@ -7,12 +7,10 @@
 -- the index entries of units claimed moments before) is left to the
 -- claim. $1 namespace id, $2 spec-name filter (empty = all). The last
 -- column says whether the spec was probed.
--- The spec columns are spec_cols (sql/specs.sql), in the same order.
+-- The spec columns are the fragment spec_cols (sql/specs.sql), which
+-- withFragments puts in; c's columns are they, then available and pending.
 WITH c AS (
-    SELECT s.id, s.name, s.name_text, s.definition, s.priority, s.weight, s.paused,
-        s.continuous, s.can_be_continuous, s.interval_ns, s.next_continuous, s.max_running,
-        s.max_getwork, s.max_retries, s.min_gb, s.then_name, s.then_preempts, s.runtime,
-        s.controlled, COALESCE(c.available, 0)::bigint AS available, COALESCE(c.pending, 0)::bigint AS pending
+    SELECT {{spec_cols}}, COALESCE(c.available, 0)::bigint AS available, COALESCE(c.pending, 0)::bigint AS pending
     FROM work_spec s
     LEFT JOIN LATERAL (
         SELECT sum(n) FILTER (WHERE status = 1) AS available,
@@ -26,10 +24,7 @@ WITH c AS (
 )
 -- (SELECT probe_all FROM probe) is an InitPlan, computed once; a join with
 -- probe was recomputed for every spec.
-SELECT c.id, c.name, c.name_text, c.definition, c.priority, c.weight, c.paused,
-    c.continuous, c.can_be_continuous, c.interval_ns, c.next_continuous, c.max_running,
-    c.max_getwork, c.max_retries, c.min_gb, c.then_name, c.then_preempts, c.runtime,
-    c.controlled, c.available, c.pending, b.priority, c.available > 0 AND (SELECT probe_all FROM probe)
+SELECT c.*, b.priority, c.available > 0 AND (SELECT probe_all FROM probe)
 FROM c
 LEFT JOIN LATERAL (
     SELECT u.priority FROM work_unit u
