@@ -189,6 +189,10 @@ type SnapshotInfo struct {
 	// MaxBytes bounds the bytes the reader will deliver (the file's size
 	// less its header): a count that could not fit in it is damage.
 	MaxBytes int64
+	// Deltas is how many deltas Replay will load after this snapshot or
+	// delta (0: it is the last of the chain), so that the loader can
+	// leave work that the deltas would redo until the chain is in.
+	Deltas int
 }
 
 // Replay feeds the journal to the caller: loadSnapshot (only if there is a
@@ -244,17 +248,17 @@ func (j *Journal) ReplayWith(f ReplayFuncs) error {
 	}
 	if p.snapshot != 0 {
 		path := join(j.dir, snapshotName(p.snapshot))
-		if err := loadSnapshotFile(path, p.snapshot, false, loadSnapshot); err != nil {
+		if err := loadSnapshotFile(path, p.snapshot, false, len(p.deltas), loadSnapshot); err != nil {
 			return err
 		}
 		j.note(func(r *Report) { r.Snapshot = path })
 	}
-	for _, seq := range p.deltas {
+	for i, seq := range p.deltas {
 		path := join(j.dir, deltaName(seq))
 		if f.Delta == nil {
 			return fmt.Errorf("journal: %s needs a delta loader", path)
 		}
-		if err := loadSnapshotFile(path, seq, true, f.Delta); err != nil {
+		if err := loadSnapshotFile(path, seq, true, len(p.deltas)-1-i, f.Delta); err != nil {
 			return err
 		}
 		j.note(func(r *Report) { r.Deltas = append(r.Deltas, path) })

@@ -351,14 +351,15 @@ func verifyDelta(path string, seq uint64) (uint64, error) {
 
 // loadSnapshotFile streams a snapshot into load, then checks the rest of
 // the file even if load stopped reading early.
-// A delta's link is skipped (Open checked it).
-func loadSnapshotFile(path string, seq uint64, delta bool, load func(io.Reader, SnapshotInfo) error) error {
+// A delta's link is skipped (Open checked it). deltas is how many deltas
+// follow it (SnapshotInfo.Deltas).
+func loadSnapshotFile(path string, seq uint64, delta bool, deltas int, load func(io.Reader, SnapshotInfo) error) error {
 	f, sr, err := openSnapshot(path, seq)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	info := SnapshotInfo{Content: sr.fr.hdr.content, MaxBytes: sr.fr.size - sr.fr.hdr.size}
+	info := SnapshotInfo{Content: sr.fr.hdr.content, MaxBytes: sr.fr.size - sr.fr.hdr.size, Deltas: deltas}
 	if delta {
 		if _, err := readDeltaLink(path, sr); err != nil {
 			return err

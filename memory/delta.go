@@ -249,7 +249,11 @@ func (a *deltaApplier) applyUnits(us []unit, lost []int) error {
 		if err := s.linkRestored(sp, u); err != nil {
 			return err
 		}
-		if h := heapFor(sp, u.where); h != nil {
+		switch h := heapFor(sp, u.where); {
+		case h == nil:
+		case s.loose:
+			h.load(u) // heapified once the chain is in (settleHeaps)
+		default:
 			h.push(u)
 		}
 		a.units++
@@ -274,11 +278,16 @@ func (a *deltaApplier) end(c *capturedNamespace) error {
 }
 
 // unlinkRestored takes a restored unit out of its spec and the state's
-// indexes (the reverse of linkRestored and a heap insert). Workers are
-// restored afterwards (restoreWorkersAndGroups), so they are not touched.
+// indexes (the reverse of linkRestored and a heap insert; in O(1) while
+// the heaps are loose). Workers are restored afterwards
+// (restoreWorkersAndGroups), so they are not touched.
 func (s *state) unlinkRestored(u *unit) {
 	sp := u.spec
-	if h := heapFor(sp, u.where); h != nil {
+	switch h := heapFor(sp, u.where); {
+	case h == nil:
+	case s.loose:
+		h.unload(u)
+	default:
 		h.remove(u)
 	}
 	sp.counts[u.status]--

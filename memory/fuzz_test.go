@@ -36,7 +36,7 @@ func FuzzSnapshotLoad(f *testing.F) {
 		// never a panic or a hang; states only where the sequential load
 		// gives them too.
 		built := 0
-		perr := loadParallel(bytes.NewReader(b), int64(len(b)), store.read, 3, func(string, *state, []coordinate.UnitRef) error {
+		perr := loadParallel(bytes.NewReader(b), int64(len(b)), store.read, 3, false, func(string, *state, []coordinate.UnitRef) error {
 			built++
 			return nil
 		})

@@ -87,6 +87,22 @@ func (h *unitHeap) pop() *unit {
 // remove takes u out of the heap.
 func (h *unitHeap) remove(u *unit) {
 	i := int(u.heapIdx)
+	h.unload(u)
+	if i < len(h.items) {
+		if !h.down(i) {
+			h.up(i)
+		}
+	}
+	if cap(h.items) > 1024 && len(h.items) < cap(h.items)/4 {
+		h.items = append([]heapEntry(nil), h.items...)
+	}
+}
+
+// unload takes u out without restoring the heap order, in O(1): the last
+// entry takes its place (recovery, like load: heapify must run before
+// the heap is used).
+func (h *unitHeap) unload(u *unit) {
+	i := int(u.heapIdx)
 	last := len(h.items) - 1
 	if i != last {
 		h.items[i] = h.items[last]
@@ -94,15 +110,7 @@ func (h *unitHeap) remove(u *unit) {
 	}
 	h.items[last] = heapEntry{}
 	h.items = h.items[:last]
-	if i != last {
-		if !h.down(i) {
-			h.up(i)
-		}
-	}
 	u.heapIdx = -1
-	if cap(h.items) > 1024 && len(h.items) < cap(h.items)/4 {
-		h.items = append([]heapEntry(nil), h.items...)
-	}
 }
 
 // fix restores the order after u's sort key changed.

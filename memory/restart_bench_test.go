@@ -210,7 +210,7 @@ func BenchmarkSnapshotLoad(b *testing.B) {
 		defer func() { b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms") }()
 		for range b.N {
 			c0 := processCPU()
-			err := loadParallel(bytes.NewReader(snap), int64(len(snap)), nil, loadBatch, func(string, *state, []coordinate.UnitRef) error { return nil })
+			err := loadParallel(bytes.NewReader(snap), int64(len(snap)), nil, loadBatch, false, func(string, *state, []coordinate.UnitRef) error { return nil })
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -28,8 +28,10 @@ const loadBatch = 1 << 16
 // Decoding (varints, allocating keys and data) and building (map inserts,
 // heap positions, indexes: mostly cache misses) take comparable time, so
 // with two cores a restore takes about the longer of the two instead of
-// their sum. It returns once the decoder has stopped reading r.
-func loadParallel(r io.Reader, maxBytes int64, blob blobReader, batch int, done func(name string, st *state, dropped []coordinate.UnitRef) error) error {
+// their sum. It returns once the decoder has stopped reading r. With
+// loose, the states' heaps are left out of order (state.loose) for deltas
+// to change cheaply; settleHeaps must follow.
+func loadParallel(r io.Reader, maxBytes int64, blob blobReader, batch int, loose bool, done func(name string, st *state, dropped []coordinate.UnitRef) error) error {
 	parts := make(chan *snapPart, 2)
 	stop := make(chan struct{})
 	decoded := make(chan error, 1)
@@ -44,7 +46,7 @@ func loadParallel(r io.Reader, maxBytes int64, blob blobReader, batch int, done 
 			}
 		})
 	}()
-	err := buildAll(parts, done)
+	err := buildAll(parts, loose, done)
 	close(stop)
 	for range parts { // the decoder may be blocked sending
 	}
@@ -64,7 +66,7 @@ var (
 )
 
 // buildAll builds namespaces from parts until the channel closes.
-func buildAll(parts <-chan *snapPart, done func(name string, st *state, dropped []coordinate.UnitRef) error) error {
+func buildAll(parts <-chan *snapPart, loose bool, done func(name string, st *state, dropped []coordinate.UnitRef) error) error {
 	var b *builder
 	name := ""
 	for p := range parts {
@@ -85,6 +87,7 @@ func buildAll(parts <-chan *snapPart, done func(name string, st *state, dropped 
 			}
 		default:
 			b, name = newBuilder(p.ns.nextLease), p.ns.name
+			b.s.loose = loose
 		}
 		if err != nil {
 			return fmt.Errorf("snapshot namespace %q: %w", name, err)
@@ -233,13 +236,35 @@ func (b *builder) endSpec() error {
 	if b.left != 0 {
 		return fmt.Errorf("spec %q: %d of its %d units missing", sp.name.Bytes, b.left, b.total)
 	}
+	if !b.s.loose {
+		sp.settleHeaps()
+	}
+	return nil
+}
+
+// settleHeaps puts sp's heaps in order after recovery loaded (and
+// unloaded) their units, and trims their spare capacity.
+func (sp *spec) settleHeaps() {
 	for _, h := range sp.heaps() {
 		h.heapify()
 		if c := cap(h.items); c > len(h.items)+len(h.items)/4 {
 			h.items = append(make([]heapEntry, 0, len(h.items)), h.items...)
 		}
 	}
-	return nil
+}
+
+// settleHeaps ends a loose restore (state.loose): it puts every heap in
+// order, once, after the snapshot and all the deltas after it are in,
+// and files the specs in the due order, which reads the heaps' tops.
+func (s *state) settleHeaps() {
+	if !s.loose {
+		return
+	}
+	s.loose = false
+	for _, sp := range s.specs {
+		sp.settleHeaps()
+		s.noteDue(sp)
+	}
 }
 
 // finish ends the last spec, adds the workers and the groups' progress
@@ -301,6 +326,9 @@ func (s *state) restoreWorkersAndGroups(workers []capturedWorker, groups []captu
 			}
 			hs[w] = struct{}{}
 		}
+	}
+	if s.loose {
+		return nil // settleHeaps files them
 	}
 	for _, sp := range s.specs {
 		s.noteDue(sp)

@@ -36,7 +36,7 @@ func randomSnapshot(t *testing.T, seed uint64) ([]byte, map[string]string) {
 func loadAll(t *testing.T, snap []byte, batch int) (map[string]string, error) {
 	t.Helper()
 	got := map[string]string{}
-	err := loadParallel(bytes.NewReader(snap), int64(len(snap)), nil, batch, func(name string, st *state, dropped []coordinate.UnitRef) error {
+	err := loadParallel(bytes.NewReader(snap), int64(len(snap)), nil, batch, false, func(name string, st *state, dropped []coordinate.UnitRef) error {
 		checkInvariants(t, st)
 		if len(dropped) != 0 {
 			t.Errorf("namespace %q: %d units dropped", name, len(dropped))
@@ -115,7 +115,7 @@ func TestLoadParallelErrors(t *testing.T) {
 
 	stop := errors.New("stop here")
 	calls := 0
-	err := loadParallel(bytes.NewReader(snap), int64(len(snap)), nil, 1, func(string, *state, []coordinate.UnitRef) error {
+	err := loadParallel(bytes.NewReader(snap), int64(len(snap)), nil, 1, false, func(string, *state, []coordinate.UnitRef) error {
 		calls++
 		return stop
 	})

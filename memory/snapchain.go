@@ -76,6 +76,11 @@ func (b *Backend) loadDelta(r io.Reader, info journal.SnapshotInfo) error {
 		w.deltas++
 		w.deltaUnits += a.units + a.deleted // as Snapshot counts them
 	}
+	if info.Deltas == 0 { // the chain is in: before the journal's records
+		for _, ns := range b.namespaces {
+			ns.st.settleHeaps()
+		}
+	}
 	return nil
 }
 

@@ -162,6 +162,10 @@ type state struct {
 	// namespace; dirtyEpoch is the epoch changes are marked with now.
 	track      bool
 	dirtyEpoch uint8
+	// loose is set during recovery while the heaps hold their units in
+	// no order (restore.go): from a snapshot with deltas after it until
+	// the last delta is in (settleHeaps).
+	loose bool
 }
 
 func newState() *state {
