@@ -3,6 +3,7 @@ package memory
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -39,9 +40,14 @@ func deltaBenchBackend(b *testing.B, dir string) (*Backend, *namespace, int) {
 
 // changeOnePercent leases and finishes 1% of the units, one call per 100.
 func changeOnePercent(b *testing.B, ns *namespace, units int) {
+	changeUnits(b, ns, units/100)
+}
+
+// changeUnits leases and finishes n units, one call per 100.
+func changeUnits(b *testing.B, ns *namespace, n int) {
 	ctx := context.Background()
 	done := coordinate.WorkUnitUpdate{Status: coordinate.StatusFinished}
-	for left := units / 100; left > 0; left -= 100 {
+	for left := n; left > 0; left -= 100 {
 		as, err := ns.GetWork(ctx, coordinate.WorkRequest{Worker: coordinate.Name{Bytes: "w"}, LeaseTime: time.Hour, MaxJobs: min(left, 100)})
 		if err != nil {
 			b.Fatal(err)
@@ -92,23 +98,35 @@ func BenchmarkSnapshotDelta(b *testing.B) {
 // BenchmarkRestartDeltas times Open on a directory holding a full
 // snapshot of COORD_BENCH_UNITS units (default 1M) followed by 8 deltas,
 // each after 1% of the units changed ("base+8deltas"), against the same
-// state in one full snapshot ("full"); no journal after them. cpu-ms is
-// the process CPU per Open.
+// state in one full snapshot ("full"); no journal after them.
+// "limit+tail" is the worst case the policy allows: defaultMaxDeltas
+// deltas holding together 1/defaultDeltaShare of the units, then
+// COORD_BENCH_TAIL bytes of journal (default 64 MiB, as
+// BenchmarkRestart). cpu-ms is the process CPU per Open.
 func BenchmarkRestartDeltas(b *testing.B) {
-	for _, kind := range []string{"full", "base+8deltas"} {
+	for _, kind := range []string{"full", "base+8deltas", "limit+tail"} {
 		b.Run(kind, func(b *testing.B) {
 			dir := b.TempDir()
 			be, ns, units := deltaBenchBackend(b, dir)
-			for i := range 8 {
-				changeOnePercent(b, ns, units)
-				be.wal.needBase = kind == "full" && i == 7
+			deltas, change := 8, units/100
+			if kind == "limit+tail" {
+				deltas, change = defaultMaxDeltas, units/(defaultDeltaShare*defaultMaxDeltas)
+			}
+			for i := range deltas {
+				changeUnits(b, ns, change)
+				be.wal.needBase = kind == "full" && i == deltas-1
 				if _, err := be.Snapshot(context.Background()); err != nil {
 					b.Fatal(err)
 				}
 			}
+			if kind == "limit+tail" {
+				writeTail(b, be, ns, benchTail(b))
+			}
 			crashClose(be)
 			opts := Options{Clock: coordinate.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)),
-				DataDir: dir, Sync: journal.SyncNone, SnapshotBytes: 1 << 40, Logger: quietLogger()}
+				DataDir: dir, Sync: journal.SyncNone, SnapshotBytes: 1 << 40}
+			phases := &phaseLog{took: map[string]time.Duration{}}
+			opts.Logger = slog.New(phases)
 			var cpu time.Duration
 			b.ResetTimer()
 			for range b.N {
@@ -118,7 +136,7 @@ func BenchmarkRestartDeltas(b *testing.B) {
 					b.Fatal(err)
 				}
 				cpu += processCPU() - c0
-				if n := len(r.wal.j.Report().Deltas); n != map[string]int{"full": 0, "base+8deltas": 8}[kind] {
+				if n := len(r.wal.j.Report().Deltas); n != map[string]int{"full": 0, "base+8deltas": 8, "limit+tail": defaultMaxDeltas}[kind] {
 					b.Fatal(fmt.Sprintf("%d deltas loaded", n))
 				}
 				b.StopTimer()
@@ -126,6 +144,9 @@ func BenchmarkRestartDeltas(b *testing.B) {
 				b.StartTimer()
 			}
 			b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms")
+			for _, k := range []string{"load_snapshot", "replay_journal"} {
+				b.ReportMetric(float64(phases.took["memory_backend_recovered."+k].Microseconds())/1000, k+"-ms")
+			}
 		})
 	}
 }

@@ -36,15 +36,7 @@ import (
 // time during Open), maxrss-MB (the process's peak RSS so far), and the
 // phases Open logs, where it does (*-ms).
 func BenchmarkRestart(b *testing.B) {
-	units := benchUnits(b)
-	tail := int64(DefaultSnapshotBytes)
-	if s := os.Getenv("COORD_BENCH_TAIL"); s != "" {
-		n, err := strconv.ParseInt(s, 10, 64)
-		if err != nil || n < 0 {
-			b.Fatalf("COORD_BENCH_TAIL=%q: want a byte count", s)
-		}
-		tail = n
-	}
+	units, tail := benchUnits(b), benchTail(b)
 	dir := os.Getenv("COORD_BENCH_DIR")
 	if dir == "" {
 		dir = b.TempDir()
@@ -91,6 +83,20 @@ func BenchmarkRestart(b *testing.B) {
 	}
 }
 
+// benchTail returns COORD_BENCH_TAIL, the bytes of journal a restart
+// benchmark replays (default 64 MiB, the default -snapshot-bytes).
+func benchTail(b *testing.B) int64 {
+	s := os.Getenv("COORD_BENCH_TAIL")
+	if s == "" {
+		return DefaultSnapshotBytes
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 {
+		b.Fatalf("COORD_BENCH_TAIL=%q: want a byte count", s)
+	}
+	return n
+}
+
 // buildRestartDir writes the state BenchmarkRestart recovers: a snapshot
 // of units units, then about tail bytes of journal.
 func buildRestartDir(b *testing.B, opts Options, units int, tail int64) {
@@ -110,7 +116,15 @@ func buildRestartDir(b *testing.B, opts Options, units int, tail int64) {
 	if _, err := be.Snapshot(ctx); err != nil {
 		b.Fatal(err)
 	}
-	// The tail: batches of new units, and leases of 100 finished one by one.
+	writeTail(b, be, ns, tail)
+	crashClose(be)
+}
+
+// writeTail journals about tail bytes of spec "s" of ns: batches of new
+// units, and leases of 100 finished one by one.
+func writeTail(b *testing.B, be *Backend, ns *namespace, tail int64) {
+	ctx := context.Background()
+	worker := coordinate.Name{Bytes: "w"}
 	base := be.JournalStats().Bytes
 	done := coordinate.WorkUnitUpdate{Status: coordinate.StatusFinished}
 	for round := 0; int64(be.JournalStats().Bytes-base) < tail; round++ {
