@@ -255,16 +255,30 @@ func (sp *spec) settleHeaps() {
 
 // settleHeaps ends a loose restore (state.loose): it puts every heap in
 // order, once, after the snapshot and all the deltas after it are in,
-// and files the specs in the due order, which reads the heaps' tops.
-func (s *state) settleHeaps() {
+// then restores the last workers and groups' progress loaded and files
+// the specs in the due order, which reads the heaps' tops.
+func (s *state) settleHeaps() error {
 	if !s.loose {
-		return
+		return nil
 	}
 	s.loose = false
 	for _, sp := range s.specs {
 		sp.settleHeaps()
-		s.noteDue(sp)
 	}
+	p := s.pending
+	if p == nil {
+		p = &pendingRestore{}
+	}
+	s.pending = nil
+	return s.restoreWorkersAndGroups(p.workers, p.groups, p.gone)
+}
+
+// pendingRestore is what restoreWorkersAndGroups restores once a loose
+// restore settles.
+type pendingRestore struct {
+	workers []capturedWorker
+	groups  []capturedGroup
+	gone    map[coordinate.UnitRef]bool
 }
 
 // finish ends the last spec, adds the workers and the groups' progress
@@ -284,6 +298,13 @@ func (b *builder) finish(workers []capturedWorker, groups []capturedGroup) (*sta
 // groups' progress times, skipping held units in gone (dropped), and
 // files every spec in the due order.
 func (s *state) restoreWorkersAndGroups(workers []capturedWorker, groups []capturedGroup, gone map[coordinate.UnitRef]bool) error {
+	if s.loose {
+		// A delta follows, which lists them whole again: only the last
+		// list counts (settleHeaps). Restoring each would cost a lookup
+		// per held unit per delta.
+		s.pending = &pendingRestore{workers: workers, groups: groups, gone: gone}
+		return nil
+	}
 	for _, cg := range groups {
 		if gr := s.groups[cg.name]; gr != nil {
 			gr.lastProgress = cg.lastProgress
@@ -326,9 +347,6 @@ func (s *state) restoreWorkersAndGroups(workers []capturedWorker, groups []captu
 			}
 			hs[w] = struct{}{}
 		}
-	}
-	if s.loose {
-		return nil // settleHeaps files them
 	}
 	for _, sp := range s.specs {
 		s.noteDue(sp)

@@ -77,8 +77,10 @@ func (b *Backend) loadDelta(r io.Reader, info journal.SnapshotInfo) error {
 		w.deltaUnits += a.units + a.deleted // as Snapshot counts them
 	}
 	if info.Deltas == 0 { // the chain is in: before the journal's records
-		for _, ns := range b.namespaces {
-			ns.st.settleHeaps()
+		for name, ns := range b.namespaces {
+			if err := ns.st.settleHeaps(); err != nil {
+				return fmt.Errorf("memory: delta snapshot: namespace %q: %w", name, err)
+			}
 		}
 	}
 	return nil

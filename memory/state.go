@@ -166,6 +166,10 @@ type state struct {
 	// no order (restore.go): from a snapshot with deltas after it until
 	// the last delta is in (settleHeaps).
 	loose bool
+	// pending holds, while loose, the workers and groups' progress of
+	// the last snapshot or delta loaded, restored by settleHeaps (each
+	// delta lists them whole, replacing those before).
+	pending *pendingRestore
 }
 
 func newState() *state {
