@@ -14,12 +14,15 @@ import (
 //   - the deltas since the full snapshot, this one included, would hold
 //     more units and deleted keys than 1/deltaShare of the units of the
 //     full snapshot. Restart time decides the share: a restart applies a
-//     delta's unit to the built state (a map lookup, heap removal and
-//     insertion, cache misses in a large state) for 4 to 6 times what
-//     loading a unit of the full snapshot costs (BenchmarkRestartDeltas),
-//     so deltas holding an eighth of the full snapshot's units add at
-//     most about two thirds of its load time;
-//   - maxDeltas deltas follow the full snapshot already (restart time);
+//     delta's units to heaps not yet in order (restore.go, state.loose:
+//     a map lookup, an O(1) removal, an append; one heapify after the
+//     last delta), about what loading a unit of the full snapshot costs,
+//     so deltas holding an eighth of its units add about an eighth to
+//     its load time. The worst case this allows at 10M units, with a
+//     64 MiB journal tail, is measured in docs/persistence.md ("Restart
+//     at 10M units", BenchmarkRestartDeltas/limit+tail);
+//   - maxDeltas deltas follow the full snapshot already (restart time:
+//     each delta re-lists the specs, workers and groups whole);
 //   - the previous snapshot failed, or none was taken or loaded since the
 //     start (the changes it took would be missing from a delta), or
 //     recovery dropped units whose blob was lost (the chain still holds
