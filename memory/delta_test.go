@@ -152,15 +152,15 @@ func TestDeltaSnapshotsRestoreTheLiveState(t *testing.T) {
 
 // TestDeltaPolicy: a full snapshot follows maxDeltas deltas, and one is
 // written instead of a delta that would make the deltas hold more than
-// an eighth of the full snapshot's units; a full snapshot removes the deltas
-// before it.
+// 1/deltaShare (here an eighth) of the full snapshot's units; a full
+// snapshot removes the deltas before it.
 func TestDeltaPolicy(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	clock := coordinate.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	b := openPersistent(t, dir, clock, 1<<40)
 	defer b.Close()
-	b.wal.maxDeltas = 2
+	b.wal.maxDeltas, b.wal.deltaShare = 2, 8 // the mechanism, not the defaults
 	ns, _ := benchNamespaceIn(t, b)
 	fill(t, ns, ctx, "u", 1000)
 	kinds := ""

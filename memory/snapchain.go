@@ -35,7 +35,7 @@ import (
 // defaultDeltaShare is the part (1/n) of its units they may hold.
 const (
 	defaultMaxDeltas  = 8
-	defaultDeltaShare = 8
+	defaultDeltaShare = 16
 )
 
 // wantDelta says whether the snapshot about to be taken, whose dirty
