@@ -16,11 +16,13 @@ import (
 //     full snapshot. Restart time decides the share: a restart applies a
 //     delta's units to heaps not yet in order (restore.go, state.loose:
 //     a map lookup, an O(1) removal, an append; one heapify after the
-//     last delta), about what loading a unit of the full snapshot costs,
-//     so deltas holding an eighth of its units add about an eighth to
-//     its load time. The worst case this allows at 10M units, with a
-//     64 MiB journal tail, is measured in docs/persistence.md ("Restart
-//     at 10M units", BenchmarkRestartDeltas/limit+tail);
+//     last delta), about 2.4 us each at 10M units, five times a unit of
+//     the full snapshot (decoded on one goroutine, cache misses), so
+//     deltas holding a sixteenth of its units add about a third of its
+//     load time. The worst case this allows at 10M units, with a 64 MiB
+//     journal tail, restarts in 8.5 s (10.3-10.4 s at an eighth):
+//     docs/persistence.md, "Restart at 10M units",
+//     BenchmarkRestartDeltas/limit+tail;
 //   - maxDeltas deltas follow the full snapshot already (restart time:
 //     each delta re-lists the specs, workers and groups whole);
 //   - the previous snapshot failed, or none was taken or loaded since the
