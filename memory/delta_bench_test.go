@@ -2,7 +2,6 @@ package memory
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"runtime"
 	"testing"
@@ -139,7 +138,7 @@ func BenchmarkRestartDeltas(b *testing.B) {
 				}
 				cpu += processCPU() - c0
 				if n := len(r.wal.j.Report().Deltas); n != map[string]int{"full": 0, "base+8deltas": 8, "limit+tail": defaultMaxDeltas}[kind] {
-					b.Fatal(fmt.Sprintf("%d deltas loaded", n))
+					b.Fatalf("%d deltas loaded", n)
 				}
 				b.StopTimer()
 				crashClose(r)
