@@ -61,10 +61,61 @@ func policyRefusal(item []byte, bad *MalformedError) bool {
 	case strings.HasPrefix(bad.Reason, "unsupported CBOR tag"):
 		return true
 	case strings.HasPrefix(bad.Reason, "nesting deeper"):
+		// fxamacker counts a run of tags (a tag on a tag) as one level,
+		// this package counts each tag: a refusal is policy when either
+		// count exceeds the limit.
 		var raw cbor.RawMessage
-		return shallowOracle.Unmarshal(item, &raw) != nil
+		if shallowOracle.Unmarshal(item, &raw) != nil {
+			return true
+		}
+		d, _ := depthCountingTags(item)
+		return d > oracleLimits.MaxDepth
 	}
 	return hasTag24OnNonBytes(item) || badUTF8(item)
+}
+
+// depthCountingTags returns the nesting depth of the well-formed item at
+// the start of b (0 for a scalar) counting arrays, maps and every tag as
+// a level, and the item's length.
+func depthCountingTags(b []byte) (depth, n int) {
+	h, err := ReadHead(b)
+	if err != nil {
+		return 0, len(b)
+	}
+	pos := h.Size
+	child := func() {
+		d, m := depthCountingTags(b[pos:])
+		depth = max(depth, d+1)
+		pos += m
+	}
+	switch h.Major {
+	case MajorArray, MajorMap:
+		if h.Indefinite() {
+			for pos < len(b) && b[pos] != Break {
+				child()
+			}
+			return depth, pos + 1
+		}
+		items := h.Arg
+		if h.Major == MajorMap {
+			items *= 2
+		}
+		for range items {
+			child()
+		}
+	case MajorTag:
+		child()
+	case MajorBytes, MajorText:
+		if h.Indefinite() {
+			for pos < len(b) && b[pos] != Break {
+				_, m := depthCountingTags(b[pos:])
+				pos += m
+			}
+			return 0, pos + 1
+		}
+		pos += int(h.Arg)
+	}
+	return depth, pos
 }
 
 var shallowOracle = func() cbor.DecMode {
