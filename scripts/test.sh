@@ -67,13 +67,17 @@ export COORDINATE_TEST_PY27=${COORDINATE_TEST_PY27:-$PWD/.venv-py27}
 echo "== go test -race"
 go test -race -count=1 ./...
 echo "== fuzz, a few seconds each (longer: make fuzz)"
-go test -run '^$' -fuzz '^FuzzValidate$' -fuzztime 4s -fuzzminimizetime 1s ./internal/cborx
-go test -run '^$' -fuzz '^FuzzAppendHead$' -fuzztime 2s -fuzzminimizetime 1s ./internal/cborx
+# Budgets are execution counts (about 2-4 s each on the 2-core machine),
+# not durations: with a duration, Go's fuzzing coordinator can report its
+# own deadline as a failure with no failing input (go.dev/issue/75804,
+# seen here with go1.26.8; fixed in Go 1.27). A count sets no deadline.
+go test -run '^$' -fuzz '^FuzzValidate$' -fuzztime 200000x -fuzzminimizetime 1s ./internal/cborx
+go test -run '^$' -fuzz '^FuzzAppendHead$' -fuzztime 140000x -fuzzminimizetime 1s ./internal/cborx
 # journal replay, snapshot loading, record application (FuzzReplay writes files: one worker)
-go test -run '^$' -fuzz '^FuzzReplay$' -fuzztime 3s -fuzzminimizetime 1s -parallel 1 ./journal
-go test -run '^$' -fuzz '^FuzzSnapshotLoad$' -fuzztime 3s -fuzzminimizetime 1s ./memory
-go test -run '^$' -fuzz '^FuzzDeltaLoad$' -fuzztime 3s -fuzzminimizetime 1s ./memory
-go test -run '^$' -fuzz '^FuzzRecordApply$' -fuzztime 3s -fuzzminimizetime 1s ./memory
+go test -run '^$' -fuzz '^FuzzReplay$' -fuzztime 1200x -fuzzminimizetime 1s -parallel 1 ./journal
+go test -run '^$' -fuzz '^FuzzSnapshotLoad$' -fuzztime 15000x -fuzzminimizetime 1s ./memory
+go test -run '^$' -fuzz '^FuzzDeltaLoad$' -fuzztime 18000x -fuzzminimizetime 1s ./memory
+go test -run '^$' -fuzz '^FuzzRecordApply$' -fuzztime 50000x -fuzzminimizetime 1s ./memory
 
 if [ "$what" = go ]; then exit 0; fi
 
