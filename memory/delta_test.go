@@ -266,3 +266,55 @@ func TestDeltaChainDamage(t *testing.T) {
 		})
 	}
 }
+
+// Deleting a whole spec outside a capture tracks none of its units: the
+// next delta holds no tombstone for them (the spec's absence says they
+// are gone), and a restart from it has neither the spec nor its units,
+// while a spec of the same name made again after the deletion keeps only
+// its own.
+func TestDeletedSpecLeavesNoTombstones(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	clock := coordinate.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	b := openPersistent(t, dir, clock, 1<<40)
+	ns := nsOf(t, b, "")
+	for _, name := range []string{"gone", "kept"} {
+		defineSpec(t, ctx, ns, name)
+		var units []coordinate.WorkUnitInput
+		for i := range 1000 {
+			units = append(units, coordinate.WorkUnitInput{Key: coordinate.Name{Bytes: fmt.Sprintf("u%04d", i), Text: true}, Data: coordinate.EmptyMap})
+		}
+		if err := ns.AddWorkUnits(ctx, name, units); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st := snapshot(t, b); st.Delta {
+		t.Fatal("the first snapshot is a delta")
+	}
+	b.wal.maxDeltas, b.wal.deltaShare = 1000, 0
+	old := ns.st.specs["gone"]
+	if err := ns.DeleteWorkSpec(ctx, "gone"); err != nil {
+		t.Fatal(err)
+	}
+	if len(old.dirty) != 0 || len(old.gone) != 0 {
+		t.Fatalf("deleting a spec tracked %d dirty units and %d tombstones, want none", len(old.dirty), len(old.gone))
+	}
+	defineSpec(t, ctx, ns, "gone")
+	if err := ns.AddWorkUnits(ctx, "gone", []coordinate.WorkUnitInput{{Key: coordinate.Name{Bytes: "new", Text: true}, Data: coordinate.EmptyMap}}); err != nil {
+		t.Fatal(err)
+	}
+	st := snapshot(t, b)
+	if !st.Delta || st.Gone != 0 || st.Units != 1 {
+		t.Fatalf("delta after deleting a 1000-unit spec: %+v; want a delta of the one new unit and no tombstones", st)
+	}
+	want := dumpAll(b)
+	crashClose(b)
+	r := openPersistent(t, dir, clock, 1<<40)
+	defer r.Close()
+	if got := dumpAll(r); got != want {
+		t.Fatalf("restored state:\n%s\nwant\n%s", got, want)
+	}
+	if n, err := nsOf(t, r, "").CountWorkUnits(ctx, "gone"); err != nil || n[coordinate.StatusAvailable] != 1 {
+		t.Fatalf("spec made again after its deletion restores with %v, %v; want its one unit", n, err)
+	}
+}

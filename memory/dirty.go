@@ -23,7 +23,13 @@ package memory
 //     value saved, cow.go).
 //
 // Only journaled namespaces track (state.track); a volatile one would
-// grow the lists forever.
+// grow the lists forever. A whole spec deleted while no capture is under
+// way tracks none of its units (spec.untracked): every snapshot lists the
+// specs whole, so the next one, without the spec, says its units are
+// gone, and deleting a 10M-unit spec would otherwise allocate a dirty
+// entry and a tombstone per unit of a spec that no longer exists. While
+// a capture is under way the marks stay: the walk relies on every unit
+// it saved being marked.
 
 const (
 	markSnap   = 1 << 0 // the snapshot mark (cow.go)
@@ -46,7 +52,7 @@ func (u *unit) setDirtyEpoch(e uint8) { u.marks = u.marks&markSnap | e<<dirtyShi
 
 // markDirty records that u changed (or was added) since the last snapshot.
 func (s *state) markDirty(u *unit) {
-	if s.track && u.dirtyEpoch() != s.dirtyEpoch {
+	if s.track && u.dirtyEpoch() != s.dirtyEpoch && !u.spec.untracked {
 		u.setDirtyEpoch(s.dirtyEpoch)
 		u.spec.dirty = append(u.spec.dirty, u)
 	}
@@ -61,7 +67,7 @@ func (s *state) born(u *unit) {
 
 // markGone records that u was deleted since the last snapshot.
 func (s *state) markGone(u *unit) {
-	if s.track {
+	if s.track && !u.spec.untracked {
 		u.spec.gone = append(u.spec.gone, u.key)
 	}
 }

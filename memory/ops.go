@@ -60,6 +60,7 @@ type opDeleteWorkSpec struct {
 
 func (o *opDeleteWorkSpec) apply(s *state) {
 	sp := s.specs[o.Spec]
+	sp.untracked = s.cow == nil
 	s.removeUnits(sp, allUnits(sp), o.Now, false)
 	delete(s.specs, o.Spec)
 }

@@ -114,6 +114,9 @@ type spec struct {
 	dirty []*unit
 	gone  []string
 	fresh bool
+	// untracked says the whole spec is being deleted while no capture is
+	// under way: its units' changes are not tracked (dirty.go).
+	untracked bool
 }
 
 func newSpec(name coordinate.Name) *spec {
