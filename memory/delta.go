@@ -131,14 +131,8 @@ func decodeDelta(in io.Reader, maxBytes int64, blob blobReader, batch int, emit 
 				if n == 0 || d.err != nil {
 					break
 				}
-				for n > 0 && d.err == nil {
-					p := d.units(min(n, batch))
-					n -= len(p.units)
-					if d.err == nil {
-						if err := emit(p); err != nil {
-							return err
-						}
-					}
+				if err := d.emitUnits(n, batch, emit); err != nil {
+					return err
 				}
 			}
 		}

@@ -430,15 +430,8 @@ func decodeSnapshot(in io.Reader, maxBytes int64, blob blobReader, batch int, em
 			if err := emit(&snapPart{spec: sp}); err != nil {
 				return err
 			}
-			for left := sp.units; left > 0 && d.err == nil; {
-				p := d.units(min(left, batch))
-				left -= len(p.units)
-				if d.err != nil {
-					break
-				}
-				if err := emit(p); err != nil {
-					return err
-				}
+			if err := d.emitUnits(sp.units, batch, emit); err != nil {
+				return err
 			}
 		}
 		d.namespaceTail(c)
@@ -450,6 +443,22 @@ func decodeSnapshot(in io.Reader, maxBytes int64, blob blobReader, batch int, em
 		}
 	}
 	return d.end()
+}
+
+// emitUnits decodes n units and passes them to emit in parts of at most
+// batch, stopping at the first decoding error (left in d.err).
+func (d *snapReader) emitUnits(n, batch int, emit func(*snapPart) error) error {
+	for n > 0 && d.err == nil {
+		p := d.units(min(n, batch))
+		n -= len(p.units)
+		if d.err != nil {
+			break
+		}
+		if err := emit(p); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // specSettings reads what specSettings wrote; d.spec names the spec from
