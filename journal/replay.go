@@ -82,10 +82,8 @@ func (j *Journal) planReplay() error {
 		if !j.opts.Recover {
 			return gap
 		}
-		for _, later := range l.segments[i:] {
-			if err := j.setAside(join(j.dir, segmentName(later)), "segment follows a missing segment", gap); err != nil {
-				return err
-			}
+		if err := j.setAsideAll(l.segments[i:], segmentName, "segment follows a missing segment", gap); err != nil {
+			return err
 		}
 		break
 	}
@@ -140,10 +138,8 @@ func (j *Journal) planDeltas(p *replayPlan, l listing) error {
 		if !j.opts.Recover {
 			return err
 		}
-		for _, later := range l.deltas[i:] {
-			if err := j.setAside(join(j.dir, deltaName(later)), "delta is damaged or does not follow the snapshot and deltas before it", err); err != nil {
-				return err
-			}
+		if err := j.setAsideAll(l.deltas[i:], deltaName, "delta is damaged or does not follow the snapshot and deltas before it", err); err != nil {
+			return err
 		}
 		break
 	}
@@ -178,6 +174,16 @@ func (j *Journal) setAside(path, why string, cause error) error {
 	}
 	j.log.Error("journal recovery dropped a file", "file", path, "kept_as", dst, "why", why, "damage", cause)
 	j.note(func(r *Report) { r.SetAside = append(r.SetAside, dst) })
+	return nil
+}
+
+// setAsideAll sets aside the files named name(seq) for each of seqs.
+func (j *Journal) setAsideAll(seqs []uint64, name func(uint64) string, why string, cause error) error {
+	for _, seq := range seqs {
+		if err := j.setAside(join(j.dir, name(seq)), why, cause); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -566,12 +572,7 @@ func (j *Journal) keepPrefix(path string, d *damage, later []uint64) error {
 			return err
 		}
 	}
-	for _, s := range later {
-		if err := j.setAside(join(j.dir, segmentName(s)), "segment follows a damaged one", cause); err != nil {
-			return err
-		}
-	}
-	return nil
+	return j.setAsideAll(later, segmentName, "segment follows a damaged one", cause)
 }
 
 // truncateFile cuts path to size bytes, durably.
