@@ -91,10 +91,6 @@ func FuzzRecordApply(f *testing.F) {
 // applied to the state of the golden full snapshot, give a state or an
 // error: no panic, no allocation beyond what the bytes can describe.
 func FuzzDeltaLoad(f *testing.F) {
-	base, err := os.ReadFile(filepath.FromSlash(goldenSnapshot))
-	if err != nil {
-		f.Fatal(err)
-	}
 	delta, err := os.ReadFile(filepath.FromSlash(goldenDelta))
 	if err != nil {
 		f.Fatal(err)
@@ -103,16 +99,7 @@ func FuzzDeltaLoad(f *testing.F) {
 	f.Add(delta)
 	f.Add([]byte("CDMD\x01\x00"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		nss, err := readSnapshot(bytes.NewReader(base), int64(len(base)), store.read)
-		if err != nil {
-			t.Fatal(err)
-		}
-		st, err := nss[0].restore()
-		if err != nil {
-			t.Fatal(err)
-		}
-		be := New(Options{})
-		be.replayNamespace("ns").st = st
+		be, _ := goldenBase(t, store)
 		decodeDelta(bytes.NewReader(b), int64(len(b)), store.read, 3, (&deltaApplier{b: be}).part)
 	})
 }

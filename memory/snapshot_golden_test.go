@@ -324,6 +324,21 @@ func TestDeltaGolden(t *testing.T) {
 	if !bytes.Equal(buf.Bytes(), want) {
 		t.Fatalf("delta bytes changed (a format change needs a new version and a reader for this one):\n got %x\nwant %x", buf.Bytes(), want)
 	}
+	b, st := goldenBase(t, store)
+	a := &deltaApplier{b: b}
+	if err := decodeDelta(bytes.NewReader(want), int64(len(want)), store.read, 2, a.part); err != nil {
+		t.Fatal(err)
+	}
+	checkInvariants(t, st)
+	if got, w := dump(st), dump(ns.st); got != w {
+		t.Fatalf("golden snapshot and delta restore to\n%s\nwant\n%s", got, w)
+	}
+}
+
+// goldenBase returns a backend holding the golden full snapshot's state
+// (namespace "ns"), the base the golden delta applies to, and that state.
+func goldenBase(t testing.TB, store *blobStore) (*Backend, *state) {
+	t.Helper()
 	base, err := os.ReadFile(filepath.FromSlash(goldenSnapshot))
 	if err != nil {
 		t.Fatal(err)
@@ -338,12 +353,5 @@ func TestDeltaGolden(t *testing.T) {
 	}
 	b := New(Options{})
 	b.replayNamespace("ns").st = st
-	a := &deltaApplier{b: b}
-	if err := decodeDelta(bytes.NewReader(want), int64(len(want)), store.read, 2, a.part); err != nil {
-		t.Fatal(err)
-	}
-	checkInvariants(t, st)
-	if got, w := dump(st), dump(ns.st); got != w {
-		t.Fatalf("golden snapshot and delta restore to\n%s\nwant\n%s", got, w)
-	}
+	return b, st
 }
