@@ -3,6 +3,8 @@ package memory
 import (
 	"time"
 
+	"github.com/google/btree"
+
 	"github.com/coordinated/coordinated/coordinate"
 )
 
@@ -94,13 +96,17 @@ type spec struct {
 	definition []byte
 	meta       coordinate.WorkSpecMeta
 	units      map[string]*unit
-	available  unitHeap // AVAILABLE, not delayed: hand-out order
-	delayed    unitHeap // AVAILABLE with not-before in the future
-	pending    unitHeap // PENDING, by lease expiry
-	counts     [coordinate.StatusFailed + 1]int
-	archived   [coordinate.StatusFailed + 1]int
-	ages       ageQueue              // when the AVAILABLE units became so (stats.go)
-	events     coordinate.SpecEvents // transitions, for metrics
+	// keys orders units by key once a listing needed it (keyindex.go):
+	// nil until then; keysBuilt is open while it is being built.
+	keys      *btree.BTreeG[*unit]
+	keysBuilt chan struct{}
+	available unitHeap // AVAILABLE, not delayed: hand-out order
+	delayed   unitHeap // AVAILABLE with not-before in the future
+	pending   unitHeap // PENDING, by lease expiry
+	counts    [coordinate.StatusFailed + 1]int
+	archived  [coordinate.StatusFailed + 1]int
+	ages      ageQueue              // when the AVAILABLE units became so (stats.go)
+	events    coordinate.SpecEvents // transitions, for metrics
 	// due is when the expiry pass next has work here (spec.dueAt);
 	// dueIdx is the spec's place in state.due, -1 when not there.
 	due    int64
@@ -272,7 +278,7 @@ func (s *state) removeUnit(u *unit, now int64, archived bool) {
 	if archived {
 		sp.archived[u.status]++
 	}
-	delete(sp.units, u.key)
+	sp.unlink(u)
 	s.markGone(u)
 	s.workers.dropUnit(u)
 	if u.ext != nil {
