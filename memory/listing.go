@@ -3,6 +3,7 @@ package memory
 import (
 	"container/heap"
 	"context"
+	"iter"
 	"slices"
 
 	"github.com/coordinated/coordinated/coordinate"
@@ -16,7 +17,8 @@ import (
 //     (keyindex.go), O(log n + units read), letting other calls through
 //     every keyChunk units read when few match a status filter.
 //   - By priority, AVAILABLE and/or PENDING with a limit, while the
-//     delayed and pending heaps are small: from the heaps (listtop.go).
+//     delayed and pending heaps hold at most heapScanMax units: from the
+//     heaps (listtop.go), O(limit log limit + delayed + pending).
 //   - By priority otherwise: the same walk, keeping the best Limit units
 //     seen (O(n) work, but a chunk per lock hold), merged with the best
 //     AVAILABLE units read from their heap at the end.
@@ -26,12 +28,17 @@ import (
 // every unit that kept a listed status throughout is listed (within
 // Limit).
 
+// heapScanMax bounds the delayed and pending units a listing from the
+// heaps reads in one lock hold (about a millisecond); with more, it walks
+// the key index instead (namespace.heapScanMax, which tests lower).
+const heapScanMax = 16 * keyChunk
+
 // listUnits answers ListWorkUnits; the caller holds ns.mu (see yieldLock).
 func (ns *namespace) listUnits(ctx context.Context, sp *spec, q coordinate.WorkUnitQuery) ([]*coordinate.WorkUnit, error) {
 	switch {
 	case len(q.Statuses) == 0 || q.KeyOrder:
 		return ns.listByKey(ctx, sp, q)
-	case q.Limit > 0 && heapStatusesOnly(q.Statuses) && sp.delayed.Len()+sp.pending.Len() <= keyChunk:
+	case q.Limit > 0 && heapStatusesOnly(q.Statuses) && sp.delayed.Len()+sp.pending.Len() <= ns.heapScanMax:
 		found := selectFromHeaps(sp, q.Statuses, q.Start, q.Limit) // listtop.go
 		out := make([]*coordinate.WorkUnit, len(found))
 		for i, u := range found {
@@ -131,13 +138,13 @@ func unitBeforeView(u *unit, w *coordinate.WorkUnit) bool {
 	return u.key < w.Key.Bytes
 }
 
-// selectUnits returns the units of a spec that pass keep, in the order
-// of less, at most limit of them (limit <= 0: all). With a limit it keeps
-// only the best limit units while scanning, so a small page of a big map
-// costs O(n log limit) time and O(limit) memory.
-func selectUnits(units map[string]*unit, keep func(*unit) bool, less func(a, b *unit) bool, limit int) []*unit {
+// selectUnits returns the units that pass keep, in the order of less, at
+// most limit of them (limit <= 0: all). With a limit it keeps only the
+// best limit units while scanning, so a small page of many units costs
+// O(n log limit) time and O(limit) memory.
+func selectUnits(units iter.Seq[*unit], keep func(*unit) bool, less func(a, b *unit) bool, limit int) []*unit {
 	best := topK[*unit]{limit: limit, less: less}
-	for _, u := range units {
+	for u := range units {
 		if keep(u) && (best.room() || less(u, best.worst())) {
 			best.add(u)
 		}

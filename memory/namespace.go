@@ -37,6 +37,8 @@ type namespace struct {
 	// betweenChunks, when set (tests), runs while a long call has let
 	// go of mu between two chunks of its work (yieldLock).
 	betweenChunks func()
+	// heapScanMax: see listing.go.
+	heapScanMax int
 }
 
 var _ coordinate.Namespace = (*namespace)(nil)
@@ -49,6 +51,7 @@ func newNamespace(name string, opts Options) *namespace {
 		stallTimeout: opts.StallTimeout,
 		st:           newState(),
 		locks:        newLockTable(opts.Clock),
+		heapScanMax:  heapScanMax,
 	}
 }
 
