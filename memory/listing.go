@@ -16,9 +16,9 @@ import (
 //   - By key (no status, or KeyOrder): a walk of the key index from Start
 //     (keyindex.go), O(log n + units read), letting other calls through
 //     every keyChunk units read when few match a status filter.
-//   - By priority, AVAILABLE and/or PENDING with a limit, while the
-//     delayed and pending heaps hold at most heapScanMax units: from the
-//     heaps (listtop.go), O(limit log limit + delayed + pending).
+//   - By priority, AVAILABLE and/or PENDING with a limit, while the limit
+//     and the delayed and pending heaps are at most heapScanMax units:
+//     from the heaps (listtop.go), O(limit log limit + delayed + pending).
 //   - By priority otherwise: the same walk, keeping the best Limit units
 //     seen (O(n) work, but a chunk per lock hold), merged with the best
 //     AVAILABLE units read from their heap at the end.
@@ -38,7 +38,8 @@ func (ns *namespace) listUnits(ctx context.Context, sp *spec, q coordinate.WorkU
 	switch {
 	case len(q.Statuses) == 0 || q.KeyOrder:
 		return ns.listByKey(ctx, sp, q)
-	case q.Limit > 0 && heapStatusesOnly(q.Statuses) && sp.delayed.Len()+sp.pending.Len() <= ns.heapScanMax:
+	case q.Limit > 0 && q.Limit <= ns.heapScanMax && heapStatusesOnly(q.Statuses) &&
+		sp.delayed.Len()+sp.pending.Len() <= ns.heapScanMax:
 		found := selectFromHeaps(sp, q.Statuses, q.Start, q.Limit) // listtop.go
 		out := make([]*coordinate.WorkUnit, len(found))
 		for i, u := range found {
@@ -69,10 +70,10 @@ func (ns *namespace) listByKey(ctx context.Context, sp *spec, q coordinate.WorkU
 }
 
 // listByPriority lists the units of q's statuses by priority, then key.
-// With a limit, the runnable AVAILABLE units come from their heap, read
-// last (in the final lock hold), and the walk skips them.
+// With a limit up to heapScanMax, the runnable AVAILABLE units come from
+// their heap, read last (in the final lock hold), and the walk skips them.
 func (ns *namespace) listByPriority(ctx context.Context, sp *spec, q coordinate.WorkUnitQuery) ([]*coordinate.WorkUnit, error) {
-	fromHeap := q.Limit > 0 && slices.Contains(q.Statuses, coordinate.StatusAvailable)
+	fromHeap := q.Limit > 0 && q.Limit <= ns.heapScanMax && slices.Contains(q.Statuses, coordinate.StatusAvailable)
 	best := topK[*coordinate.WorkUnit]{limit: q.Limit, less: viewFirst}
 	err := ns.walkKeys(ctx, sp, q.Start, func(u *unit) bool {
 		if slices.Contains(q.Statuses, u.status) && !(fromHeap && u.where == inAvailable) &&

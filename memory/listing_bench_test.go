@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -133,5 +134,42 @@ func BenchmarkAddWorkUnitsIndexed(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkSpecScans times the calls that still visit every unit of a
+// spec under the namespace lock (docs/architecture.md, "Listing units
+// without stalling the namespace"): ns/op is one call, all of it a lock
+// hold. Each call runs on a fresh spec of the given size, a tenth of it
+// FAILED (listSpec).
+func BenchmarkSpecScans(b *testing.B) {
+	failed := []coordinate.Status{coordinate.StatusFailed}
+	for _, tc := range []struct {
+		name string
+		call func(ctx context.Context, ns *namespace) error
+	}{
+		{"delete-failed", func(ctx context.Context, ns *namespace) error {
+			_, err := ns.DeleteWorkUnits(ctx, "s", coordinate.DeleteQuery{Statuses: failed})
+			return err
+		}},
+		{"archive-failed", func(ctx context.Context, ns *namespace) error {
+			return ns.Archive(ctx, []string{"s"}, coordinate.RetentionPolicy{MaxCount: 0})
+		}},
+		{"delete-spec", func(ctx context.Context, ns *namespace) error {
+			return ns.DeleteWorkSpec(ctx, "s")
+		}},
+	} {
+		for _, size := range queueSizes {
+			b.Run(fmt.Sprintf("%s/%d", tc.name, size), func(b *testing.B) {
+				for range b.N {
+					b.StopTimer()
+					ns := listSpec(b, size)
+					b.StartTimer()
+					if err := tc.call(b.Context(), ns); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
 	}
 }
