@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"testing"
 	"time"
 
@@ -17,8 +18,17 @@ import (
 //
 //	go test -run '^$' -bench 'ListPage' -benchtime 20x ./memory/
 //
-// ns/op is per listing call. The first listing by key of a spec builds its
+// ns/op is per listing call. Sizes are queueSizes, or COORD_BENCH_UNITS
+// alone when it is set (above 2M units, under flock /tmp/bigrun.lock). The first listing by key of a spec builds its
 // key index (BenchmarkKeyIndexBuild); the pages are timed after it.
+
+// listSizes are the spec sizes of the listing benchmarks.
+func listSizes(b *testing.B) []int {
+	if os.Getenv("COORD_BENCH_UNITS") != "" {
+		return []int{benchUnits(b)}
+	}
+	return queueSizes
+}
 
 // listSpec fills a spec with n units, every tenth FAILED, and lists it
 // once by key (building its key index).
@@ -51,7 +61,7 @@ func (h *holdTimer) end() { h.yield() }
 
 func BenchmarkListPage(b *testing.B) {
 	failed := []coordinate.Status{coordinate.StatusFailed}
-	for _, size := range queueSizes {
+	for _, size := range listSizes(b) {
 		ns := listSpec(b, size)
 		for _, tc := range []struct {
 			name string
@@ -88,7 +98,7 @@ func BenchmarkListPage(b *testing.B) {
 // BenchmarkKeyIndexBuild times the first listing by key of a spec, which
 // builds its key index, and its longest lock hold.
 func BenchmarkKeyIndexBuild(b *testing.B) {
-	for _, size := range queueSizes {
+	for _, size := range listSizes(b) {
 		b.Run(fmt.Sprint(size), func(b *testing.B) {
 			h := &holdTimer{}
 			var took time.Duration
@@ -159,7 +169,7 @@ func BenchmarkSpecScans(b *testing.B) {
 			return ns.DeleteWorkSpec(ctx, "s")
 		}},
 	} {
-		for _, size := range queueSizes {
+		for _, size := range listSizes(b) {
 			b.Run(fmt.Sprintf("%s/%d", tc.name, size), func(b *testing.B) {
 				for range b.N {
 					b.StopTimer()
