@@ -56,3 +56,13 @@ type SharedWork interface {
 	// missed), until ctx ends; then it returns.
 	WatchWork(ctx context.Context, wake func())
 }
+
+// DueReporter is a Namespace that can tell when work next becomes
+// available by time alone (a delay that ends, a lease that runs out, a
+// dead worker's leases given back), so that a long-polling get_work can
+// try again then rather than at the end of its wait.
+type DueReporter interface {
+	// NextDue returns the earliest such time, or ok false when nothing
+	// is due. The time may be in the past.
+	NextDue(ctx context.Context) (t time.Time, ok bool, err error)
+}
