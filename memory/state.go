@@ -54,8 +54,9 @@ type unitExt struct {
 	group string
 	// deps are the dependencies not yet FINISHED, in the order given.
 	deps []coordinate.UnitRef
-	// depFailed: the unit was failed because a dependency failed; a
-	// retry of that dependency blocks it again.
+	// depFailed: the unit is FAILED because a dependency failed; a
+	// retry of that dependency blocks it again. place clears it when the
+	// unit leaves FAILED.
 	depFailed bool
 }
 
@@ -216,6 +217,11 @@ func (s *state) place(u *unit, status coordinate.Status, now int64) {
 	}
 	sp.counts[status]++
 	u.status = status
+	if status != coordinate.StatusFailed && u.ext != nil {
+		// A retry of a failed dependency blocks again only the units still
+		// FAILED because of it (deps.go).
+		u.ext.depFailed = false
+	}
 	switch {
 	case status == coordinate.StatusAvailable && u.notBefore > now:
 		sp.delayed.push(u)
