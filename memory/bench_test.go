@@ -54,6 +54,7 @@ func BenchmarkAddWorkUnits(b *testing.B) {
 			units := make([]coordinate.WorkUnitInput, 100)
 			b.ReportAllocs()
 			b.ResetTimer()
+			cpu0 := processCPU()
 			for i := 0; i < b.N; i += len(units) {
 				for j := range units {
 					units[j] = coordinate.WorkUnitInput{Key: coordinate.Name{Bytes: fmt.Sprintf("n%09d", i+j), Text: true}, Data: smallData}
@@ -62,6 +63,7 @@ func BenchmarkAddWorkUnits(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+			reportCPU(b, cpu0)
 		})
 	}
 }
@@ -76,6 +78,8 @@ func BenchmarkGetWorkAndFinish(b *testing.B) {
 			finish := coordinate.WorkUnitUpdate{Status: coordinate.StatusFinished}
 			b.ReportAllocs()
 			b.ResetTimer()
+			cpu0 := processCPU()
+			defer reportCPU(b, cpu0)
 			for i := 0; i < b.N; i++ {
 				as, err := ns.GetWork(ctx, req)
 				if err != nil || len(as) != 1 {
@@ -88,6 +92,13 @@ func BenchmarkGetWorkAndFinish(b *testing.B) {
 			}
 		})
 	}
+}
+
+// reportCPU reports the process's CPU time per op since cpu0 (user +
+// system, the collector's included): steadier than ns/op on a shared
+// machine, where ns/op also counts the time spent waiting for a core.
+func reportCPU(b *testing.B, cpu0 time.Duration) {
+	b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
 }
 
 func BenchmarkCountWorkUnits(b *testing.B) {

@@ -123,27 +123,41 @@ func BenchmarkKeyIndexBuild(b *testing.B) {
 }
 
 // BenchmarkAddWorkUnitsIndexed is BenchmarkAddWorkUnits on a spec whose
-// key index is built: what keeping the index costs an add.
+// key index is built: what keeping the index costs an add, with keys that
+// ascend (seq: always at the index's end) and random keys.
 func BenchmarkAddWorkUnitsIndexed(b *testing.B) {
-	for _, size := range queueSizes {
-		b.Run(fmt.Sprint(size), func(b *testing.B) {
-			ns, ctx := benchNamespace(b)
-			fill(b, ns, ctx, "q", size)
-			if _, err := ns.ListWorkUnits(ctx, "s", coordinate.WorkUnitQuery{Limit: 1}); err != nil {
-				b.Fatal(err)
+	for _, random := range []bool{false, true} {
+		for _, size := range queueSizes {
+			name := fmt.Sprintf("seq/%d", size)
+			if random {
+				name = fmt.Sprintf("random/%d", size)
 			}
-			units := make([]coordinate.WorkUnitInput, 100)
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i := 0; i < b.N; i += len(units) {
-				for j := range units {
-					units[j] = coordinate.WorkUnitInput{Key: coordinate.Name{Bytes: fmt.Sprintf("n%09d", i+j), Text: true}, Data: smallData}
-				}
-				if err := ns.AddWorkUnits(ctx, "s", units); err != nil {
+			b.Run(name, func(b *testing.B) {
+				ns, ctx := benchNamespace(b)
+				fill(b, ns, ctx, "q", size)
+				if _, err := ns.ListWorkUnits(ctx, "s", coordinate.WorkUnitQuery{Limit: 1}); err != nil {
 					b.Fatal(err)
 				}
-			}
-		})
+				rng := rand.New(rand.NewPCG(1, 2))
+				units := make([]coordinate.WorkUnitInput, 100)
+				b.ReportAllocs()
+				b.ResetTimer()
+				cpu0 := processCPU()
+				for i := 0; i < b.N; i += len(units) {
+					for j := range units {
+						k := fmt.Sprintf("n%09d", i+j)
+						if random {
+							k = fmt.Sprintf("q%016x", rng.Uint64())
+						}
+						units[j] = coordinate.WorkUnitInput{Key: coordinate.Name{Bytes: k, Text: true}, Data: smallData}
+					}
+					if err := ns.AddWorkUnits(ctx, "s", units); err != nil {
+						b.Fatal(err)
+					}
+				}
+				reportCPU(b, cpu0)
+			})
+		}
 	}
 }
 
