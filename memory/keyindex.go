@@ -106,7 +106,12 @@ func (ns *namespace) buildKeyIndex(ctx context.Context, sp *spec) error {
 		close(done)
 	}()
 	bg := context.WithoutCancel(ctx)
-	all := make([]*unit, 0, len(sp.units))
+	var all []*unit
+	size := len(sp.units)
+	err := ns.yieldLock(bg, sp, func() { all = make([]*unit, 0, size+size/8) }) // 80 MB at 10M units
+	if err != nil {
+		return err
+	}
 	n := 0
 	for _, u := range sp.units {
 		all = append(all, u)
@@ -116,7 +121,7 @@ func (ns *namespace) buildKeyIndex(ctx context.Context, sp *spec) error {
 			}
 		}
 	}
-	err := ns.yieldLock(bg, sp, func() {
+	err = ns.yieldLock(bg, sp, func() {
 		slices.SortFunc(all, func(a, b *unit) int { return strings.Compare(a.key, b.key) })
 	})
 	if err != nil {

@@ -389,7 +389,3 @@ func listAllWays(t *testing.T, ns *namespace, sp *spec) {
 		}
 	}
 }
-
-// setBetweenChunks sets ns's betweenChunks hook (benchmarks; a stub in
-// code before the key index, where nothing lets go of the lock).
-func setBetweenChunks(ns *namespace, f func()) { ns.betweenChunks = f }
