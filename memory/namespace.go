@@ -34,9 +34,10 @@ type namespace struct {
 	ticket journalTicket
 	rec    recordEncoder
 
-	// betweenChunks, when set (tests), runs while a long call has let
-	// go of mu between two chunks of its work (yieldLock).
-	betweenChunks func()
+	// betweenChunks, when set (tests), runs when a long call has just let
+	// go of mu between two chunks of its work (yieldLock); relocked, when
+	// it has taken mu again (benchmarks time the holds between them).
+	betweenChunks, relocked func()
 	// heapScanMax: see listing.go.
 	heapScanMax int
 }

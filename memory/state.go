@@ -3,8 +3,6 @@ package memory
 import (
 	"time"
 
-	"github.com/google/btree"
-
 	"github.com/coordinated/coordinated/coordinate"
 )
 
@@ -99,7 +97,7 @@ type spec struct {
 	units      map[string]*unit
 	// keys orders units by key once a listing needed it (keyindex.go):
 	// nil until then; keysBuilt is open while it is being built.
-	keys      *btree.BTreeG[*unit]
+	keys      *keyIndex
 	keysBuilt chan struct{}
 	available unitHeap // AVAILABLE, not delayed: hand-out order
 	delayed   unitHeap // AVAILABLE with not-before in the future
