@@ -39,9 +39,14 @@ import (
 // levels for ten million units.
 const keyIndexDegree = 32
 
-// keyChunk is how many units a key-index build or walk handles per
-// namespace lock hold: a fraction of a millisecond.
-const keyChunk = 4096
+// keyChunk is how many units a key-index build collects, or a walk reads,
+// per namespace lock hold: about 0.15 ms. insertChunk is how many it
+// inserts per hold, which costs more per unit (a map lookup and a tree
+// descent): about 0.7 ms.
+const (
+	keyChunk    = 4096
+	insertChunk = 1024
+)
 
 // keyIndex holds *unit rather than (key, *unit) pairs: a third of the
 // memory, and adding units with random keys measured no faster with the
@@ -136,7 +141,7 @@ func (ns *namespace) buildKeyIndex(ctx context.Context, sp *spec) error {
 		if sp.units[u.key] == u {
 			sp.keys.ReplaceOrInsert(u)
 		}
-		if (i+1)%keyChunk == 0 {
+		if (i+1)%insertChunk == 0 {
 			if err := ns.yieldLock(bg, sp, nil); err != nil {
 				return err
 			}
