@@ -57,8 +57,6 @@ type Backend struct {
 	live    *liveness
 	events  *transitions // unit transitions this process committed (events.go)
 	started time.Time    // when New returned (stats.go's oldest available)
-	// chainHints steers finishes that chain past the fast path.
-	chainHints chainHints
 
 	mu         sync.Mutex
 	namespaces map[string]*namespace // by name; ids never change once created

@@ -156,7 +156,7 @@ func (p *batchPlan) queueFirstTrip(b *Backend) *pgx.Batch {
 		queueClaims(first, grp)
 		b.cache.claiming(grp)
 	}
-	if len(p.fast.reqs) > 0 {
+	if p.fast.any() {
 		p.fast.queue(first, p.updates)
 	}
 	if len(p.slow) > 0 {
@@ -191,16 +191,18 @@ func (p *batchPlan) readFirstTrip(b *Backend, br pgx.BatchResults, out *batchOut
 			}
 		}
 	}
-	if len(p.fast.reqs) > 0 {
+	if p.fast.any() {
 		done, err := p.fast.read(br, len(p.updates), out.events)
 		if err != nil {
 			return nil, err
 		}
-		for _, i := range p.fast.reqs {
-			if done[i] {
-				out.fast++
-			} else {
-				out.again[p.updIdx[i]] = true
+		for _, idx := range [][]int{p.fast.reqs, p.fast.chains} {
+			for _, i := range idx {
+				if done[i] {
+					out.fast++
+				} else {
+					out.again[p.updIdx[i]] = true
+				}
 			}
 		}
 	}
