@@ -25,7 +25,10 @@ var (
 // a single round trip. Anything the statement does not match (an expired
 // lease, a unit that is not pending, a lost lease, a spec that chains from
 // the unit's stored data, a missing unit) goes through the general path
-// in update.go, which gives exactly the same result as before.
+// in update.go, which gives exactly the same result as before. A finish
+// whose data sent names units to chain goes to finish_chain.sql, which
+// also inserts those units when none of their keys exists yet (the rest
+// of chaining, re-adds included, is the general path's: chains.go).
 
 // fastFinishable reports whether r may try the fast path: it finishes,
 // sets no lease, and either carries data that chains no units or leaves

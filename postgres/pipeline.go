@@ -22,7 +22,7 @@ import (
 //     lease need not be flushed before it is answered; the committer
 //     runs a mixed batch's claims and updates as two transactions side
 //     by side, committer.apply); the max_running locks of capped specs (maxrunning.go); every
-//     claim (claim.sql, claim_many.sql); finish.sql for the fast finishes
+//     claim (claim.sql, claim_many.sql); finish.sql and finish_chain.sql for the fast finishes
 //     and the resolution of edges to what it finished; and either COMMIT
 //     (nothing for the general path: the request is done here) or the
 //     statement locking the general path's units FOR UPDATE.
