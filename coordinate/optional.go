@@ -62,7 +62,8 @@ type SharedWork interface {
 // dead worker's leases given back), so that a long-polling get_work can
 // try again then rather than at the end of its wait.
 type DueReporter interface {
-	// NextDue returns the earliest such time, or ok false when nothing
-	// is due. The time may be in the past.
-	NextDue(ctx context.Context) (t time.Time, ok bool, err error)
+	// NextDue returns the earliest such time after `after` (the time of
+	// the caller's last try; a lease that ran out but is not yet given
+	// back counts whenever it ran out), or ok false when nothing is due.
+	NextDue(ctx context.Context, after time.Time) (t time.Time, ok bool, err error)
 }

@@ -161,12 +161,11 @@ func testGetWorkWait(t *testing.T, newServer serverFactory) {
 	}
 }
 
-// TestGetWorkWaitWakesWhenDue: on the memory backend (a
-// coordinate.DueReporter) a waiting get_work tries again when a delayed
-// unit's delay ends and when a lease runs out, instead of at the end of
-// its wait.
-func TestGetWorkWaitWakesWhenDue(t *testing.T) {
-	js, clock := newMemoryServer(t, Config{})
+// testGetWorkWaitWakesWhenDue: on a coordinate.DueReporter (both
+// backends) a waiting get_work tries again when a delayed unit's delay
+// ends and when a lease runs out, instead of at the end of its wait.
+func testGetWorkWaitWakesWhenDue(t *testing.T, newServer serverFactory) {
+	js, clock := newServer(t, Config{})
 	addSpec(t, js, "go", m{"runtime": "go"})
 	// Delays and leases are on the fake clock; the wait is real time. A
 	// waiter that is not woken by the due time is answered only at the
