@@ -67,3 +67,13 @@ type DueReporter interface {
 	// back counts whenever it ran out), or ok false when nothing is due.
 	NextDue(ctx context.Context, after time.Time) (t time.Time, ok bool, err error)
 }
+
+// WorkNotifier is a Namespace that says when its own changes made units
+// available to hand out now (added, given back, retried, released by an
+// expired lease, unblocked by a dependency finishing), so a long-polling
+// get_work can try again at once.
+type WorkNotifier interface {
+	// NotifyWork arranges for f to be called after each such change. f
+	// is called without the namespace's locks held and must not block.
+	NotifyWork(f func())
+}

@@ -22,9 +22,12 @@ import (
 // while this one's calls wait (FollowSharedWork). Where the namespace can
 // tell when work next becomes available by time alone
 // (coordinate.DueReporter: both backends), the call also tries again
-// then: a delay ending, a lease running out. Units that become available
-// otherwise (a max_running slot freed by a finish, a dependency finished)
-// are found at the end of the wait.
+// then: a delay ending, a lease running out. A namespace that says when
+// its changes made units available (coordinate.WorkNotifier: the memory
+// backend) wakes the waiters for all of them, a dependency finishing
+// included. Units that become available otherwise (a max_running slot
+// freed by a finish; on PostgreSQL, a dependency finished) are found at
+// the end of the wait.
 // A waiter woken for nothing it can take ignores wakes for wakeHoldoff, so
 // a stream of changes to specs it cannot run costs each waiter at most
 // one get_work per holdoff. Requests of one connection are answered in
