@@ -60,7 +60,8 @@ type chainedKey struct {
 // whose data names units to chain go to finish_chain.sql when the units
 // have no dependencies (which the general path checks for cycles and
 // locks) and no key another of them names (a merged insert could not
-// apply them in order); the rest to the general path.
+// apply them in order), unless one of their spec's fell through it lately
+// (chainhints.go); the rest to the general path.
 func splitFast(updates []*updateRequest) (fast fastFinishes, slow []int) {
 	count := make(map[unitKey]int, len(updates))
 	for _, r := range updates {
@@ -85,7 +86,7 @@ func splitFast(updates []*updateRequest) (fast fastFinishes, slow []int) {
 			named = map[chainedKey]bool{}
 			fast.chained = map[int][]coordinate.WorkUnitInput{}
 		}
-		if !chainsFast(r.ns.id, chained, named) {
+		if r.ns.b.chainHints.skip(r) || !chainsFast(r.ns.id, chained, named) {
 			slow = append(slow, i)
 			continue
 		}
@@ -214,9 +215,10 @@ func (f fastFinishes) queueChains(b *pgx.Batch, updates []*updateRequest) {
 
 // read reads the answers of the statements queue queued: which updates
 // they applied, each a unit of its spec finished and maybe units added to
-// another (counted in events).
-func (f fastFinishes) read(br pgx.BatchResults, n int, events specEvents) ([]bool, error) {
-	done := make([]bool, n)
+// another (counted in events). A chaining finish it did not apply is
+// noted in the chain hints.
+func (f fastFinishes) read(br pgx.BatchResults, updates []*updateRequest, events specEvents) ([]bool, error) {
+	done := make([]bool, len(updates))
 	var (
 		req    int32
 		spec   int64
@@ -254,6 +256,11 @@ func (f fastFinishes) read(br pgx.BatchResults, n int, events specEvents) ([]boo
 	}
 	if _, err := br.Exec(); err != nil { // resolveFinishedSQL
 		return nil, err
+	}
+	for _, i := range f.chains {
+		if !done[i] {
+			updates[i].ns.b.chainHints.fellThrough(updates[i])
+		}
 	}
 	return done, nil
 }

@@ -318,3 +318,48 @@ func TestFastChainConcurrentInsert(t *testing.T) {
 		t.Errorf("first/f is %v, want finished", st)
 	}
 }
+
+// TestFastChainHints: after a chaining finish of a spec fell through
+// finish_chain.sql (here: its key exists, several units chaining one),
+// the next chainSkips such finishes of the spec go to the general path
+// at once, in their batch's transaction; the one after tries the fast
+// statement again.
+func TestFastChainHints(t *testing.T) {
+	e := newFastEnv(t)
+	ctx := t.Context()
+	e.spec(map[string]any{"name": "first", "then": "second"})
+	e.spec(map[string]any{"name": "second"})
+	e.add("second", unit("merge", map[string]any{}))
+	e.add("first", numbered(chainSkips+2)...)
+	e.claim("first", chainSkips+2)
+	e.paths()
+	finishChaining := func(i int, key string) (fast, fell int64) {
+		t.Helper()
+		upd := finishWith([]any{[]any{key, map[string]any{"from": i}}})
+		if err := e.ns.UpdateWorkUnit(ctx, "first", fmt.Sprintf("u%05d", i), upd); err != nil {
+			t.Fatal(err)
+		}
+		return e.paths()
+	}
+	if fast, fell := finishChaining(0, "merge"); fast != 0 || fell != 1 {
+		t.Errorf("first finish chaining an existing key: fast %d, fell through %d; want 0, 1", fast, fell)
+	}
+	for i := 1; i <= chainSkips; i++ {
+		if fast, fell := finishChaining(i, "merge"); fast != 0 || fell != 0 {
+			t.Errorf("finish %d: fast %d, fell through %d; want 0, 0 (the general path at once)", i, fast, fell)
+		}
+	}
+	if fast, fell := finishChaining(chainSkips+1, "fresh"); fast != 1 || fell != 0 {
+		t.Errorf("after %d skips: fast %d, fell through %d; want 1, 0", chainSkips, fast, fell)
+	}
+	us, err := e.ns.GetWorkUnits(ctx, "second", []string{"merge", "fresh"})
+	if err != nil || len(us) != 2 {
+		t.Fatalf("GetWorkUnits(second) = %v, %v", us, err)
+	}
+	for _, u := range us {
+		want := map[string]int{"merge": chainSkips, "fresh": chainSkips + 1}[u.Key.Bytes]
+		if raw, _ := cbor.Marshal(map[string]any{"from": want}); string(u.Data) != string(raw) || u.Status != coordinate.StatusAvailable {
+			t.Errorf("second/%s: data %x status %v, want %x available", u.Key.Bytes, []byte(u.Data), u.Status, raw)
+		}
+	}
+}

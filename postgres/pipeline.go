@@ -192,7 +192,7 @@ func (p *batchPlan) readFirstTrip(b *Backend, br pgx.BatchResults, out *batchOut
 		}
 	}
 	if p.fast.any() {
-		done, err := p.fast.read(br, len(p.updates), out.events)
+		done, err := p.fast.read(br, p.updates, out.events)
 		if err != nil {
 			return nil, err
 		}
