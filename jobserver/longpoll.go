@@ -21,11 +21,13 @@ import (
 // (coordinate.SharedWork: a PostgreSQL database), through another one
 // while this one's calls wait (FollowSharedWork). Where the namespace can
 // tell when work next becomes available by time alone
-// (coordinate.DueReporter: the memory backend), the call also tries again
-// then: a delay ending, a lease running out, a dead worker's leases. Units
-// that become available otherwise (a max_running slot freed by a finish,
-// a dependency finished, and on PostgreSQL delays and expired leases) are
-// found at the end of the wait.
+// (coordinate.DueReporter: both backends), the call also tries again
+// then: a delay ending, a lease running out. A namespace that says when
+// its changes made units available (coordinate.WorkNotifier: the memory
+// backend) wakes the waiters for all of them, a dependency finishing
+// included. Units that become available otherwise (a max_running slot
+// freed by a finish; on PostgreSQL, a dependency finished) are found at
+// the end of the wait.
 // A waiter woken for nothing it can take ignores wakes for wakeHoldoff, so
 // a stream of changes to specs it cannot run costs each waiter at most
 // one get_work per holdoff. Requests of one connection are answered in
@@ -184,12 +186,14 @@ func (js *JobServer) getWorkWaiting(ctx context.Context, req coordinate.WorkRequ
 	defer timer.Stop()
 	for first := true; ; first = false {
 		// The channel is taken before trying, so a change made while
-		// GetWork runs is not missed.
+		// GetWork runs is not missed; so is the time, so a delay ending
+		// while it runs is not either.
+		tried := js.clock.Now()
 		as, err := js.ns.GetWork(ctx, req)
 		if err != nil || len(as) > 0 {
 			return as, err
 		}
-		due, stopDue := js.dueTimer(ctx)
+		due, stopDue := js.dueTimer(ctx, tried)
 		select {
 		case <-ch:
 		case <-due:
@@ -221,17 +225,17 @@ func (js *JobServer) getWorkWaiting(ctx context.Context, req coordinate.WorkRequ
 	}
 }
 
-// dueTimer fires when the namespace next has work due by time alone
-// (coordinate.DueReporter: a delay ending, a lease running out), on the
-// server's clock, so a waiting call tries again then. It never fires when
+// dueTimer fires when the namespace next has work due by time alone after
+// tried, the last try (coordinate.DueReporter: a delay ending, a lease
+// running out), on the server's clock, so a waiting call tries again then. It never fires when
 // the namespace cannot tell or nothing is due; a time already past fires
 // at once (the caller's holdoff bounds how often that repeats).
-func (js *JobServer) dueTimer(ctx context.Context) (<-chan struct{}, func()) {
+func (js *JobServer) dueTimer(ctx context.Context, tried time.Time) (<-chan struct{}, func()) {
 	dr, ok := js.ns.(coordinate.DueReporter)
 	if !ok {
 		return nil, func() {}
 	}
-	t, ok, err := dr.NextDue(ctx)
+	t, ok, err := dr.NextDue(ctx, tried)
 	if err != nil || !ok {
 		return nil, func() {}
 	}

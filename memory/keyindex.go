@@ -159,7 +159,7 @@ func (ns *namespace) buildKeyIndex(ctx context.Context, sp *spec) error {
 func (ns *namespace) yieldLock(ctx context.Context, sp *spec, during func()) error {
 	t := ns.ticket
 	ns.ticket = 0
-	ns.mu.Unlock()
+	ns.unlock() // work listeners hear of expiries applied so far
 	if ns.betweenChunks != nil {
 		ns.betweenChunks()
 	}

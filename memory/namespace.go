@@ -40,6 +40,10 @@ type namespace struct {
 	betweenChunks, relocked func()
 	// heapScanMax: see listing.go.
 	heapScanMax int
+
+	// workReady holds the coordinate.WorkNotifier callbacks
+	// (workready.go).
+	workReady workListeners
 }
 
 var _ coordinate.Namespace = (*namespace)(nil)
@@ -90,7 +94,7 @@ func (ns *namespace) commit(o op) {
 func (ns *namespace) end(ctx context.Context, errp *error) {
 	t := ns.ticket
 	ns.ticket = 0
-	ns.mu.Unlock()
+	ns.unlock()
 	if t == 0 {
 		return
 	}
@@ -109,7 +113,7 @@ func (ns *namespace) end(ctx context.Context, errp *error) {
 func (ns *namespace) endLease(errp *error) {
 	t := ns.ticket
 	ns.ticket = 0
-	ns.mu.Unlock()
+	ns.unlock()
 	if t == 0 {
 		return
 	}

@@ -11,8 +11,9 @@ var _ coordinate.DueReporter = (*namespace)(nil)
 
 // NextDue is when the expiry pass next has work: the earliest delayed unit
 // or lease of state.due (due.go), or a worker's expiry that gives its
-// leases back. It costs O(1) under the namespace lock.
-func (ns *namespace) NextDue(ctx context.Context) (_ time.Time, _ bool, err error) {
+// leases back. It costs O(1) under the namespace lock. after is not
+// needed: whatever came due by now, the pass (run by begin) has done.
+func (ns *namespace) NextDue(ctx context.Context, after time.Time) (_ time.Time, _ bool, err error) {
 	if _, err := ns.begin(ctx); err != nil {
 		return time.Time{}, false, err
 	}
