@@ -95,17 +95,13 @@ type spec struct {
 	definition []byte
 	meta       coordinate.WorkSpecMeta
 	units      map[string]*unit
-	// keys orders units by key once a listing needed it (keyindex.go):
-	// nil until then; keysBuilt is open while it is being built.
-	keys      *keyIndex
-	keysBuilt chan struct{}
-	available unitHeap // AVAILABLE, not delayed: hand-out order
-	delayed   unitHeap // AVAILABLE with not-before in the future
-	pending   unitHeap // PENDING, by lease expiry
-	counts    [coordinate.StatusFailed + 1]int
-	archived  [coordinate.StatusFailed + 1]int
-	ages      ageQueue              // when the AVAILABLE units became so (stats.go)
-	events    coordinate.SpecEvents // transitions, for metrics
+	available  unitHeap // AVAILABLE, not delayed: hand-out order
+	delayed    unitHeap // AVAILABLE with not-before in the future
+	pending    unitHeap // PENDING, by lease expiry
+	counts     [coordinate.StatusFailed + 1]int
+	archived   [coordinate.StatusFailed + 1]int
+	ages       ageQueue              // when the AVAILABLE units became so (stats.go)
+	events     coordinate.SpecEvents // transitions, for metrics
 	// due is when the expiry pass next has work here (spec.dueAt);
 	// dueIdx is the spec's place in state.due, -1 when not there.
 	due    int64
@@ -122,6 +118,11 @@ type spec struct {
 	// untracked says the whole spec is being deleted while no capture is
 	// under way: its units' changes are not tracked (dirty.go).
 	untracked bool
+
+	// keys orders units by key once a listing needed it (keyindex.go):
+	// nil until then; keysBuilt is open while it is being built.
+	keys      *keyIndex
+	keysBuilt chan struct{}
 }
 
 func newSpec(name coordinate.Name) *spec {
