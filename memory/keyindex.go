@@ -106,11 +106,14 @@ func (ns *namespace) keyIndex(ctx context.Context, sp *spec) (*keyIndex, error) 
 // runs to the end even if ctx ends (it is bounded work that stalls no
 // one, and a later listing would need it); it stops early only if sp is
 // deleted meanwhile.
-func (ns *namespace) buildKeyIndex(ctx context.Context, sp *spec) error {
+func (ns *namespace) buildKeyIndex(ctx context.Context, sp *spec) (err error) {
 	done := make(chan struct{})
 	sp.keys, sp.keysBuilt = newKeyIndex(), done
 	defer func() {
 		if ns.st.specs[sp.name.Bytes] == sp {
+			if err != nil {
+				sp.keys = nil // incomplete: the next listing builds it anew
+			}
 			sp.keysBuilt = nil
 		}
 		close(done)
@@ -118,7 +121,7 @@ func (ns *namespace) buildKeyIndex(ctx context.Context, sp *spec) error {
 	bg := context.WithoutCancel(ctx)
 	var all []*unit
 	size := len(sp.units)
-	err := ns.yieldLock(bg, sp, func() { all = make([]*unit, 0, size+size/8) }) // 80 MB at 10M units
+	err = ns.yieldLock(bg, sp, func() { all = make([]*unit, 0, size+size/8) }) // 80 MB at 10M units
 	if err != nil {
 		return err
 	}

@@ -389,3 +389,28 @@ func listAllWays(t *testing.T, ns *namespace, sp *spec) {
 		}
 	}
 }
+
+// TestListingCancelled: a listing whose context ends between chunks
+// returns its error and leaves the namespace usable; an index build it
+// had begun is finished all the same, and complete.
+func TestListingCancelled(t *testing.T) {
+	ns := keyIndexNS(t, 3*keyChunk)
+	for _, built := range []bool{false, true} {
+		ctx, cancel := context.WithCancel(t.Context())
+		ns.betweenChunks = cancel
+		_, err := ns.ListWorkUnits(ctx, "s", coordinate.WorkUnitQuery{})
+		ns.betweenChunks = nil
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("index built %v: listing cancelled midway: %v, want context.Canceled", built, err)
+		}
+		sp := ns.st.specs["s"]
+		if sp.keys == nil || sp.keysBuilt != nil {
+			t.Fatalf("index built %v: the key index was left unfinished", built)
+		}
+		checkInvariants(t, ns.st)
+		got, err := ns.ListWorkUnits(t.Context(), "s", coordinate.WorkUnitQuery{Limit: 2})
+		if err != nil || !slices.Equal(listKeys(got), []string{evenKey(0), evenKey(1)}) {
+			t.Fatalf("listing after a cancelled one: %q, %v", listKeys(got), err)
+		}
+	}
+}
