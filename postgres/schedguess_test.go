@@ -138,7 +138,7 @@ func TestGuardAgreesWithScheduler(t *testing.T) {
 		return in
 	}
 	type spec struct {
-		def   map[string]any
+		def    map[string]any
 		units  []coordinate.WorkUnitInput
 		lease  int  // units leased before the check
 		paused bool // paused before the check
