@@ -159,7 +159,6 @@ func planGuesses(gets []*getRequest) (stmts []guessStmt, rest []*getRequest) {
 		filter string
 		spec   int64
 	}
-	var guessed []*getRequest
 	byKey := map[key][]*getRequest{}
 	var keys []key
 	for _, g := range gets {
@@ -173,7 +172,6 @@ func planGuesses(gets []*getRequest) (stmts []guessStmt, rest []*getRequest) {
 			continue
 		}
 		g.claim = cl
-		guessed = append(guessed, g)
 		k := key{g.readKey().filter, cl.spec.id}
 		if byKey[k] == nil {
 			keys = append(keys, k)
