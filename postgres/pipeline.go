@@ -193,7 +193,8 @@ func (p *batchPlan) readFirstTrip(b *Backend, br pgx.BatchResults, out *batchOut
 			return nil, err
 		}
 	}
-	groups := p.claimGroups
+	groups := make([][]*claimRequest, len(p.claimGroups), len(p.claimGroups)+len(p.guesses))
+	copy(groups, p.claimGroups)
 	for i := range p.guesses {
 		groups = append(groups, p.guesses[i].claims)
 	}
