@@ -104,6 +104,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready cha
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
 	go watchStalledGroups(watchCtx, ns, opts.stallTimeout, log)
+	procsDone := startAdaptiveProcs(watchCtx, opts, backend, os.Getenv, log)
+	defer func() { stopWatch(); <-procsDone }() // the default is back before run returns
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(lln) }()
