@@ -114,17 +114,19 @@ type procsPolicy struct {
 }
 
 // defaultProcsPolicy: a lone client's groups release 1.0 waiter, two
-// clients' 1.1, eight clients' ≈ 3.7 (drain1 measured). Raising needs
-// 0.5 s of high windows and restoring 1 s of low ones, so the setting
-// changes at most about once a second in each direction, each change
-// stopping the world briefly (measured in the section named above).
+// clients' 1.1, eight clients' ≈ 3.7-4.4 (drain and chain measured), and
+// one client can never make a group of two. Raising needs two high
+// windows (0.2 s: a drain of 20 000 units lasts 1-3 s) and restoring ten
+// low ones (1 s), so the setting changes at most about once a second in
+// each direction, each change stopping the world briefly (measured in the
+// section named above).
 var defaultProcsPolicy = procsPolicy{
-	window:     250 * time.Millisecond,
-	minGroups:  100, // 400 groups/s; a lone client writes thousands
+	window:     100 * time.Millisecond,
+	minGroups:  40, // 400 groups/s; a lone client writes thousands
 	raiseAt:    2,
 	dropBelow:  1.5,
 	raiseAfter: 2,
-	dropAfter:  4,
+	dropAfter:  10,
 }
 
 // procsChange is one change the controller made, for its log line.
