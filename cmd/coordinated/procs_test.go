@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime"
+	"runtime/metrics"
 	"sync"
 	"syscall"
 	"testing"
@@ -249,8 +250,9 @@ func TestAdaptiveProcsOnlyWhereItApplies(t *testing.T) {
 // costs the whole process: the runtime stops the world to resize. Busy
 // goroutines (half of them in short system calls, as connection handlers
 // and the journal's flusher are) keep every processor occupied; the world
-// pauses are read from runtime/metrics and reported as their mean and
-// maximum (histogram bucket bounds) next to the setter call's own time.
+// stops are read from runtime/metrics and reported as their mean and
+// maximum (bucket upper bounds). The gc case measures a collection's stops
+// (two per cycle) the same way, for scale.
 func BenchmarkProcsChange(b *testing.B) {
 	if os.Getenv("GOMAXPROCS") != "" {
 		b.Skip("GOMAXPROCS is set in the environment; the benchmark changes it")
@@ -271,27 +273,47 @@ func BenchmarkProcsChange(b *testing.B) {
 			_ = x
 		})
 	}
-	defer func() { cancel(); wg.Wait(); runtime.SetDefaultGOMAXPROCS() }()
-	before := readPauses()
+	defer func() { cancel(); wg.Wait() }()
 	p := runtimeProcs{}
 	base := p.current()
+	b.Run("gomaxprocs", func(b *testing.B) {
+		defer runtime.SetDefaultGOMAXPROCS()
+		measurePauses(b, pausesMetric, func(i int) {
+			if i%2 == 0 {
+				p.set(base + 1)
+			} else {
+				p.restore()
+			}
+		})
+	})
+	b.Run("gc", func(b *testing.B) {
+		measurePauses(b, "/sched/pauses/total/gc:seconds", func(int) { runtime.GC() })
+	})
+}
+
+// measurePauses runs op b.N times and reports the world stops recorded in
+// the runtime/metrics histogram name meanwhile.
+func measurePauses(b *testing.B, name string, op func(i int)) {
+	read := func() *metrics.Float64Histogram {
+		s := []metrics.Sample{{Name: name}}
+		metrics.Read(s)
+		return s[0].Value.Float64Histogram()
+	}
+	before := read()
 	b.ResetTimer()
 	for i := range b.N {
-		if i%2 == 0 {
-			p.set(base + 1)
-		} else {
-			p.restore()
-		}
+		op(i)
 	}
 	b.StopTimer()
-	after := readPauses()
+	after := read()
 	n, longest := newPauses(before, after)
 	var sum float64
 	for i, c := range after.Counts {
 		sum += float64(c-before.Counts[i]) * min(after.Buckets[i+1], 1)
 	}
 	if n > 0 {
-		b.ReportMetric(sum/float64(n)*1e6, "pause-µs/op")
-		b.ReportMetric(longest*1e6, "max-pause-µs")
+		b.ReportMetric(sum/float64(n)*1e6, "µs/pause")
+		b.ReportMetric(longest*1e6, "max-µs/pause")
+		b.ReportMetric(float64(n)/float64(b.N), "pauses/op")
 	}
 }
