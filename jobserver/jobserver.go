@@ -41,6 +41,8 @@ type JobServer struct {
 	methods   map[string]method
 	limits    Limits
 	waits     *waitList // get_work calls waiting for work (longpoll.go)
+	// shared is ns when other daemons share it, else nil (longpoll.go).
+	shared coordinate.SharedWork
 }
 
 // method is one RPC: its parameter signature and implementation, which
@@ -70,6 +72,10 @@ func New(ns coordinate.Namespace, cfg Config) *JobServer {
 		js.log = slog.Default()
 	}
 	js.waits = newWaitList()
+	js.shared, _ = ns.(coordinate.SharedWork)
+	if wn, ok := ns.(coordinate.WorkNotifier); ok {
+		wn.NotifyWork(js.workMayBeAvailable)
+	}
 	js.methods = js.methodTable()
 	js.wakeWaitersAfter(js.methods)
 	return js

@@ -12,14 +12,22 @@ import (
 
 // Long-poll for idle Go workers (docs/compat.md, "Go workers"): get_work
 // with option `wait` (seconds, at most MaxGetWorkWait) that finds no work
-// waits until a change made through this daemon may have made some
-// available, or the wait ends, and tries again. The changes that wake
-// waiters: add_work_units, set_work_spec, control_work_spec,
-// worker_unregister (which may end a dead worker's leases), and an
-// update_work_unit that gives a unit back (status AVAILABLE) or finishes
-// one with output to chain. Units that become available otherwise (an
-// expired lease, a delay, a max_running slot freed by a finish, another
-// daemon sharing a PostgreSQL database) are found at the end of the wait.
+// waits until a change may have made some available, or the wait ends,
+// and tries again. The changes that wake waiters: add_work_units,
+// set_work_spec, control_work_spec, worker_unregister (which may end a
+// dead worker's leases), and an update_work_unit that gives a unit back
+// (status AVAILABLE) or finishes one with output to chain, made through
+// this daemon or, on a namespace shared with other daemons
+// (coordinate.SharedWork: a PostgreSQL database), through another one
+// while this one's calls wait (FollowSharedWork). Where the namespace can
+// tell when work next becomes available by time alone
+// (coordinate.DueReporter: both backends), the call also tries again
+// then: a delay ending, a lease running out. A namespace that says when
+// its changes made units available (coordinate.WorkNotifier: the memory
+// backend) wakes the waiters for all of them, a dependency finishing
+// included. Units that become available otherwise (a max_running slot
+// freed by a finish; on PostgreSQL, a dependency finished) are found at
+// the end of the wait.
 // A waiter woken for nothing it can take ignores wakes for wakeHoldoff, so
 // a stream of changes to specs it cannot run costs each waiter at most
 // one get_work per holdoff. Requests of one connection are answered in
@@ -110,6 +118,30 @@ func (w *waitList) stop() {
 // and makes later ones answer at once: call it when shutting down.
 func (js *JobServer) StopWaiting() { js.waits.stop() }
 
+// FollowSharedWork wakes the waiting get_work calls when another daemon
+// sharing the namespace announces work, until ctx ends; it returns at once
+// when the namespace is not shared.
+func (js *JobServer) FollowSharedWork(ctx context.Context) {
+	if js.shared != nil {
+		js.shared.WatchWork(ctx, js.waits.wake)
+	}
+}
+
+// workMayBeAvailable wakes this daemon's waiting calls and tells the
+// other daemons' (coordinate.SharedWork).
+func (js *JobServer) workMayBeAvailable() {
+	js.waits.wake()
+	if js.shared != nil {
+		js.shared.AnnounceWork()
+	}
+}
+
+// someoneWaits reports whether a get_work waits here or, on a shared
+// namespace, in another daemon.
+func (js *JobServer) someoneWaits() bool {
+	return js.waits.waiting() || js.shared != nil && js.shared.OthersWaiting()
+}
+
 // wakeWaitersAfter wraps the methods that may make work available.
 func (js *JobServer) wakeWaitersAfter(m map[string]method) {
 	for _, name := range wakeMethods {
@@ -118,7 +150,7 @@ func (js *JobServer) wakeWaitersAfter(m map[string]method) {
 		mt.run = func(ctx context.Context, p []cbor.RawMessage) (any, error) {
 			res, err := run(ctx, p)
 			if err == nil {
-				js.waits.wake()
+				js.workMayBeAvailable()
 			}
 			return res, err
 		}
@@ -130,12 +162,12 @@ func (js *JobServer) wakeWaitersAfter(m map[string]method) {
 // have made work available: a unit given back, or finished with output
 // that chains units.
 func (js *JobServer) wakeAfterUpdate(upd coordinate.WorkUnitUpdate) {
-	if !js.waits.waiting() {
+	if !js.someoneWaits() {
 		return
 	}
 	if upd.Status == coordinate.StatusAvailable ||
 		upd.Status == coordinate.StatusFinished && upd.Data != nil && len(coordinate.ChainedUnits(upd.Data, 0)) > 0 {
-		js.waits.wake()
+		js.workMayBeAvailable()
 	}
 }
 
@@ -147,22 +179,32 @@ func (js *JobServer) getWorkWaiting(ctx context.Context, req coordinate.WorkRequ
 		return js.ns.GetWork(ctx, req)
 	}
 	defer js.waits.leave()
+	if js.shared != nil {
+		js.shared.Waiting(wait)
+	}
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	for first := true; ; first = false {
 		// The channel is taken before trying, so a change made while
-		// GetWork runs is not missed.
+		// GetWork runs is not missed; so is the time, so a delay ending
+		// while it runs is not either.
+		tried := js.clock.Now()
 		as, err := js.ns.GetWork(ctx, req)
 		if err != nil || len(as) > 0 {
 			return as, err
 		}
+		due, stopDue := js.dueTimer(ctx, tried)
 		select {
 		case <-ch:
+		case <-due:
 		case <-timer.C:
+			stopDue()
 			return js.ns.GetWork(ctx, req)
 		case <-ctx.Done():
+			stopDue()
 			return as, nil
 		}
+		stopDue()
 		if ch, ok = js.waits.again(); !ok {
 			return js.ns.GetWork(ctx, req)
 		}
@@ -181,4 +223,34 @@ func (js *JobServer) getWorkWaiting(ctx context.Context, req coordinate.WorkRequ
 			}
 		}
 	}
+}
+
+// dueTimer fires when the namespace next has work due by time alone after
+// tried, the last try (coordinate.DueReporter: a delay ending, a lease
+// running out), on the server's clock, so a waiting call tries again then. It never fires when
+// the namespace cannot tell or nothing is due; a time already past fires
+// at once (the caller's holdoff bounds how often that repeats).
+func (js *JobServer) dueTimer(ctx context.Context, tried time.Time) (<-chan struct{}, func()) {
+	dr, ok := js.ns.(coordinate.DueReporter)
+	if !ok {
+		return nil, func() {}
+	}
+	t, ok, err := dr.NextDue(ctx, tried)
+	if err != nil || !ok {
+		return nil, func() {}
+	}
+	fired := make(chan struct{})
+	d, fire := t.Sub(js.clock.Now()), func() { close(fired) }
+	if c, ok := js.clock.(timerClock); ok {
+		stop := c.AfterFunc(d, fire)
+		return fired, func() { stop() }
+	}
+	timer := time.AfterFunc(d, fire)
+	return fired, func() { timer.Stop() }
+}
+
+// timerClock is a coordinate.Clock with timers (coordinate.SystemClock and
+// FakeClock are).
+type timerClock interface {
+	AfterFunc(d time.Duration, f func()) (stop func() bool)
 }

@@ -130,7 +130,6 @@ func (s *state) reblockDependents(r coordinate.UnitRef, now int64) {
 			continue
 		}
 		s.touch(d)
-		d.ext.depFailed = false
 		d.expiration = 0
 		d.setWorker(nil)
 		s.place(d, coordinate.StatusBlocked, now)

@@ -271,7 +271,6 @@ func (o *opUpdateWorkUnit) apply(s *state) {
 	if next.Status == coordinate.StatusAvailable && u.ext != nil && len(u.ext.deps) > 0 {
 		// A retried unit still waiting for dependencies waits again.
 		next.Status = coordinate.StatusBlocked
-		u.ext.depFailed = false
 	}
 	s.place(u, next.Status, o.Now)
 	if next.Status == coordinate.StatusPending && !wasPending {

@@ -52,8 +52,9 @@ type unitExt struct {
 	group string
 	// deps are the dependencies not yet FINISHED, in the order given.
 	deps []coordinate.UnitRef
-	// depFailed: the unit was failed because a dependency failed; a
-	// retry of that dependency blocks it again.
+	// depFailed: the unit is FAILED because a dependency failed; a
+	// retry of that dependency blocks it again. place clears it when the
+	// unit leaves FAILED.
 	depFailed bool
 }
 
@@ -152,6 +153,10 @@ type state struct {
 	// nextLease is the id the next lease gets.
 	nextLease int64
 
+	// madeAvailable: a unit became AVAILABLE to hand out now since the
+	// namespace last told its work listeners (workready.go).
+	madeAvailable bool
+
 	// Scratch state of one op's apply, always reset before it returns.
 	failCause  *coordinate.UnitRef // root of a dependency-failure cascade
 	cancelling map[*unit]bool      // units opCancelGroup is failing
@@ -210,6 +215,11 @@ func (s *state) place(u *unit, status coordinate.Status, now int64) {
 	}
 	sp.counts[status]++
 	u.status = status
+	if status != coordinate.StatusFailed && u.ext != nil {
+		// A retry of a failed dependency blocks again only the units still
+		// FAILED because of it (deps.go).
+		u.ext.depFailed = false
+	}
 	switch {
 	case status == coordinate.StatusAvailable && u.notBefore > now:
 		sp.delayed.push(u)
@@ -219,6 +229,7 @@ func (s *state) place(u *unit, status coordinate.Status, now int64) {
 		u.where = inAvailable
 		u.since = unixSecond(now)
 		sp.ages.add(u.since)
+		s.madeAvailable = true
 	case status == coordinate.StatusPending:
 		sp.pending.push(u)
 		u.where = inPending

@@ -19,6 +19,7 @@ import (
 // The statements, from sql/backend.sql.
 var (
 	sharedBuffersSQL  = namedSQL("shared_buffers")
+	currentSchemaSQL  = namedSQL("current_schema")
 	namespaceIDSQL    = namedSQL("namespace_id")
 	namespacesListSQL = namedSQL("namespaces_list")
 )
@@ -59,6 +60,9 @@ type Backend struct {
 	started time.Time    // when New returned (stats.go's oldest available)
 	// chainHints steers finishes that chain past the fast path.
 	chainHints chainHints
+	// shared wakes long-polling calls when other daemons add work
+	// (sharedwork.go).
+	shared *sharedWork
 
 	mu         sync.Mutex
 	namespaces map[string]*namespace // by name; ids never change once created
@@ -111,6 +115,11 @@ func New(ctx context.Context, url string, opts Options) (*Backend, error) {
 		pool.Close()
 		return nil, fmt.Errorf("postgres backend: read shared_buffers: %w", err)
 	}
+	var schema string
+	if err := pool.QueryRow(ctx, currentSchemaSQL).Scan(&schema); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("postgres backend: read current_schema: %w", err)
+	}
 	b.cache = noKeeper{}
 	if !opts.NoCacheKeeping {
 		b.cache = keeper{cachekeep.New(cachekeep.Config{
@@ -122,11 +131,14 @@ func New(ctx context.Context, url string, opts Options) (*Backend, error) {
 		})}
 	}
 	b.commits = newCommitter(b)
+	b.shared = newSharedWork(b, schema)
 	return b, nil
 }
 
-// Close stops the committer and closes the connection pool.
+// Close stops the committer and the listener for other daemons' work, and
+// closes the connection pool.
 func (b *Backend) Close() error {
+	b.shared.close()
 	b.commits.close()
 	b.cache.close()
 	b.pool.Close()

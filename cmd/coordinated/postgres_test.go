@@ -2,7 +2,9 @@ package main
 
 import (
 	"fmt"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/coordinated/coordinated/cborrpc"
 	"github.com/coordinated/coordinated/internal/pgtest"
@@ -41,5 +43,77 @@ func TestDaemonOnPostgres(t *testing.T) {
 	}
 	if err := stop(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestLongPollWokenByAnotherDaemon: two daemons share one database; a
+// get_work waiting (option `wait`) on the first is answered with the unit
+// that a client of the second adds, long before its wait ends (without
+// the wake-up across daemons it would be found only at the end of the
+// wait, 30 s later).
+func TestLongPollWokenByAnotherDaemon(t *testing.T) {
+	dbURL, _ := pgtest.FreshSchema(t, "cmd_test")
+	waitAddr, waitLogs, stopWait := startDaemon(t, "-backend", dbURL)
+	addAddr, addLogs, stopAdd := startDaemon(t, "-backend", dbURL)
+	waiter, err := cborrpc.Dial(waitAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer waiter.Close()
+	adder, err := cborrpc.Dial(addAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer adder.Close()
+	if _, err := adder.Call("set_work_spec", map[string]any{"name": []byte("ws")}); err != nil {
+		t.Fatal(err)
+	}
+
+	const wait = 30 * time.Second
+	type answer struct {
+		res     any
+		err     error
+		elapsed time.Duration
+	}
+	got := make(chan answer, 1)
+	go func() {
+		start := time.Now()
+		res, err := waiter.Call("get_work", []byte("w"), map[string]any{"max_jobs": 1, "wait": int(wait.Seconds())})
+		got <- answer{res, err, time.Since(start)}
+	}()
+	// Add units until the waiting call answers: the first adds may come
+	// before the second daemon has heard that the first one waits.
+	adds := 0
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	var a answer
+loop:
+	for {
+		select {
+		case a = <-got:
+			break loop
+		case <-tick.C:
+			if adds < 10 {
+				key := fmt.Sprintf("u%d", adds)
+				if _, err := adder.Call("add_work_units", []byte("ws"), []any{cborrpc.Tuple{[]byte(key), map[string]any{}}}); err != nil {
+					t.Fatal(err)
+				}
+				adds++
+			}
+		}
+	}
+	if a.err != nil {
+		t.Fatalf("get_work: %v\n%s\n%s", a.err, waitLogs.String(), addLogs.String())
+	}
+	if got := fmt.Sprint(a.res); !strings.HasPrefix(got, "[[[119 115] [117 48]") {
+		t.Errorf("get_work = %s, want the first unit added (ws/u0)", got)
+	}
+	if a.elapsed >= wait {
+		t.Errorf("get_work answered after %v, at the end of its wait: the other daemon's add did not wake it", a.elapsed)
+	}
+	for _, stop := range []func() error{stopWait, stopAdd} {
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -104,6 +104,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready cha
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
 	go watchStalledGroups(watchCtx, ns, opts.stallTimeout, log)
+	go js.FollowSharedWork(watchCtx) // other daemons' work wakes long polls
 	procsDone := startAdaptiveProcs(watchCtx, opts, backend, os.Getenv, log)
 	defer func() { stopWatch(); <-procsDone }() // the default is back before run returns
 

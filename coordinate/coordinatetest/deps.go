@@ -19,6 +19,7 @@ var depTests = []test{
 	{"FailurePropagates", testDepFailurePropagates},
 	{"RetryRoot", testDepRetryRoot},
 	{"RetryDependent", testDepRetryDependent},
+	{"OwnFailureSurvivesRetryOfDependency", testDepOwnFailureSurvivesRetry},
 	{"CycleRejected", testDepCycleRejected},
 	{"CycleInOneCall", testDepCycleInOneCall},
 	{"SelfCycle", testDepSelfCycle},
@@ -199,6 +200,33 @@ func testDepRetryDependent(e *env) {
 	e.checkKeys("root first", e.drain(), []string{"root"})
 	e.finish("s", "root", nil)
 	e.checkKeys("then its dependents", e.drain(), []string{"L1", "L2"})
+}
+
+// testDepOwnFailureSurvivesRetryOfDependency: only a unit failed because a
+// dependency failed is blocked again when that dependency is retried. A
+// dependent that was retried, finished and made AVAILABLE, or leased by
+// hand, and then failed on its own stays FAILED.
+func testDepOwnFailureSurvivesRetry(e *env) {
+	e.spec(m{"name": "s"})
+	e.add("s", e.dep("root"), e.dep("L1", "root"), e.dep("L2", "root"), e.dep("L3", "root"), e.dep("L4", "root"))
+	e.fail("s", "root")
+	e.checkStatus("s", coordinate.StatusFailed, "L1", "L2", "L3", "L4")
+	// L1: retried (BLOCKED again), then failed by an update of its own.
+	e.update("s", "L1", coordinate.WorkUnitUpdate{Status: coordinate.StatusAvailable})
+	e.checkDeps("L1", "root")
+	e.update("s", "L1", coordinate.WorkUnitUpdate{Status: coordinate.StatusFailed})
+	// L2: finished by hand, made AVAILABLE again, then failed by hand.
+	e.update("s", "L2", coordinate.WorkUnitUpdate{Status: coordinate.StatusFinished})
+	e.update("s", "L2", coordinate.WorkUnitUpdate{Status: coordinate.StatusAvailable})
+	e.update("s", "L2", coordinate.WorkUnitUpdate{Status: coordinate.StatusFailed})
+	// L4: leased by hand, then failed.
+	e.update("s", "L4", coordinate.WorkUnitUpdate{Status: coordinate.StatusPending})
+	e.update("s", "L4", coordinate.WorkUnitUpdate{Status: coordinate.StatusFailed})
+	// L3 is still failed because root failed.
+	e.update("s", "root", coordinate.WorkUnitUpdate{Status: coordinate.StatusAvailable})
+	e.checkStatus("s", coordinate.StatusFailed, "L1", "L2", "L4")
+	e.checkDeps("L3", "root")
+	e.checkCounts("s", map[coordinate.Status]int{coordinate.StatusAvailable: 1, coordinate.StatusFailed: 3, coordinate.StatusBlocked: 1})
 }
 
 func testDepCycleRejected(e *env) {

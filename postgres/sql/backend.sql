@@ -4,6 +4,10 @@
 -- name: shared_buffers
 SELECT setting::int FROM pg_settings WHERE name = 'shared_buffers'
 
+-- The schema the daemon's tables are in (sharedwork.go).
+-- name: current_schema
+SELECT current_schema()
+
 -- The id of namespace $1, created when missing.
 -- name: namespace_id
 WITH ins AS (
