@@ -22,7 +22,7 @@ import (
 // the CPUs, the connection handlers a group woke then queue for the other
 // P while a core is free. One P more lets them run, which pays while each
 // group releases several waiters (many busy workers) and costs a lone
-// client (its idle processors spin up threads at every wake-up). So the
+// client (likely: its idle processors spin up threads at every wake-up). So the
 // daemon raises GOMAXPROCS by one while groups carry several waiters and
 // restores the runtime's default when they carry about one. GOMAXPROCS is
 // process-wide: this file is its only owner in the daemon.
@@ -62,8 +62,8 @@ func (runtimeProcs) restore() time.Duration {
 const pausesMetric = "/sched/pauses/total/other:seconds"
 
 // longestPause runs change and returns the upper bound of the histogram
-// bucket of the longest world stop recorded meanwhile (the buckets are
-// within 12.5% of each other). Another stop in the same moment (a
+// bucket of the longest world stop recorded meanwhile (a bucket spans at
+// most a quarter of its lower bound). Another stop in the same moment (a
 // profile, say) would be counted too.
 func longestPause(change func()) time.Duration {
 	before := readPauses()
