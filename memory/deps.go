@@ -50,14 +50,20 @@ func (s *state) addEdges(u *unit, deps []coordinate.UnitRef) (coordinate.Status,
 		}
 		return coordinate.StatusAvailable, nil
 	}
-	if u.ext == nil {
-		u.ext = &unitExt{}
-	}
+	u.extend()
 	u.ext.deps = unmet
 	if failed != nil {
 		return coordinate.StatusFailed, failed
 	}
 	return coordinate.StatusBlocked, nil
+}
+
+// extend gives u, a unit of its spec, an ext if it has none yet.
+func (u *unit) extend() {
+	if u.ext == nil {
+		u.ext = &unitExt{}
+		u.spec.extUnits++
+	}
 }
 
 // dropEdges forgets u's own dependency edges.
@@ -208,9 +214,7 @@ func (s *state) joinGroup(u *unit, g string, now int64) {
 	if g == "" {
 		return
 	}
-	if u.ext == nil {
-		u.ext = &unitExt{}
-	}
+	u.extend()
 	u.ext.group = g
 	gr := s.groups[g]
 	if gr == nil {

@@ -18,7 +18,11 @@ func checkInvariants(t *testing.T, s *state) {
 	t.Helper()
 	for name, sp := range s.specs {
 		var counts [coordinate.StatusFailed + 1]int
+		extUnits := 0
 		for key, u := range sp.units {
+			if u.ext != nil {
+				extUnits++
+			}
 			if u.key != key || u.spec != sp {
 				t.Fatalf("spec %q: unit %q filed under %q", name, u.key, key)
 			}
@@ -57,6 +61,9 @@ func checkInvariants(t *testing.T, s *state) {
 		}
 		if counts != sp.counts {
 			t.Fatalf("spec %q counts %v, units say %v", name, sp.counts, counts)
+		}
+		if extUnits != sp.extUnits {
+			t.Fatalf("spec %q counts %d units with an ext, there are %d", name, sp.extUnits, extUnits)
 		}
 		if sp.keys != nil && sp.keysBuilt == nil {
 			checkKeyIndex(t, sp)

@@ -60,6 +60,9 @@ func newKeyIndex() *keyIndex {
 // link makes u its key's unit in sp (in the map and, if built, the index).
 func (sp *spec) link(u *unit) {
 	sp.units[u.key] = u
+	if u.ext != nil {
+		sp.extUnits++
+	}
 	if sp.keys != nil {
 		sp.keys.ReplaceOrInsert(u)
 	}
@@ -68,6 +71,9 @@ func (sp *spec) link(u *unit) {
 // unlink removes u, its key's unit, from sp.
 func (sp *spec) unlink(u *unit) {
 	delete(sp.units, u.key)
+	if u.ext != nil {
+		sp.extUnits--
+	}
 	if sp.keys != nil {
 		sp.keys.Delete(u)
 	}

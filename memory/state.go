@@ -118,6 +118,10 @@ type spec struct {
 	// untracked says the whole spec is being deleted while no capture is
 	// under way: its units' changes are not tracked (dirty.go).
 	untracked bool
+	// extUnits counts the units in units with an ext (a group or
+	// dependencies, now or once): while it is 0 no group or dependency
+	// edge holds one of them (dropspec.go).
+	extUnits int
 
 	// keys orders units by key once a listing needed it (keyindex.go):
 	// nil until then; keysBuilt is open while it is being built.
@@ -175,6 +179,9 @@ type state struct {
 	// namespace; dirtyEpoch is the epoch changes are marked with now.
 	track      bool
 	dirtyEpoch uint8
+	// walkSpecDeletes makes opDeleteWorkSpec always remove units one by
+	// one (dropspec.go), for tests and benchmarks comparing both ways.
+	walkSpecDeletes bool
 	// loose is set during recovery while the heaps hold their units in
 	// no order (restore.go): from a snapshot with deltas after it until
 	// the last delta is in (settleHeaps).
