@@ -53,7 +53,9 @@ func (sc deleteScenario) build(t *testing.T, ns *namespace, clock *coordinate.Fa
 				Mode: coordinate.Null, Data: coordinate.EmptyMap, Expire: time.Hour}))
 		}
 	}
-	key := func(n int) coordinate.Name { return coordinate.Name{Bytes: fmt.Sprintf("k%03d", r.IntN(n)), Text: r.IntN(4) > 0} }
+	key := func(n int) coordinate.Name {
+		return coordinate.Name{Bytes: fmt.Sprintf("k%03d", r.IntN(n)), Text: r.IntN(4) > 0}
+	}
 	for range 4 {
 		for _, spec := range []string{"t", "o"} {
 			var units []coordinate.WorkUnitInput
