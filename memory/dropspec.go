@@ -1,5 +1,7 @@
 package memory
 
+import "github.com/coordinated/coordinated/coordinate"
+
 // Deleting a whole spec (opDeleteWorkSpec) without visiting its units
 // (docs/architecture.md, "Listing units without stalling the namespace").
 //
@@ -30,20 +32,23 @@ package memory
 
 // canDropWhole reports whether deleting sp may skip the unit-by-unit walk.
 // Its cost is O(1) unless the namespace has dependency edges; then it is
-// O(min(targets, n)) for the targets of dependency edges and n the spec's
-// units (it gives up, for the walk, when the targets are more).
+// O(min(targets, n)) map lookups, for the targets of dependency edges
+// (s.dependents) and n the spec's units: tens of milliseconds at a
+// million, where the walk takes seconds.
 func (s *state) canDropWhole(sp *spec) bool {
 	if s.walkSpecDeletes || s.cow != nil || sp.extUnits > 0 {
 		return false
 	}
-	if len(s.dependents) == 0 {
+	if len(s.dependents) <= len(sp.units) {
+		for r := range s.dependents {
+			if r.Spec == sp.name.Bytes && sp.units[r.Key] != nil {
+				return false
+			}
+		}
 		return true
 	}
-	if len(s.dependents) > len(sp.units) {
-		return false // a small spec: the walk is cheap
-	}
-	for r := range s.dependents {
-		if r.Spec == sp.name.Bytes && sp.units[r.Key] != nil {
+	for key := range sp.units {
+		if _, ok := s.dependents[coordinate.UnitRef{Spec: sp.name.Bytes, Key: key}]; ok {
 			return false
 		}
 	}

@@ -18,14 +18,15 @@ type deleteScenario struct {
 	depsInT    bool // units of t wait for units (of t or o)
 	depsOnT    bool // units of o wait for units of t
 	depsInO    bool // units of o wait for units of o (and for a key t lacks)
+	manyDeps   bool // more units are waited for than t has
 	groupsInT  bool
 	groupsInO  bool
 	registered bool // the workers taking work are registered
 }
 
 func (sc deleteScenario) String() string {
-	return fmt.Sprintf("seed%d-depsInT%v-depsOnT%v-depsInO%v-groupsInT%v-groupsInO%v-registered%v",
-		sc.seed, sc.depsInT, sc.depsOnT, sc.depsInO, sc.groupsInT, sc.groupsInO, sc.registered)
+	return fmt.Sprintf("seed%d-depsInT%v-depsOnT%v-depsInO%v-manyDeps%v-groupsInT%v-groupsInO%v-registered%v",
+		sc.seed, sc.depsInT, sc.depsOnT, sc.depsInO, sc.manyDeps, sc.groupsInT, sc.groupsInO, sc.registered)
 }
 
 // fastEligible is whether deleting t may skip the walk in sc.
@@ -55,6 +56,14 @@ func (sc deleteScenario) build(t *testing.T, ns *namespace, clock *coordinate.Fa
 	}
 	key := func(n int) coordinate.Name {
 		return coordinate.Name{Bytes: fmt.Sprintf("k%03d", r.IntN(n)), Text: r.IntN(4) > 0}
+	}
+	if sc.manyDeps {
+		var units []coordinate.WorkUnitInput
+		for i := range 300 {
+			units = append(units, coordinate.WorkUnitInput{Key: coordinate.Name{Bytes: fmt.Sprint("m", i), Text: true}, Data: coordinate.EmptyMap,
+				DependsOn: []coordinate.UnitRef{{Spec: "o", Key: fmt.Sprint("missing", i)}}})
+		}
+		must(ns.AddWorkUnits(ctx, "o", units))
 	}
 	for range 4 {
 		for _, spec := range []string{"t", "o"} {
@@ -152,7 +161,7 @@ func deleteScenarios(seeds int) []deleteScenario {
 	for seed := uint64(1); seed <= uint64(seeds); seed++ {
 		bit := func(i uint) bool { return seed>>i&1 == 1 }
 		out = append(out, deleteScenario{seed: seed,
-			depsInT: bit(0) && bit(3), depsOnT: bit(1) && bit(4), depsInO: bit(2),
+			depsInT: bit(0) && bit(3), depsOnT: bit(1) && bit(4), depsInO: bit(2), manyDeps: bit(2) && bit(0),
 			groupsInT: bit(3) && !bit(0), groupsInO: bit(1), registered: !bit(4) || bit(2)})
 	}
 	return out
@@ -181,6 +190,9 @@ func TestDeleteSpecFastMatchesWalk(t *testing.T) {
 			sp := nss[0].st.specs["t"]
 			if got := nss[0].st.canDropWhole(sp); got != sc.fastEligible() {
 				t.Fatalf("canDropWhole = %v, want %v", got, sc.fastEligible())
+			}
+			if got := len(nss[0].st.dependents) > len(sp.units); got != sc.manyDeps {
+				t.Fatalf("%d units waited for, t has %d: the scenario does not test what it says", len(nss[0].st.dependents), len(sp.units))
 			}
 			if got := nss[0].st.workers.holders; sc.registered && len(got) == 0 {
 				t.Fatal("no unit is outstanding: the scenario proves little")
