@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -11,20 +12,24 @@ import (
 // BenchmarkDeleteSpec times deleting a spec of n units (queueSizes, or
 // COORD_BENCH_UNITS), 100 of them leased by a registered worker, the way
 // it was before dropspec.go (path=walk: every unit removed in key order)
-// and now (path=fast). ns/op is one DeleteWorkSpec call, all of it one
+// and now (path=fast; path=lookups with more dependency targets elsewhere
+// than the spec has units, so that canDropWhole looks up every key of the
+// spec). ns/op is one DeleteWorkSpec call, all of it one
 // hold of the namespace lock. Compare with
 //
 //	go test -run '^$' -bench DeleteSpec -count 6 ./memory/ | benchstat -col /path -
 func BenchmarkDeleteSpec(b *testing.B) {
 	for _, size := range listSizes(b) {
-		for _, walk := range []bool{true, false} {
-			path := map[bool]string{true: "walk", false: "fast"}[walk]
+		for _, path := range []string{"walk", "fast", "lookups"} {
 			b.Run(fmt.Sprintf("path=%s/units=%d", path, size), func(b *testing.B) {
 				var longest time.Duration
 				for range b.N {
 					b.StopTimer()
 					ns, ctx := benchNamespace(b)
 					fill(b, ns, ctx, "q", size)
+					if path == "lookups" {
+						waitForMissing(b, ns, size+1)
+					}
 					w := coordinate.Name{Bytes: "w", Text: true}
 					if err := ns.WorkerHeartbeat(ctx, coordinate.Heartbeat{Worker: w, Mode: coordinate.Null, Data: coordinate.EmptyMap, Expire: time.Hour}); err != nil {
 						b.Fatal(err)
@@ -32,7 +37,7 @@ func BenchmarkDeleteSpec(b *testing.B) {
 					if _, err := ns.GetWork(ctx, coordinate.WorkRequest{Worker: w, LeaseTime: time.Minute, MaxJobs: 100}); err != nil {
 						b.Fatal(err)
 					}
-					ns.st.walkSpecDeletes = walk
+					ns.st.walkSpecDeletes = path == "walk"
 					b.StartTimer()
 					t := time.Now()
 					if err := ns.DeleteWorkSpec(ctx, "s"); err != nil {
@@ -43,5 +48,27 @@ func BenchmarkDeleteSpec(b *testing.B) {
 				b.ReportMetric(float64(longest.Microseconds())/1000, "max-hold-ms")
 			})
 		}
+	}
+}
+
+// waitForMissing adds to a spec "o" n units each waiting for a unit that
+// does not exist: n dependency targets, none in spec "s".
+func waitForMissing(b *testing.B, ns *namespace, n int) {
+	ctx := context.Background()
+	defineSpec(b, ctx, ns, "o")
+	const batch = 10_000
+	var units []coordinate.WorkUnitInput
+	for i := range n {
+		units = append(units, coordinate.WorkUnitInput{Key: coordinate.Name{Bytes: fmt.Sprint("o", i), Text: true}, Data: smallData,
+			DependsOn: []coordinate.UnitRef{{Spec: "o", Key: fmt.Sprint("missing", i)}}})
+		if len(units) == batch || i == n-1 {
+			if err := ns.AddWorkUnits(ctx, "o", units); err != nil {
+				b.Fatal(err)
+			}
+			units = units[:0]
+		}
+	}
+	if len(ns.st.dependents) <= len(ns.st.specs["s"].units) {
+		b.Fatal("fewer dependency targets than units: canDropWhole would not look up the spec's keys")
 	}
 }
