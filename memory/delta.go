@@ -299,12 +299,7 @@ func (s *state) unlinkRestored(u *unit) {
 		}
 	}
 	for _, d := range u.ext.deps {
-		if set := s.dependents[d]; set != nil {
-			delete(set, u)
-			if len(set) == 0 {
-				delete(s.dependents, d)
-			}
-		}
+		s.dropEdge(d, u)
 	}
 }
 

@@ -33,12 +33,7 @@ func (s *state) addEdges(u *unit, deps []coordinate.UnitRef) (coordinate.Status,
 			continue
 		}
 		unmet = append(unmet, d)
-		set := s.dependents[d]
-		if set == nil {
-			set = make(map[*unit]struct{})
-			s.dependents[d] = set
-		}
-		set[u] = struct{}{}
+		s.addEdge(d, u)
 		if du != nil && du.status == coordinate.StatusFailed && failed == nil {
 			d := d
 			failed = &d
@@ -58,6 +53,38 @@ func (s *state) addEdges(u *unit, deps []coordinate.UnitRef) (coordinate.Status,
 	return coordinate.StatusBlocked, nil
 }
 
+// addEdge records that u waits for d.
+func (s *state) addEdge(d coordinate.UnitRef, u *unit) {
+	set := s.dependents[d]
+	if set == nil {
+		set = make(map[*unit]struct{})
+		s.dependents[d] = set
+		s.depTargets[d.Spec]++
+	}
+	set[u] = struct{}{}
+}
+
+// dropEdge forgets that u waits for d.
+func (s *state) dropEdge(d coordinate.UnitRef, u *unit) {
+	if set := s.dependents[d]; set != nil {
+		delete(set, u)
+		if len(set) == 0 {
+			s.dropTarget(d)
+		}
+	}
+}
+
+// dropTarget forgets every unit waiting for d.
+func (s *state) dropTarget(d coordinate.UnitRef) {
+	if _, ok := s.dependents[d]; !ok {
+		return
+	}
+	delete(s.dependents, d)
+	if s.depTargets[d.Spec]--; s.depTargets[d.Spec] == 0 {
+		delete(s.depTargets, d.Spec)
+	}
+}
+
 // extend gives u, a unit of its spec, an ext if it has none yet.
 func (u *unit) extend() {
 	if u.ext == nil {
@@ -73,12 +100,7 @@ func (s *state) dropEdges(u *unit) {
 		return
 	}
 	for _, d := range u.ext.deps {
-		if set := s.dependents[d]; set != nil {
-			delete(set, u)
-			if len(set) == 0 {
-				delete(s.dependents, d)
-			}
-		}
+		s.dropEdge(d, u)
 	}
 	u.ext.deps = nil
 	u.ext.depFailed = false
@@ -92,7 +114,7 @@ func (s *state) resolveDependents(done *unit, now int64) {
 	if set == nil {
 		return
 	}
-	delete(s.dependents, r)
+	s.dropTarget(r)
 	for _, d := range sortedUnits(set) {
 		s.touch(d)
 		d.ext.deps = removeRef(d.ext.deps, r)

@@ -2,6 +2,7 @@ package memory
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -99,6 +100,13 @@ func checkInvariants(t *testing.T, s *state) {
 		if counts != gr.counts {
 			t.Fatalf("group %q counts %v, members say %v", g, gr.counts, counts)
 		}
+	}
+	targets := map[string]int{}
+	for r := range s.dependents {
+		targets[r.Spec]++
+	}
+	if !maps.Equal(targets, s.depTargets) {
+		t.Fatalf("dependency targets by spec %v, dependents say %v", s.depTargets, targets)
 	}
 	for r, set := range s.dependents {
 		for u := range set {

@@ -83,6 +83,7 @@ func (o *opClear) apply(s *state) {
 	clear(s.specs)
 	s.due = nil
 	clear(s.dependents)
+	clear(s.depTargets)
 	clear(s.groups)
 	s.workers.clearUnits()
 }

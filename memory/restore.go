@@ -189,12 +189,7 @@ func (s *state) linkRestored(sp *spec, u *unit) error {
 		gr.counts[u.status]++
 	}
 	for _, d := range u.ext.deps {
-		set := s.dependents[d]
-		if set == nil {
-			set = make(map[*unit]struct{})
-			s.dependents[d] = set
-		}
-		set[u] = struct{}{}
+		s.addEdge(d, u)
 	}
 	return nil
 }

@@ -155,6 +155,8 @@ type state struct {
 	// dependents maps a unit (existing or not) to the units waiting for
 	// it to finish, or failed because it failed.
 	dependents map[coordinate.UnitRef]map[*unit]struct{}
+	// depTargets counts the keys of dependents by spec name (dropspec.go).
+	depTargets map[string]int
 	groups     map[string]*group
 	// due holds the specs with delayed or pending units by when the
 	// expiry pass next has work in them (due.go).
@@ -197,6 +199,7 @@ func newState() *state {
 		specs:      make(map[string]*spec),
 		workers:    newWorkerRegistry(),
 		dependents: make(map[coordinate.UnitRef]map[*unit]struct{}),
+		depTargets: make(map[string]int),
 		groups:     make(map[string]*group),
 		nextLease:  1,
 		dirtyEpoch: 1,
