@@ -12,9 +12,9 @@ import (
 // BenchmarkDeleteSpec times deleting a spec of n units (queueSizes, or
 // COORD_BENCH_UNITS), 100 of them leased by a registered worker, the way
 // it was before dropspec.go (path=walk: every unit removed in key order)
-// and now (path=fast; path=lookups with more dependency targets elsewhere
-// than the spec has units, so that canDropWhole looks up every key of the
-// spec). ns/op is one DeleteWorkSpec call, all of it one
+// and now (path=fast; path=lookups with units elsewhere waiting for more
+// keys of the spec's name, none of its units, than it has units, so that
+// canDropWhole looks up every key of the spec). ns/op is one DeleteWorkSpec call, all of it one
 // hold of the namespace lock. Compare with
 //
 //	go test -run '^$' -bench DeleteSpec -count 6 ./memory/ | benchstat -col /path -
@@ -51,8 +51,9 @@ func BenchmarkDeleteSpec(b *testing.B) {
 	}
 }
 
-// waitForMissing adds to a spec "o" n units each waiting for a unit that
-// does not exist: n dependency targets, none in spec "s".
+// waitForMissing adds to a spec "o" n units each waiting for a unit of
+// spec "s" that does not exist: n dependency targets named for "s", none
+// of its units.
 func waitForMissing(b *testing.B, ns *namespace, n int) {
 	ctx := context.Background()
 	defineSpec(b, ctx, ns, "o")
@@ -60,7 +61,7 @@ func waitForMissing(b *testing.B, ns *namespace, n int) {
 	var units []coordinate.WorkUnitInput
 	for i := range n {
 		units = append(units, coordinate.WorkUnitInput{Key: coordinate.Name{Bytes: fmt.Sprint("o", i), Text: true}, Data: smallData,
-			DependsOn: []coordinate.UnitRef{{Spec: "o", Key: fmt.Sprint("missing", i)}}})
+			DependsOn: []coordinate.UnitRef{{Spec: "s", Key: fmt.Sprint("missing", i)}}})
 		if len(units) == batch || i == n-1 {
 			if err := ns.AddWorkUnits(ctx, "o", units); err != nil {
 				b.Fatal(err)
