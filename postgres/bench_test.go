@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -211,6 +212,7 @@ func benchDrain(b *testing.B, perCall, size, maxRunning int) {
 	}
 	var done atomic.Int64
 	wal := walMeter(b)
+	cpu := cpuMeter(b)
 	b.ResetTimer()
 	start := time.Now()
 	var wg sync.WaitGroup
@@ -248,5 +250,26 @@ func benchDrain(b *testing.B, perCall, size, maxRunning int) {
 	}
 	wg.Wait()
 	b.ReportMetric(float64(done.Load())/time.Since(start).Seconds(), "units/s")
+	cpu(done.Load())
 	wal(done.Load())
+}
+
+// cpuMeter starts measuring the CPU time this process (the backend and
+// the benchmark's clients; PostgreSQL is another process) uses, a figure
+// that moves far less with the machine's load than units/s; the returned
+// func reports it per unit.
+func cpuMeter(b *testing.B) func(units int64) {
+	start := processCPU(b)
+	return func(units int64) {
+		b.ReportMetric(float64((processCPU(b)-start).Microseconds())/float64(units), "cpu-us/unit")
+	}
+}
+
+// processCPU is the user and system CPU time this process used so far.
+func processCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

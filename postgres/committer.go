@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/coordinated/coordinated/coordinate"
 	"github.com/coordinated/coordinated/internal/histo"
@@ -118,6 +119,7 @@ const (
 type committer struct {
 	b       *Backend
 	queue   chan *commitItem
+	lanes   chan laneJob // apply's claims lanes, for the lane goroutines
 	stop    chan struct{}
 	stopped sync.WaitGroup
 	// busy counts the workers applying a batch; freed is signalled when
@@ -143,11 +145,12 @@ type committer struct {
 }
 
 func newCommitter(b *Backend) *committer {
-	c := &committer{b: b, queue: make(chan *commitItem, 4*maxCommitBatch), stop: make(chan struct{}),
+	c := &committer{b: b, queue: make(chan *commitItem, 4*maxCommitBatch), lanes: make(chan laneJob), stop: make(chan struct{}),
 		freed: make(chan struct{}, 1), batches: newCommitBatchHistogram(), idleWait: idleGather}
-	c.stopped.Add(commitWorkers)
+	c.stopped.Add(2 * commitWorkers)
 	for range commitWorkers {
 		go c.run()
+		go c.lane()
 	}
 	return c
 }
@@ -379,12 +382,40 @@ func (c *committer) apply(batch []*commitItem) {
 	}
 	var wg sync.WaitGroup
 	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		c.applyLane(claims)
-	}()
+	select {
+	case c.lanes <- laneJob{claims, &wg}:
+	case <-c.stop:
+		go c.runLane(laneJob{claims, &wg})
+	}
 	c.applyLane(updates)
 	wg.Wait()
+}
+
+// laneJob is the claims lane of a batch apply runs on a lane goroutine.
+type laneJob struct {
+	batch []*commitItem
+	done  *sync.WaitGroup
+}
+
+// lane runs the claims lanes of batches (apply) until the committer
+// stops. It lives as long as the committer: a goroutine started per
+// batch grew its stack to pgx's depth on every batch, about 5% of the
+// daemon's CPU at 8 connections (docs/postgres.md, "Fourth pass").
+func (c *committer) lane() {
+	defer c.stopped.Done()
+	for {
+		select {
+		case j := <-c.lanes:
+			c.runLane(j)
+		case <-c.stop:
+			return
+		}
+	}
+}
+
+func (c *committer) runLane(j laneJob) {
+	defer j.done.Done()
+	c.applyLane(j.batch)
 }
 
 // splitLanes separates a batch's claims (and get_work requests) from its
@@ -516,9 +547,9 @@ func queueClaims(b *pgx.Batch, claims []*claimRequest) {
 func collectClaims(rows pgx.Rows, claims []*claimRequest) error {
 	var (
 		req     int32
-		key     []byte
+		key     pgtype.DriverBytes // the row's own bytes, copied once below
 		keyText bool
-		data    []byte
+		data    pgtype.DriverBytes
 		prio    float64
 		leaseID int64
 	)
