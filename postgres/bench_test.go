@@ -183,6 +183,19 @@ func BenchmarkDrain(b *testing.B) {
 	}
 }
 
+// BenchmarkDrainSequential is BenchmarkDrain as legacy workers drain
+// through the daemon: each client finishes its units one call at a time,
+// so a committer batch holds at most one request per client (with the
+// default 8 clients, what coordbench's drain1 and drain100 at 8
+// connections give the backend).
+func BenchmarkDrainSequential(b *testing.B) {
+	for _, perCall := range []int{1, 100} {
+		b.Run(fmt.Sprintf("perCall=%d/queued=%d", perCall, benchSizes(b)[0]), func(b *testing.B) {
+			benchDrainWith(b, perCall, benchSizes(b)[0], 0, true)
+		})
+	}
+}
+
 // BenchmarkDrainMaxRunning is BenchmarkDrain on a spec whose max_running
 // is set but never reached: what the exact max_running gate
 // (maxrunning.go) costs, to compare with BenchmarkDrain in the same run.
@@ -199,6 +212,12 @@ func BenchmarkDrainMaxRunning(b *testing.B) {
 const benchReplyBytes = 64 << 20
 
 func benchDrain(b *testing.B, perCall, size, maxRunning int) {
+	benchDrainWith(b, perCall, size, maxRunning, false)
+}
+
+// benchDrainWith is benchDrain; with sequential each client finishes its
+// units one after another instead of all at once.
+func benchDrainWith(b *testing.B, perCall, size, maxRunning int, sequential bool) {
 	ns := benchNamespace(b)
 	if maxRunning != 0 {
 		if err := ns.ControlWorkSpec(context.Background(), "s", coordinate.WorkSpecControl{MaxRunning: &maxRunning}); err != nil {
@@ -207,7 +226,7 @@ func benchDrain(b *testing.B, perCall, size, maxRunning int) {
 	}
 	fill(b, ns, "q", size+b.N+perCall*benchClients())
 	clients := benchClients()
-	if perCall > 1 {
+	if perCall > 1 && !sequential {
 		clients = min(clients, 8)
 	}
 	var done atomic.Int64
@@ -230,6 +249,18 @@ func benchDrain(b *testing.B, perCall, size, maxRunning int) {
 				if len(as) == 0 {
 					b.Error("queue ran dry")
 					return
+				}
+				if sequential {
+					for _, a := range as {
+						err := ns.UpdateAttempt(context.Background(), coordinate.AttemptRef{Spec: a.Spec.Bytes, Key: a.Key.Bytes, ID: a.ID},
+							coordinate.WorkUnitUpdate{Status: coordinate.StatusFinished})
+						if err != nil {
+							b.Error(err)
+							return
+						}
+					}
+					done.Add(int64(len(as)))
+					continue
 				}
 				var fwg sync.WaitGroup
 				for _, a := range as {
