@@ -21,7 +21,7 @@ var fastArrayTypes = []struct {
 	name string
 	oid  uint32
 }{
-	{"_bytea", pgtype.ByteaArrayOID}, // [][]byte
+	{"_bytea", pgtype.ByteaArrayOID}, // [][]byte, []string
 	{"_int8", pgtype.Int8ArrayOID},   // []int64, []*int64
 	{"_int4", pgtype.Int4ArrayOID},   // []int32
 	{"_bool", pgtype.BoolArrayOID},   // []bool
@@ -50,6 +50,10 @@ func (c fastArrays) PlanEncode(m *pgtype.Map, oid uint32, format int16, value an
 		case [][]byte:
 			if oid == pgtype.ByteaArrayOID {
 				return encodeByteaArray{}
+			}
+		case []string:
+			if oid == pgtype.ByteaArrayOID {
+				return encodeStringsAsBytea{}
 			}
 		case []int64:
 			if oid == pgtype.Int8ArrayOID {
@@ -109,6 +113,27 @@ func (encodeByteaArray) Encode(value any, buf []byte) ([]byte, error) {
 			buf = binary.BigEndian.AppendUint32(buf, nullElement)
 			continue
 		}
+		buf = binary.BigEndian.AppendUint32(buf, uint32(len(e)))
+		buf = append(buf, e...)
+	}
+	return buf, nil
+}
+
+// encodeStringsAsBytea sends Go strings, which hold the backend's names
+// and keys as arbitrary bytes, as a bytea array without copying each to
+// a []byte first; no element is NULL ("" is an empty bytea). pgx itself
+// cannot encode a []string as bytea[].
+type encodeStringsAsBytea struct{}
+
+func (encodeStringsAsBytea) fastArray() {}
+
+func (encodeStringsAsBytea) Encode(value any, buf []byte) ([]byte, error) {
+	a := value.([]string)
+	if a == nil {
+		return nil, nil
+	}
+	buf = appendArrayHeader(buf, pgtype.ByteaOID, len(a))
+	for _, e := range a {
 		buf = binary.BigEndian.AppendUint32(buf, uint32(len(e)))
 		buf = append(buf, e...)
 	}

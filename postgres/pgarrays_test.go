@@ -27,7 +27,7 @@ func TestFastArraysEncodeAsPgx(t *testing.T) {
 		{"int4", pgtype.Int4ArrayOID, []int32{0, 5, -7, 1<<31 - 1}},
 		{"bool", pgtype.BoolArrayOID, []bool{true, false, true}},
 		{"bool empty", pgtype.BoolArrayOID, []bool{}},
-		{"not ours: strings as bytea", pgtype.ByteaArrayOID, []string{"x"}},
+		{"not ours: int16s as int4", pgtype.Int4ArrayOID, []int16{1, -2}},
 		{"not ours: ints as int8", pgtype.Int8ArrayOID, []int{1, 2}},
 	}
 	fast := pgtype.NewMap()
@@ -44,6 +44,12 @@ func TestFastArraysEncodeAsPgx(t *testing.T) {
 		if werr == nil && !bytes.Equal(got, append([]byte("pre"), want...)) {
 			t.Errorf("%s: appended to a buffer: %x", c.name, got)
 		}
+	}
+	// Strings go as bytea, exactly as the same bytes would.
+	strs, _ := fast.Encode(pgtype.ByteaArrayOID, pgtype.BinaryFormatCode, []string{"spec", "", "\x00\xff"}, nil)
+	want, _ := plain.Encode(pgtype.ByteaArrayOID, pgtype.BinaryFormatCode, [][]byte{[]byte("spec"), {}, {0, 0xff}}, nil)
+	if !bytes.Equal(strs, want) {
+		t.Errorf("strings as bytea: %x, want %x", strs, want)
 	}
 	for _, c := range cases[:len(cases)-2] {
 		if _, ok := fast.PlanEncode(c.oid, pgtype.BinaryFormatCode, c.value).(interface{ fastArray() }); !ok {
