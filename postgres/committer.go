@@ -522,7 +522,7 @@ func queueClaims(b *pgx.Batch, claims []*claimRequest) {
 		return
 	}
 	var (
-		workers  [][]byte
+		workers  []string // bytea[], as strings (pgarrays.go)
 		texts    []bool
 		expires  []int64
 		reqs     []int32
@@ -533,7 +533,7 @@ func queueClaims(b *pgx.Batch, claims []*claimRequest) {
 			earliest = c.now
 		}
 		for range c.n {
-			workers = append(workers, bytesOf(c.worker.Bytes))
+			workers = append(workers, c.worker.Bytes)
 			texts = append(texts, c.worker.Text)
 			expires = append(expires, c.expires.UnixNano())
 			reqs = append(reqs, int32(i))
