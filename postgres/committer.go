@@ -134,6 +134,10 @@ type committer struct {
 	batches *histo.Histogram // requests per batch, for metrics (stats.go)
 
 	gathering sync.Mutex // held by the worker taking requests off queue
+	// want is how many more queued requests the gathering worker waits
+	// for (0: none); arrived signals enough once the queue holds them.
+	want   atomic.Int32
+	enough chan struct{} // capacity 1
 	// idleWait is idleGather (tests change it).
 	idleWait time.Duration
 
@@ -146,7 +150,7 @@ type committer struct {
 
 func newCommitter(b *Backend) *committer {
 	c := &committer{b: b, queue: make(chan *commitItem, 4*maxCommitBatch), lanes: make(chan laneJob), stop: make(chan struct{}),
-		freed: make(chan struct{}, 1), batches: newCommitBatchHistogram(), idleWait: idleGather}
+		freed: make(chan struct{}, 1), enough: make(chan struct{}, 1), batches: newCommitBatchHistogram(), idleWait: idleGather}
 	c.stopped.Add(2 * commitWorkers)
 	for range commitWorkers {
 		go c.run()
@@ -167,6 +171,7 @@ func (c *committer) submit(ctx context.Context, it *commitItem) error {
 	it.done = make(chan error, 1)
 	select {
 	case c.queue <- it:
+		c.arrived()
 	case <-c.stop:
 		return errBackendClosed
 	case <-ctx.Done():
@@ -324,17 +329,48 @@ func (c *committer) gather(batch *[]*commitItem) bool {
 				return true
 			}
 		}
+		// Sleep until the queue holds what is waited for (arrived), not
+		// once per request: at 8 connections that was a wake of this
+		// goroutine per request.
+		need := int32(expect - len(*batch))
+		if c.busy.Load() > 0 {
+			need = int32(busyMinBatch - len(*batch))
+		}
+		c.want.Store(need)
+		if len(c.queue) >= int(need) {
+			c.want.Store(0)
+			continue
+		}
 		select {
-		case it := <-c.queue:
-			*batch = append(*batch, it)
+		case <-c.enough:
 		case <-c.freed:
 		case <-late:
+			c.want.Store(0)
 			return true
 		case <-c.stop:
+			c.want.Store(0)
 			return false
 		}
+		c.want.Store(0)
 	}
 	return true
+}
+
+// arrived is called after a request is queued: it wakes the gathering
+// worker when the queue holds as many requests as it waits for.
+func (c *committer) arrived() {
+	if w := c.want.Load(); w > 0 && len(c.queue) >= int(w) {
+		select {
+		case c.enough <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// enqueue queues it without waiting for its result (tests).
+func (c *committer) enqueue(it *commitItem) {
+	c.queue <- it
+	c.arrived()
 }
 
 // started records the size of a batch about to start.
