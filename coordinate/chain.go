@@ -17,6 +17,21 @@ import (
 // map with a non-empty output. The returned Data values share memory with
 // data.
 func ChainedUnits(data Data, parentPriority float64) []WorkUnitInput {
+	units := ChainedInputs(data)
+	for i := range units {
+		if units[i].Priority == nil {
+			p := parentPriority
+			units[i].Priority = &p
+		}
+	}
+	return units
+}
+
+// ChainedInputs is ChainedUnits before the parent's priority is filled
+// in: a unit without an explicit priority has a nil Priority, for a
+// caller that fills it in where the parent's priority is known (the
+// PostgreSQL backend's fast chaining finish, in its statement).
+func ChainedInputs(data Data) []WorkUnitInput {
 	pairs, isMap, err := rawMap(data)
 	if err != nil || !isMap {
 		return nil
@@ -39,12 +54,6 @@ func ChainedUnits(data Data, parentPriority float64) []WorkUnitInput {
 			if u, ok := chainedElement(e); ok {
 				units = append(units, u)
 			}
-		}
-	}
-	for i := range units {
-		if units[i].Priority == nil {
-			p := parentPriority
-			units[i].Priority = &p
 		}
 	}
 	return units

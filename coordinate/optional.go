@@ -56,3 +56,24 @@ type SharedWork interface {
 	// missed), until ctx ends; then it returns.
 	WatchWork(ctx context.Context, wake func())
 }
+
+// DueReporter is a Namespace that can tell when work next becomes
+// available by time alone (a delay that ends, a lease that runs out, a
+// dead worker's leases given back), so that a long-polling get_work can
+// try again then rather than at the end of its wait.
+type DueReporter interface {
+	// NextDue returns the earliest such time after `after` (the time of
+	// the caller's last try; a lease that ran out but is not yet given
+	// back counts whenever it ran out), or ok false when nothing is due.
+	NextDue(ctx context.Context, after time.Time) (t time.Time, ok bool, err error)
+}
+
+// WorkNotifier is a Namespace that says when its own changes made units
+// available to hand out now (added, given back, retried, released by an
+// expired lease, unblocked by a dependency finishing), so a long-polling
+// get_work can try again at once.
+type WorkNotifier interface {
+	// NotifyWork arranges for f to be called after each such change. f
+	// is called without the namespace's locks held and must not block.
+	NotifyWork(f func())
+}

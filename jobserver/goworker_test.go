@@ -160,3 +160,65 @@ func testGetWorkWait(t *testing.T, newServer serverFactory) {
 		t.Errorf("wait 'soon': error %q does not name the option", msg)
 	}
 }
+
+// testGetWorkWaitWakesWhenDue: on a coordinate.DueReporter (both
+// backends) a waiting get_work tries again when a delayed unit's delay
+// ends and when a lease runs out, instead of at the end of its wait.
+func testGetWorkWaitWakesWhenDue(t *testing.T, newServer serverFactory) {
+	js, clock := newServer(t, Config{})
+	addSpec(t, js, "go", m{"runtime": "go"})
+	// Delays and leases are on the fake clock; the wait is real time. A
+	// waiter that is not woken by the due time is answered only at the
+	// end of its wait, 30 s.
+	const notWoken = 20 * time.Second
+	got := make(chan string, 1)
+
+	call(t, js, "add_work_units", b("go"), []any{tuple{b("later"), m{}, m{"delay": 1}}})
+	go func() { got <- call(t, js, "get_work", b("w"), m{"runtime": "go", "wait": 30}) }()
+	waitUntil(t, "the get_work to wait", func() bool { return waiters(js) == 1 })
+	clock.Add(time.Second)
+	select {
+	case res := <-got:
+		expect(t, "woken when the delay ended", res, `128([128(['go', 'later', {}]), null])`)
+	case <-time.After(notWoken):
+		t.Fatal("the waiting get_work was not answered when the delay ended")
+	}
+
+	// The unit is leased for 2 s; when the lease runs out, a waiter gets it.
+	expect(t, "renew", call(t, js, "update_work_unit", b("go"), b("later"), m{"lease_time": 2}), `128([true, null])`)
+	go func() { got <- call(t, js, "get_work", b("w2"), m{"runtime": "go", "wait": 30}) }()
+	waitUntil(t, "the get_work to wait", func() bool { return waiters(js) == 1 })
+	clock.Add(3 * time.Second)
+	select {
+	case res := <-got:
+		expect(t, "woken when the lease ran out", res, `128([128(['go', 'later', {}]), null])`)
+	case <-time.After(notWoken):
+		t.Fatal("the waiting get_work was not answered when the lease ran out")
+	}
+}
+
+// TestGetWorkWaitWakesWhenDependencyFinishes: on the memory backend (a
+// coordinate.WorkNotifier) a waiting get_work is woken when the units it
+// could take are unblocked by their dependency finishing, a change the
+// jobserver's own methods cannot see.
+func TestGetWorkWaitWakesWhenDependencyFinishes(t *testing.T) {
+	js, _ := newMemoryServer(t, Config{})
+	addSpec(t, js, "go", m{"runtime": "go"})
+	call(t, js, "add_work_units", b("go"), []any{tuple{b("a"), m{}}})
+	call(t, js, "add_work_units", b("go"), []any{
+		tuple{b("b1"), m{}, m{"depends_on": []any{[]any{b("go"), b("a")}}}},
+		tuple{b("b2"), m{}, m{"depends_on": []any{[]any{b("go"), b("a")}}}},
+	})
+	expect(t, "a first", call(t, js, "get_work", b("w1"), m{"runtime": "go"}), `128([128(['go', 'a', {}]), null])`)
+
+	got := make(chan string, 1)
+	go func() { got <- call(t, js, "get_work", b("w2"), m{"runtime": "go", "wait": 30}) }()
+	waitUntil(t, "the get_work to wait", func() bool { return waiters(js) == 1 })
+	expect(t, "finish a", call(t, js, "update_work_unit", b("go"), b("a"), m{"status": 4}), `128([true, null])`)
+	select {
+	case res := <-got:
+		expect(t, "woken when a finished", res, `128([128(['go', 'b1', {}]), null])`)
+	case <-time.After(20 * time.Second):
+		t.Fatal("the waiting get_work was not answered when its dependency finished")
+	}
+}

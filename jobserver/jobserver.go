@@ -73,6 +73,9 @@ func New(ns coordinate.Namespace, cfg Config) *JobServer {
 	}
 	js.waits = newWaitList()
 	js.shared, _ = ns.(coordinate.SharedWork)
+	if wn, ok := ns.(coordinate.WorkNotifier); ok {
+		wn.NotifyWork(js.workMayBeAvailable)
+	}
 	js.methods = js.methodTable()
 	js.wakeWaitersAfter(js.methods)
 	return js

@@ -19,9 +19,15 @@ import (
 // (status AVAILABLE) or finishes one with output to chain, made through
 // this daemon or, on a namespace shared with other daemons
 // (coordinate.SharedWork: a PostgreSQL database), through another one
-// while this one's calls wait (FollowSharedWork). Units that become
-// available otherwise (an expired lease, a delay, a max_running slot freed
-// by a finish, a dependency finished) are found at the end of the wait.
+// while this one's calls wait (FollowSharedWork). Where the namespace can
+// tell when work next becomes available by time alone
+// (coordinate.DueReporter: both backends), the call also tries again
+// then: a delay ending, a lease running out. A namespace that says when
+// its changes made units available (coordinate.WorkNotifier: the memory
+// backend) wakes the waiters for all of them, a dependency finishing
+// included. Units that become available otherwise (a max_running slot
+// freed by a finish; on PostgreSQL, a dependency finished) are found at
+// the end of the wait.
 // A waiter woken for nothing it can take ignores wakes for wakeHoldoff, so
 // a stream of changes to specs it cannot run costs each waiter at most
 // one get_work per holdoff. Requests of one connection are answered in
@@ -180,18 +186,25 @@ func (js *JobServer) getWorkWaiting(ctx context.Context, req coordinate.WorkRequ
 	defer timer.Stop()
 	for first := true; ; first = false {
 		// The channel is taken before trying, so a change made while
-		// GetWork runs is not missed.
+		// GetWork runs is not missed; so is the time, so a delay ending
+		// while it runs is not either.
+		tried := js.clock.Now()
 		as, err := js.ns.GetWork(ctx, req)
 		if err != nil || len(as) > 0 {
 			return as, err
 		}
+		due, stopDue := js.dueTimer(ctx, tried)
 		select {
 		case <-ch:
+		case <-due:
 		case <-timer.C:
+			stopDue()
 			return js.ns.GetWork(ctx, req)
 		case <-ctx.Done():
+			stopDue()
 			return as, nil
 		}
+		stopDue()
 		if ch, ok = js.waits.again(); !ok {
 			return js.ns.GetWork(ctx, req)
 		}
@@ -210,4 +223,34 @@ func (js *JobServer) getWorkWaiting(ctx context.Context, req coordinate.WorkRequ
 			}
 		}
 	}
+}
+
+// dueTimer fires when the namespace next has work due by time alone after
+// tried, the last try (coordinate.DueReporter: a delay ending, a lease
+// running out), on the server's clock, so a waiting call tries again then. It never fires when
+// the namespace cannot tell or nothing is due; a time already past fires
+// at once (the caller's holdoff bounds how often that repeats).
+func (js *JobServer) dueTimer(ctx context.Context, tried time.Time) (<-chan struct{}, func()) {
+	dr, ok := js.ns.(coordinate.DueReporter)
+	if !ok {
+		return nil, func() {}
+	}
+	t, ok, err := dr.NextDue(ctx, tried)
+	if err != nil || !ok {
+		return nil, func() {}
+	}
+	fired := make(chan struct{})
+	d, fire := t.Sub(js.clock.Now()), func() { close(fired) }
+	if c, ok := js.clock.(timerClock); ok {
+		stop := c.AfterFunc(d, fire)
+		return fired, func() { stop() }
+	}
+	timer := time.AfterFunc(d, fire)
+	return fired, func() { timer.Stop() }
+}
+
+// timerClock is a coordinate.Clock with timers (coordinate.SystemClock and
+// FakeClock are).
+type timerClock interface {
+	AfterFunc(d time.Duration, f func()) (stop func() bool)
 }

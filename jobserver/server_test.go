@@ -54,6 +54,7 @@ var methodTests = []struct {
 	{"GoWorkerGetWork", testGoWorkerGetWork},
 	{"LeaseTokenFencing", testLeaseTokenFencing},
 	{"GetWorkWait", testGetWorkWait},
+	{"GetWorkWaitWakesWhenDue", testGetWorkWaitWakesWhenDue},
 	{"GetWorkUnitsReplyBound", testGetWorkUnitsReplyBound}, // limits_test.go
 	{"GetWorkReplyBound", testGetWorkReplyBound},
 }

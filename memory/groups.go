@@ -12,7 +12,7 @@ func (ns *namespace) GroupStatus(ctx context.Context, name string) (*coordinate.
 	if err != nil {
 		return nil, err
 	}
-	defer ns.mu.Unlock()
+	defer ns.unlock()
 	gr := ns.st.groups[name]
 	if gr == nil {
 		return &coordinate.GroupStatus{Group: name, Counts: make(map[coordinate.Status]int), Complete: true}, nil
@@ -26,7 +26,7 @@ func (ns *namespace) StalledGroups(ctx context.Context) ([]*coordinate.GroupStat
 	if err != nil {
 		return nil, err
 	}
-	defer ns.mu.Unlock()
+	defer ns.unlock()
 	var out []*coordinate.GroupStatus
 	for name, gr := range ns.st.groups {
 		if ns.stalled(gr, now) {

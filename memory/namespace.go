@@ -33,6 +33,10 @@ type namespace struct {
 	// appended (0: none), and the buffer records are encoded into.
 	ticket journalTicket
 	rec    recordEncoder
+
+	// workReady holds the coordinate.WorkNotifier callbacks
+	// (workready.go).
+	workReady workListeners
 }
 
 var _ coordinate.Namespace = (*namespace)(nil)
@@ -82,7 +86,7 @@ func (ns *namespace) commit(o op) {
 func (ns *namespace) end(ctx context.Context, errp *error) {
 	t := ns.ticket
 	ns.ticket = 0
-	ns.mu.Unlock()
+	ns.unlock()
 	if t == 0 {
 		return
 	}
@@ -101,7 +105,7 @@ func (ns *namespace) end(ctx context.Context, errp *error) {
 func (ns *namespace) endLease(errp *error) {
 	t := ns.ticket
 	ns.ticket = 0
-	ns.mu.Unlock()
+	ns.unlock()
 	if t == 0 {
 		return
 	}

@@ -153,6 +153,10 @@ type state struct {
 	// nextLease is the id the next lease gets.
 	nextLease int64
 
+	// madeAvailable: a unit became AVAILABLE to hand out now since the
+	// namespace last told its work listeners (workready.go).
+	madeAvailable bool
+
 	// Scratch state of one op's apply, always reset before it returns.
 	failCause  *coordinate.UnitRef // root of a dependency-failure cascade
 	cancelling map[*unit]bool      // units opCancelGroup is failing
@@ -225,6 +229,7 @@ func (s *state) place(u *unit, status coordinate.Status, now int64) {
 		u.where = inAvailable
 		u.since = unixSecond(now)
 		sp.ages.add(u.since)
+		s.madeAvailable = true
 	case status == coordinate.StatusPending:
 		sp.pending.push(u)
 		u.where = inPending

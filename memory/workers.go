@@ -125,6 +125,14 @@ func (r *workerRegistry) needsExpire(now int64) bool {
 	return len(r.byExpiry) > 0 && r.byExpiry[0].expires < now
 }
 
+// nextExpiry is the first time needsExpire holds, if a worker can expire.
+func (r *workerRegistry) nextExpiry() (int64, bool) {
+	if len(r.byExpiry) == 0 {
+		return 0, false
+	}
+	return r.byExpiry[0].expires + 1, true
+}
+
 // handOut records that a live worker was given u.
 func (r *workerRegistry) handOut(id string, u *unit) {
 	w, ok := r.byID[id]

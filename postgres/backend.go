@@ -58,7 +58,7 @@ type Backend struct {
 	live    *liveness
 	events  *transitions // unit transitions this process committed (events.go)
 	started time.Time    // when New returned (stats.go's oldest available)
-	// chainHints steers finishes that chain past the fast path.
+	// chainHints steers finishes that chain past finish_chain.sql.
 	chainHints chainHints
 	// shared wakes long-polling calls when other daemons add work
 	// (sharedwork.go).

@@ -2,34 +2,44 @@ package postgres
 
 import "sync"
 
-// chainHints remembers, for each spec whose finishes were seen carrying
-// units to chain, whether the spec chains them (has a `then`), so such a
-// finish goes straight to the general path instead of trying the fast
-// statement first, which cannot apply it, and then running again in a
-// transaction of its own (finish.go, committer.applyLane). It is only a
-// hint: a finish the fast statement does not match still falls through,
-// and the general path gives the same result as the fast one, so a stale
-// hint (a spec redefined, here or by another daemon) costs a round trip,
-// never a wrong answer; each finish of the kind corrects it. Specs are
-// few, so the map is not pruned.
+// chainSkips is how many chaining finishes of a spec go straight to the
+// general path after one fell through finish_chain.sql.
+const chainSkips = 16
+
+// chainHints keeps the chaining finishes of a spec off finish_chain.sql
+// for a while after one fell through it, so a spec whose finishes keep
+// chaining keys that exist already (several units chaining one unit, a
+// re-add: the general path's) does not pay a second transaction and WAL
+// flush for each (committer.applyLane reruns what fell through in a
+// transaction of its own). The next chainSkips such finishes of the spec
+// take the general path in the batch's own transaction; the one after
+// tries the fast statement again. It is only a hint: both paths give the
+// same result. Specs are few, so the map is not pruned.
 type chainHints struct {
-	mu     sync.Mutex
-	chains map[chainTarget]bool
+	mu    sync.Mutex
+	skips map[chainTarget]int
 }
 
-// chaining reports whether r's spec was last seen chaining.
-func (h *chainHints) chaining(r *updateRequest) bool {
+// skip reports whether r, a finish whose data chains units, should go
+// straight to the general path, and counts it if so.
+func (h *chainHints) skip(r *updateRequest) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.chains[chainTarget{r.ns.id, r.spec}]
-}
-
-// saw records whether r's spec chains the units r's data names.
-func (h *chainHints) saw(r *updateRequest, chains bool) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.chains == nil {
-		h.chains = map[chainTarget]bool{}
+	t := chainTarget{r.ns.id, r.spec}
+	if h.skips[t] == 0 {
+		return false
 	}
-	h.chains[chainTarget{r.ns.id, r.spec}] = chains
+	h.skips[t]--
+	return true
+}
+
+// fellThrough records that r, a finish whose data chains units, fell
+// through finish_chain.sql.
+func (h *chainHints) fellThrough(r *updateRequest) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.skips == nil {
+		h.skips = map[chainTarget]int{}
+	}
+	h.skips[chainTarget{r.ns.id, r.spec}] = chainSkips
 }

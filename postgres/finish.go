@@ -9,8 +9,12 @@ import (
 	"github.com/coordinated/coordinated/coordinate"
 )
 
-//go:embed queries/finish.sql
-var finishSQL string
+var (
+	//go:embed queries/finish.sql
+	finishSQL string
+	//go:embed queries/finish_chain.sql
+	finishChainSQL string
+)
 
 // The fast finish path. Nearly every update_work_unit a worker sends
 // finishes a unit it holds. Those are written by one statement
@@ -21,7 +25,10 @@ var finishSQL string
 // a single round trip. Anything the statement does not match (an expired
 // lease, a unit that is not pending, a lost lease, a spec that chains from
 // the unit's stored data, a missing unit) goes through the general path
-// in update.go, which gives exactly the same result as before.
+// in update.go, which gives exactly the same result as before. A finish
+// whose data sent names units to chain goes to finish_chain.sql, which
+// also inserts those units when none of their keys exists yet (the rest
+// of chaining, re-adds included, is the general path's: chains.go).
 
 // fastFinishable reports whether r may try the fast path: it finishes,
 // sets no lease, and either carries data that chains no units or leaves
@@ -32,41 +39,111 @@ func fastFinishable(r *updateRequest) bool {
 
 // fastFinishes is the fast-path part of a batch.
 type fastFinishes struct {
-	reqs []int // indexes into the batch's updates, in (namespace, spec, key) order
+	reqs []int // finish.sql: indexes into the batch's updates, in (namespace, spec, key) order
+	// chains are the finishes whose data names units to chain, for
+	// finish_chain.sql, in the same order, and chained[i] the units
+	// chains[i] names (coordinate.ChainedInputs, deduplicated).
+	chains  []int
+	chained map[int][]coordinate.WorkUnitInput
+}
+
+// chainedKey names a unit to chain by its namespace and key: the target
+// spec is only known to the statement.
+type chainedKey struct {
+	ns  int64
+	key string
 }
 
 // splitFast picks the updates of a batch that try the fast path: those
 // fastFinishable whose unit no other update of the batch names (the
-// general path applies several updates of one unit in order), leaving
-// out those whose data chains units on a spec last seen chaining
-// (chainhints.go), which the fast statement would not apply.
+// general path applies several updates of one unit in order). Those
+// whose data names units to chain go to finish_chain.sql when the units
+// have no dependencies (which the general path checks for cycles and
+// locks) and no key another of them names (a merged insert could not
+// apply them in order), unless one of their spec's fell through it lately
+// (chainhints.go); the rest to the general path.
 func splitFast(updates []*updateRequest) (fast fastFinishes, slow []int) {
 	count := make(map[unitKey]int, len(updates))
 	for _, r := range updates {
 		count[r.unit()]++
 	}
+	var named map[chainedKey]bool
 	for i, r := range updates {
 		if !fastFinishable(r) || count[r.unit()] != 1 {
 			slow = append(slow, i)
 			continue
 		}
-		r.chains = r.upd.Data != nil && len(coordinate.ChainedUnits(r.upd.Data, 0)) > 0
-		if !r.chains || !r.ns.b.chainHints.chaining(r) {
-			fast.reqs = append(fast.reqs, i)
-		} else {
-			slow = append(slow, i)
+		var chained []coordinate.WorkUnitInput
+		if r.upd.Data != nil {
+			chained = dedupeUnits(coordinate.ChainedInputs(r.upd.Data))
 		}
+		r.chains = len(chained) > 0
+		if !r.chains {
+			fast.reqs = append(fast.reqs, i)
+			continue
+		}
+		if named == nil {
+			named = map[chainedKey]bool{}
+			fast.chained = map[int][]coordinate.WorkUnitInput{}
+		}
+		if r.ns.b.chainHints.skip(r) || !chainsFast(r.ns.id, chained, named) {
+			slow = append(slow, i)
+			continue
+		}
+		fast.chains = append(fast.chains, i)
+		fast.chained[i] = chained
 	}
 	// Lock rows in one order in every batch, as queueLockUnits does.
-	sort.Slice(fast.reqs, func(i, j int) bool {
-		return updates[fast.reqs[i]].unit().less(updates[fast.reqs[j]].unit())
-	})
+	for _, idx := range [][]int{fast.reqs, fast.chains} {
+		sort.Slice(idx, func(i, j int) bool {
+			return updates[idx[i]].unit().less(updates[idx[j]].unit())
+		})
+	}
 	return fast, slow
 }
 
-// queue queues finish.sql and then the resolution of the edges to the
-// units it finished.
+// chainsFast reports whether units (to chain in namespace ns) may go to
+// finish_chain.sql with the others of the batch, whose keys are in
+// named, and adds their keys to named if so.
+func chainsFast(ns int64, units []coordinate.WorkUnitInput, named map[chainedKey]bool) bool {
+	for i := range units {
+		if len(units[i].DependsOn) > 0 || named[chainedKey{ns, units[i].Key.Bytes}] {
+			return false
+		}
+	}
+	for i := range units {
+		named[chainedKey{ns, units[i].Key.Bytes}] = true
+	}
+	return true
+}
+
+// any reports whether the fast path has statements to run.
+func (f fastFinishes) any() bool { return len(f.reqs) > 0 || len(f.chains) > 0 }
+
+// queue queues finish.sql, finish_chain.sql (each when it has requests)
+// and then the resolution of the edges to the units they finished.
 func (f fastFinishes) queue(b *pgx.Batch, updates []*updateRequest) {
+	var (
+		units  = make([]unitKey, 0, len(f.reqs)+len(f.chains))
+		latest int64
+	)
+	for _, idx := range [][]int{f.reqs, f.chains} {
+		for _, i := range idx {
+			units = append(units, updates[i].unit())
+			latest = max(latest, updates[i].now.UnixNano())
+		}
+	}
+	if len(f.reqs) > 0 {
+		f.queueFinish(b, updates)
+	}
+	if len(f.chains) > 0 {
+		f.queueChains(b, updates)
+	}
+	queueResolveFinished(b, units, latest)
+}
+
+// queueFinish queues finish.sql.
+func (f fastFinishes) queueFinish(b *pgx.Batch, updates []*updateRequest) {
 	n := len(f.reqs)
 	var (
 		units    = make([]unitKey, n)
@@ -75,7 +152,6 @@ func (f fastFinishes) queue(b *pgx.Batch, updates []*updateRequest) {
 		leases   = make([]*int64, n)
 		nows     = make([]int64, n)
 		reqs     = make([]int32, n)
-		latest   int64
 	)
 	for j, i := range f.reqs {
 		r := updates[i]
@@ -86,33 +162,105 @@ func (f fastFinishes) queue(b *pgx.Batch, updates []*updateRequest) {
 		}
 		leases[j] = r.leaseID
 		nows[j] = r.now.UnixNano()
-		latest = max(latest, nows[j])
 		reqs[j] = int32(i)
 	}
 	nss, specs, keys := unitKeyArrays(units)
 	b.Queue(finishSQL, nss, specs, keys, datas, nochains, leases, nows, reqs)
-	queueResolveFinished(b, units, latest)
 }
 
-// read reads finish.sql's answer: which updates it applied, each a unit
-// of its spec finished (counted in events).
-func (f fastFinishes) read(br pgx.BatchResults, n int, events specEvents) ([]bool, error) {
-	done := make([]bool, n)
-	rows, err := br.Query()
-	if err != nil {
-		return nil, err
+// queueChains queues finish_chain.sql, with each unit to chain as
+// insertIfNew (add.go) writes it.
+func (f fastFinishes) queueChains(b *pgx.Batch, updates []*updateRequest) {
+	n := len(f.chains)
+	var (
+		units  = make([]unitKey, n)
+		datas  = make([][]byte, n)
+		leases = make([]*int64, n)
+		nows   = make([]int64, n)
+		reqs   = make([]int32, n)
+
+		ureqs        []int32
+		ukeys, udata [][]byte
+		utexts       []bool
+		uprios       []*float64
+		unbs         []*int64
+		ugrps        [][]byte
+	)
+	for j, i := range f.chains {
+		r := updates[i]
+		units[j] = r.unit()
+		datas[j] = []byte(r.upd.Data)
+		leases[j] = r.leaseID
+		nows[j] = r.now.UnixNano()
+		reqs[j] = int32(i)
+		for k := range f.chained[i] {
+			in := &f.chained[i][k]
+			ureqs = append(ureqs, int32(i))
+			ukeys = append(ukeys, bytesOf(in.Key.Bytes))
+			utexts = append(utexts, in.Key.Text)
+			d := []byte(in.Data)
+			if len(d) == 0 {
+				d = coordinate.Null
+			}
+			udata = append(udata, d)
+			uprios = append(uprios, in.Priority)
+			unbs = append(unbs, notBefore(in, r.now))
+			ugrps = append(ugrps, groupCol(in.Group))
+		}
 	}
-	var req int32
-	var spec int64
-	if _, err := pgx.ForEachRow(rows, []any{&req, &spec}, func() error {
-		done[req] = true
-		events.of(spec).Finished++
-		return nil
-	}); err != nil {
-		return nil, err
+	nss, specs, keys := unitKeyArrays(units)
+	b.Queue(finishChainSQL, nss, specs, keys, datas, leases, nows, reqs,
+		ureqs, ukeys, utexts, udata, uprios, unbs, ugrps)
+}
+
+// read reads the answers of the statements queue queued: which updates
+// they applied, each a unit of its spec finished and maybe units added to
+// another (counted in events). A chaining finish it did not apply is
+// noted in the chain hints.
+func (f fastFinishes) read(br pgx.BatchResults, updates []*updateRequest, events specEvents) ([]bool, error) {
+	done := make([]bool, len(updates))
+	var (
+		req    int32
+		spec   int64
+		target *int64
+		added  int64
+	)
+	if len(f.reqs) > 0 {
+		rows, err := br.Query()
+		if err != nil {
+			return nil, err
+		}
+		if _, err := pgx.ForEachRow(rows, []any{&req, &spec}, func() error {
+			done[req] = true
+			events.of(spec).Finished++
+			return nil
+		}); err != nil {
+			return nil, err
+		}
+	}
+	if len(f.chains) > 0 {
+		rows, err := br.Query()
+		if err != nil {
+			return nil, err
+		}
+		if _, err := pgx.ForEachRow(rows, []any{&req, &spec, &target, &added}, func() error {
+			done[req] = true
+			events.of(spec).Finished++
+			if target != nil {
+				events.of(*target).Added += uint64(added)
+			}
+			return nil
+		}); err != nil {
+			return nil, err
+		}
 	}
 	if _, err := br.Exec(); err != nil { // resolveFinishedSQL
 		return nil, err
+	}
+	for _, i := range f.chains {
+		if !done[i] {
+			updates[i].ns.b.chainHints.fellThrough(updates[i])
+		}
 	}
 	return done, nil
 }

@@ -22,7 +22,7 @@ import (
 //     lease need not be flushed before it is answered; the committer
 //     runs a mixed batch's claims and updates as two transactions side
 //     by side, committer.apply); the max_running locks of capped specs (maxrunning.go); every
-//     claim (claim.sql, claim_many.sql); finish.sql for the fast finishes
+//     claim (claim.sql, claim_many.sql); finish.sql and finish_chain.sql for the fast finishes
 //     and the resolution of edges to what it finished; and either COMMIT
 //     (nothing for the general path: the request is done here) or the
 //     statement locking the general path's units FOR UPDATE.
@@ -156,7 +156,7 @@ func (p *batchPlan) queueFirstTrip(b *Backend) *pgx.Batch {
 		queueClaims(first, grp)
 		b.cache.claiming(grp)
 	}
-	if len(p.fast.reqs) > 0 {
+	if p.fast.any() {
 		p.fast.queue(first, p.updates)
 	}
 	if len(p.slow) > 0 {
@@ -191,16 +191,18 @@ func (p *batchPlan) readFirstTrip(b *Backend, br pgx.BatchResults, out *batchOut
 			}
 		}
 	}
-	if len(p.fast.reqs) > 0 {
-		done, err := p.fast.read(br, len(p.updates), out.events)
+	if p.fast.any() {
+		done, err := p.fast.read(br, p.updates, out.events)
 		if err != nil {
 			return nil, err
 		}
-		for _, i := range p.fast.reqs {
-			if done[i] {
-				out.fast++
-			} else {
-				out.again[p.updIdx[i]] = true
+		for _, idx := range [][]int{p.fast.reqs, p.fast.chains} {
+			for _, i := range idx {
+				if done[i] {
+					out.fast++
+				} else {
+					out.again[p.updIdx[i]] = true
+				}
 			}
 		}
 	}

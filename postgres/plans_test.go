@@ -8,8 +8,8 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// TestFinishPlanUsesPrimaryKey: the committer runs finish.sql with its
-// generic plan, made once per connection. That plan must reach the units
+// TestFinishPlanUsesPrimaryKey: the committer runs finish.sql (and
+// finish_chain.sql) with its generic plan, made once per connection. That plan must reach the units
 // through the primary key even when the table is small: a hash join with
 // a scan of work_unit, which an earlier version got at 10,000 units, made
 // every finish read the whole table and cost drain1 15%.
@@ -35,23 +35,37 @@ func TestFinishPlanUsesPrimaryKey(t *testing.T) {
 	if _, err := tx.Exec(ctx, genericPlans); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := tx.Exec(ctx, "PREPARE finish_plan (bigint[], bytea[], bytea[], bytea[], boolean[], bigint[], bigint[], integer[]) AS "+finishSQL); err != nil {
-		t.Fatal(err)
-	}
-	rows, err := tx.Query(ctx, "EXPLAIN EXECUTE finish_plan ('{1}', '{s}', '{u00001}', '{NULL}', '{false}', '{NULL}', '{0}', '{0}')")
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		t.Fatal(err)
-	}
-	plan := strings.Join(lines, "\n")
-	if strings.Contains(plan, "Seq Scan on work_unit") {
-		t.Errorf("finish.sql's generic plan scans work_unit:\n%s", plan)
-	}
-	if !strings.Contains(plan, "work_unit_pkey") {
-		t.Errorf("finish.sql's generic plan does not use the primary key:\n%s", plan)
+	for _, st := range []struct{ name, prepare, explain string }{
+		{"finish.sql",
+			"PREPARE finish_plan (bigint[], bytea[], bytea[], bytea[], boolean[], bigint[], bigint[], integer[]) AS " + finishSQL,
+			"EXPLAIN EXECUTE finish_plan ('{1}', '{s}', '{u00001}', '{NULL}', '{false}', '{NULL}', '{0}', '{0}')"},
+		{"finish_chain.sql",
+			"PREPARE finish_chain_plan (bigint[], bytea[], bytea[], bytea[], bigint[], bigint[], integer[], " +
+				"integer[], bytea[], boolean[], bytea[], float8[], bigint[], bytea[]) AS " + finishChainSQL,
+			"EXPLAIN EXECUTE finish_chain_plan ('{1}', '{s}', '{u00001}', '{\\xa0}', '{NULL}', '{0}', '{0}', " +
+				"'{0}', '{u00002}', '{true}', '{\\xa0}', '{NULL}', '{NULL}', '{NULL}')"},
+	} {
+		if _, err := tx.Exec(ctx, st.prepare); err != nil {
+			t.Fatal(err)
+		}
+		rows, err := tx.Query(ctx, st.explain)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan := strings.Join(lines, "\n")
+		if strings.Contains(plan, "Seq Scan on work_unit") {
+			t.Errorf("%s's generic plan scans work_unit:\n%s", st.name, plan)
+		}
+		if !strings.Contains(plan, "work_unit_pkey") {
+			t.Errorf("%s's generic plan does not use the primary key:\n%s", st.name, plan)
+		}
+		if st.name == "finish_chain.sql" && strings.Contains(plan, "Seq Scan on work_spec") {
+			t.Errorf("%s's generic plan scans work_spec:\n%s", st.name, plan)
+		}
 	}
 }
 

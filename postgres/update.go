@@ -249,9 +249,6 @@ func applyUpdates(ctx context.Context, tx dbtx, batch []*updateRequest, locked *
 		if eff.Completed {
 			lu.completed = true
 		}
-		if r.chains {
-			r.ns.b.chainHints.saw(r, lu.then != "")
-		}
 		if eff.Chain && lu.then != "" {
 			if cu := coordinate.ChainedUnits(st.Data, lu.priority); len(cu) > 0 {
 				chains = append(chains, chainJob{ns: r.ns, from: lu, units: dedupeUnits(cu), now: r.now})

@@ -31,3 +31,19 @@ INSERT INTO worker_unit (worker_id, spec_id, key)
 SELECT s.max_running = 0 OR {{max_running_value}} > COALESCE((
         SELECT sum(c.n) FROM unit_count c WHERE c.spec_id = s.id AND c.status = 3), 0)
     FROM work_spec s WHERE s.id = $1
+
+-- When work next becomes available by time alone in namespace $1: the
+-- earliest not-before after $2 (ns) of a delayed unit (available_since,
+-- migration 0009, one index probe per spec) or the earliest lease expiry
+-- (the sweep's index; the sweep expires leases with expires < now), even
+-- one already past but not yet swept. NULL when nothing is due.
+-- name: next_due
+SELECT least(
+    (SELECT min(l.at) FROM work_spec s CROSS JOIN LATERAL (
+        SELECT u.available_since AS at FROM work_unit u
+        WHERE u.spec_id = s.id AND u.status = 1 AND u.available_since > $2
+        ORDER BY u.available_since LIMIT 1) l
+     WHERE s.namespace_id = $1),
+    (SELECT u.expires + 1 FROM work_unit u JOIN work_spec s ON s.id = u.spec_id
+     WHERE u.status = 3 AND s.namespace_id = $1
+     ORDER BY u.expires LIMIT 1))
