@@ -76,47 +76,40 @@ func (c fastArrays) PlanEncode(m *pgtype.Map, oid uint32, format int16, value an
 	return c.Codec.PlanEncode(m, oid, format, value)
 }
 
-// appendArrayHeader appends the binary header of a one-dimensional array
-// of n elements of type elem, as pgx writes it: the null flag is set
-// later (setArrayNulls) when an element is NULL.
-func appendArrayHeader(buf []byte, elem uint32, n int) []byte {
+// appendArray appends a one-dimensional array of a's elements, of type
+// elem, as pgx writes it: put appends an element's bytes, or reports it
+// NULL (appending nothing). A nil slice is NULL.
+func appendArray[T any](buf []byte, elem uint32, a []T, put func([]byte, T) ([]byte, bool)) []byte {
+	if a == nil {
+		return nil
+	}
+	start := len(buf)
 	buf = binary.BigEndian.AppendUint32(buf, 1) // dimensions
 	buf = binary.BigEndian.AppendUint32(buf, 0) // no NULL element (yet)
 	buf = binary.BigEndian.AppendUint32(buf, elem)
-	buf = binary.BigEndian.AppendUint32(buf, uint32(n))
-	return binary.BigEndian.AppendUint32(buf, 1) // lower bound
+	buf = binary.BigEndian.AppendUint32(buf, uint32(len(a)))
+	buf = binary.BigEndian.AppendUint32(buf, 1) // lower bound
+	for _, e := range a {
+		at := len(buf)
+		buf = binary.BigEndian.AppendUint32(buf, 0xFFFFFFFF) // length, or NULL
+		var ok bool
+		if buf, ok = put(buf, e); ok {
+			binary.BigEndian.PutUint32(buf[at:], uint32(len(buf)-at-4))
+		} else {
+			binary.BigEndian.PutUint32(buf[start+4:], 1) // has a NULL element
+		}
+	}
+	return buf
 }
-
-// setArrayNulls sets the null flag of the array whose header starts at
-// start.
-func setArrayNulls(buf []byte, start int) {
-	binary.BigEndian.PutUint32(buf[start+4:], 1)
-}
-
-// nullElement is the length of a NULL element.
-const nullElement = 0xFFFFFFFF
 
 type encodeByteaArray struct{}
 
 func (encodeByteaArray) fastArray() {}
 
 func (encodeByteaArray) Encode(value any, buf []byte) ([]byte, error) {
-	a := value.([][]byte)
-	if a == nil {
-		return nil, nil
-	}
-	start := len(buf)
-	buf = appendArrayHeader(buf, pgtype.ByteaOID, len(a))
-	for _, e := range a {
-		if e == nil {
-			setArrayNulls(buf, start)
-			buf = binary.BigEndian.AppendUint32(buf, nullElement)
-			continue
-		}
-		buf = binary.BigEndian.AppendUint32(buf, uint32(len(e)))
-		buf = append(buf, e...)
-	}
-	return buf, nil
+	return appendArray(buf, pgtype.ByteaOID, value.([][]byte), func(b, e []byte) ([]byte, bool) {
+		return append(b, e...), e != nil
+	}), nil
 }
 
 // encodeStringsAsBytea sends Go strings, which hold the backend's names
@@ -128,16 +121,9 @@ type encodeStringsAsBytea struct{}
 func (encodeStringsAsBytea) fastArray() {}
 
 func (encodeStringsAsBytea) Encode(value any, buf []byte) ([]byte, error) {
-	a := value.([]string)
-	if a == nil {
-		return nil, nil
-	}
-	buf = appendArrayHeader(buf, pgtype.ByteaOID, len(a))
-	for _, e := range a {
-		buf = binary.BigEndian.AppendUint32(buf, uint32(len(e)))
-		buf = append(buf, e...)
-	}
-	return buf, nil
+	return appendArray(buf, pgtype.ByteaOID, value.([]string), func(b []byte, e string) ([]byte, bool) {
+		return append(b, e...), true
+	}), nil
 }
 
 type encodeInt8Array struct{}
@@ -145,16 +131,9 @@ type encodeInt8Array struct{}
 func (encodeInt8Array) fastArray() {}
 
 func (encodeInt8Array) Encode(value any, buf []byte) ([]byte, error) {
-	a := value.([]int64)
-	if a == nil {
-		return nil, nil
-	}
-	buf = appendArrayHeader(buf, pgtype.Int8OID, len(a))
-	for _, e := range a {
-		buf = binary.BigEndian.AppendUint32(buf, 8)
-		buf = binary.BigEndian.AppendUint64(buf, uint64(e))
-	}
-	return buf, nil
+	return appendArray(buf, pgtype.Int8OID, value.([]int64), func(b []byte, e int64) ([]byte, bool) {
+		return binary.BigEndian.AppendUint64(b, uint64(e)), true
+	}), nil
 }
 
 type encodeNullableInt8Array struct{}
@@ -162,22 +141,12 @@ type encodeNullableInt8Array struct{}
 func (encodeNullableInt8Array) fastArray() {}
 
 func (encodeNullableInt8Array) Encode(value any, buf []byte) ([]byte, error) {
-	a := value.([]*int64)
-	if a == nil {
-		return nil, nil
-	}
-	start := len(buf)
-	buf = appendArrayHeader(buf, pgtype.Int8OID, len(a))
-	for _, e := range a {
+	return appendArray(buf, pgtype.Int8OID, value.([]*int64), func(b []byte, e *int64) ([]byte, bool) {
 		if e == nil {
-			setArrayNulls(buf, start)
-			buf = binary.BigEndian.AppendUint32(buf, nullElement)
-			continue
+			return b, false
 		}
-		buf = binary.BigEndian.AppendUint32(buf, 8)
-		buf = binary.BigEndian.AppendUint64(buf, uint64(*e))
-	}
-	return buf, nil
+		return binary.BigEndian.AppendUint64(b, uint64(*e)), true
+	}), nil
 }
 
 type encodeInt4Array struct{}
@@ -185,16 +154,9 @@ type encodeInt4Array struct{}
 func (encodeInt4Array) fastArray() {}
 
 func (encodeInt4Array) Encode(value any, buf []byte) ([]byte, error) {
-	a := value.([]int32)
-	if a == nil {
-		return nil, nil
-	}
-	buf = appendArrayHeader(buf, pgtype.Int4OID, len(a))
-	for _, e := range a {
-		buf = binary.BigEndian.AppendUint32(buf, 4)
-		buf = binary.BigEndian.AppendUint32(buf, uint32(e))
-	}
-	return buf, nil
+	return appendArray(buf, pgtype.Int4OID, value.([]int32), func(b []byte, e int32) ([]byte, bool) {
+		return binary.BigEndian.AppendUint32(b, uint32(e)), true
+	}), nil
 }
 
 type encodeBoolArray struct{}
@@ -202,18 +164,10 @@ type encodeBoolArray struct{}
 func (encodeBoolArray) fastArray() {}
 
 func (encodeBoolArray) Encode(value any, buf []byte) ([]byte, error) {
-	a := value.([]bool)
-	if a == nil {
-		return nil, nil
-	}
-	buf = appendArrayHeader(buf, pgtype.BoolOID, len(a))
-	for _, e := range a {
-		buf = binary.BigEndian.AppendUint32(buf, 1)
-		b := byte(0)
+	return appendArray(buf, pgtype.BoolOID, value.([]bool), func(b []byte, e bool) ([]byte, bool) {
 		if e {
-			b = 1
+			return append(b, 1), true
 		}
-		buf = append(buf, b)
-	}
-	return buf, nil
+		return append(b, 0), true
+	}), nil
 }
