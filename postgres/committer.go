@@ -329,12 +329,15 @@ func (c *committer) gather(batch *[]*commitItem) bool {
 				return true
 			}
 		}
-		// Sleep until the queue holds what is waited for (arrived), not
-		// once per request: at 8 connections that was a wake of this
-		// goroutine per request.
+		// With nothing in flight, sleep until the queue holds the
+		// requests waited for (arrived), not once per request: at 8
+		// connections that was a wake of this goroutine per request.
+		// While a batch is in flight, take each request as it comes, as
+		// before (they join this batch either way; TestGetWorksShareABatch
+		// watches them leave the queue).
 		need := int32(expect - len(*batch))
 		if c.busy.Load() > 0 {
-			need = int32(busyMinBatch - len(*batch))
+			need = 1
 		}
 		c.want.Store(need)
 		if len(c.queue) >= int(need) {
