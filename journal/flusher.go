@@ -51,10 +51,10 @@ func (j *Journal) flushLoop() {
 			}
 			j.seg = nil
 		}
-		if wrote && err == nil {
-			j.counters.observeGroup(upTo)
-		}
 		woke := j.publish(upTo, err, closing)
+		if wrote && err == nil {
+			j.counters.observeGroup(upTo, woke)
+		}
 		if closing {
 			return
 		}
@@ -62,7 +62,7 @@ func (j *Journal) flushLoop() {
 		if !failed {
 			failed = !j.markAcknowledged()
 		}
-		if woke {
+		if woke > 0 {
 			// The waiters just woken were queued on this goroutine's P,
 			// which the next round's write would keep in a system call
 			// until the runtime takes it back or another P steals them
@@ -233,12 +233,12 @@ func (j *Journal) preallocMax() int64 {
 }
 
 // publish records the outcome of a round and wakes its waiters; after a
-// failure or the last round, every waiter. It reports whether anyone
-// waited for the round.
-func (j *Journal) publish(upTo Ticket, err error, stopped bool) (woke bool) {
+// failure or the last round, every waiter. It reports how many Wait calls
+// slept on the round.
+func (j *Journal) publish(upTo Ticket, err error, stopped bool) (woke int) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	woke = j.roundWaiters > 0
+	woke = j.roundWaiters
 	j.roundWaiters = 0
 	switch {
 	case j.failed != nil:

@@ -14,6 +14,12 @@ type Stats struct {
 	Bytes   uint64 // bytes appended, framing included
 	Flushes uint64 // write rounds that wrote something (groups): GroupRecords.Count
 	Syncs   uint64 // fsyncs of segment files (a group's O_DSYNC write counts as one)
+	// Waiters counts the Wait calls that slept until a written group
+	// released them (a finish answered after its group's sync, say):
+	// Waiters / Flushes is the mean number of callers a group serves,
+	// which Records / Flushes overstates with the records nobody waits
+	// for (a lease riding along with a finish).
+	Waiters uint64
 
 	// GroupRecords is the distribution of records per written group, and
 	// SyncSeconds that of the group fsyncs' durations.
@@ -21,11 +27,12 @@ type Stats struct {
 }
 
 // counters are updated without the journal lock. Each figure has one
-// owner: Append counts records and bytes; the flush loop counts groups
-// (observeGroup, once per round that wrote records) and syncs (groupSynced
-// for a group's sync, synced for the others).
+// owner: Append counts records and bytes; the flush loop counts groups and
+// the waiters they released (observeGroup, once per round that wrote
+// records) and syncs (groupSynced for a group's sync, synced for the
+// others).
 type counters struct {
-	records, bytes, syncs atomic.Uint64
+	records, bytes, syncs, waiters atomic.Uint64
 
 	histOnce     sync.Once
 	groupRecords *histo.Histogram
@@ -41,14 +48,16 @@ func (c *counters) hists() (groups, syncs *histo.Histogram) {
 	return c.groupRecords, c.syncSeconds
 }
 
-// observeGroup counts the records of a written group ending at upTo.
-func (c *counters) observeGroup(upTo Ticket) {
+// observeGroup counts the records of a written group ending at upTo and
+// the waiters its publication woke.
+func (c *counters) observeGroup(upTo Ticket, waiters int) {
 	if upTo <= c.lastGroupEnd {
 		return
 	}
 	g, _ := c.hists()
 	g.Observe(float64(upTo - c.lastGroupEnd))
 	c.lastGroupEnd = upTo
+	c.waiters.Add(uint64(waiters))
 }
 
 // groupSynced counts a group's sync, which started at start, and records
@@ -72,6 +81,7 @@ func (j *Journal) Stats() Stats {
 		Bytes:        j.counters.bytes.Load(),
 		Flushes:      groups.Count,
 		Syncs:        j.counters.syncs.Load(),
+		Waiters:      j.counters.waiters.Load(),
 		GroupRecords: groups,
 		SyncSeconds:  s.Snapshot(),
 	}

@@ -19,6 +19,9 @@ func TestStatsDistributions(t *testing.T) {
 	if st.GroupRecords.Sum != 8 || st.GroupRecords.Count != st.Flushes || st.Flushes == 0 {
 		t.Errorf("group records: sum %g over %d groups, want 8 records over the %d flushes", st.GroupRecords.Sum, st.GroupRecords.Count, st.Flushes)
 	}
+	if st.Waiters != 2 {
+		t.Errorf("waiters = %d, want the 2 Wait calls that slept until their group was written", st.Waiters)
+	}
 	if st.SyncSeconds.Count == 0 || st.SyncSeconds.Count > st.Syncs {
 		t.Errorf("fsync timings: %d, want between 1 and the %d fsyncs", st.SyncSeconds.Count, st.Syncs)
 	}
@@ -40,8 +43,8 @@ func TestStatsDistributions(t *testing.T) {
 		}
 	}
 	after := j.Stats()
-	if after.Flushes != st.Flushes || after.GroupRecords.Sum != st.GroupRecords.Sum || after.Syncs != st.Syncs {
-		t.Errorf("after a failed write: %d groups of %g records and %d fsyncs, want the %d, %g and %d written before it",
-			after.Flushes, after.GroupRecords.Sum, after.Syncs, st.Flushes, st.GroupRecords.Sum, st.Syncs)
+	if after.Flushes != st.Flushes || after.GroupRecords.Sum != st.GroupRecords.Sum || after.Syncs != st.Syncs || after.Waiters != st.Waiters {
+		t.Errorf("after a failed write: %d groups of %g records, %d fsyncs and %d waiters, want the %d, %g, %d and %d written before it",
+			after.Flushes, after.GroupRecords.Sum, after.Syncs, after.Waiters, st.Flushes, st.GroupRecords.Sum, st.Syncs, st.Waiters)
 	}
 }

@@ -285,7 +285,7 @@ func (s *state) unlinkRestored(u *unit) {
 		h.remove(u)
 	}
 	sp.counts[u.status]--
-	delete(sp.units, u.key)
+	sp.unlink(u)
 	if u.ext == nil {
 		return
 	}

@@ -23,11 +23,16 @@
 // Each spec keeps its units in a map by key plus three indexed heaps: the
 // available units in hand-out order (priority descending, key ascending),
 // the delayed units by not-before time, and the pending units by lease
-// expiry. Counts per status are maintained incrementally. Every hot-path
-// operation (add, get work, update/finish/fail/renew, count) is O(log n) per
-// unit touched and O(number of specs) for the scheduler; only listings,
-// deletes by status, archive and whole-spec operations visit all units of a
-// spec.
+// expiry, and, once a listing by key needed it, a B-tree of its units in
+// key order (keyindex.go). Counts per status are maintained incrementally.
+// Every hot-path operation (add, get work, update/finish/fail/renew, count)
+// is O(log n) per unit touched and O(number of specs) for the scheduler. A
+// listing reads O(log n + page) by key; one that must read more (a status
+// filter matching few units, a priority listing of completed units) lets
+// go of the namespace lock every few thousand units (listing.go). Deletes
+// by status, archive and whole-spec deletion still visit all units of a
+// spec under the lock (docs/architecture.md, "Listing units without
+// stalling the namespace").
 //
 // Everything a method returns is a copy, and everything it stores is
 // copied from the caller's arguments, so callers may keep or reuse buffers.

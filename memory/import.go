@@ -128,7 +128,7 @@ func (o *opImportWorkSpec) apply(s *state) {
 			u.setWorker(&coordinate.Name{Bytes: iu.Worker, Text: iu.WorkerText})
 			u.attempts = 1
 		}
-		sp.units[u.key] = u
+		sp.link(u)
 		status := coordinate.Status(iu.Status)
 		s.place(u, status, 0) // no delay, no group: the time is not used
 		if status == coordinate.StatusPending {

@@ -58,6 +58,9 @@ func checkInvariants(t *testing.T, s *state) {
 		if counts != sp.counts {
 			t.Fatalf("spec %q counts %v, units say %v", name, sp.counts, counts)
 		}
+		if sp.keys != nil && sp.keysBuilt == nil {
+			checkKeyIndex(t, sp)
+		}
 		if due, ok := sp.dueAt(); ok != (sp.dueIdx >= 0) ||
 			ok && (sp.dueIdx >= len(s.due) || s.due[sp.dueIdx] != sp || sp.due != due) {
 			t.Fatalf("spec %q is filed in the due order at %d for %d, its heaps say %d (%v)", name, sp.dueIdx, sp.due, due, ok)
@@ -106,6 +109,26 @@ func checkInvariants(t *testing.T, s *state) {
 				t.Fatalf("holder index and worker %q disagree on %q", w.id.Bytes, u.key)
 			}
 		}
+	}
+}
+
+// checkKeyIndex verifies that a built key index holds exactly sp's units,
+// in key order.
+func checkKeyIndex(t *testing.T, sp *spec) {
+	t.Helper()
+	n, prev := 0, ""
+	sp.keys.Ascend(func(u *unit) bool {
+		if n > 0 && u.key <= prev {
+			t.Fatalf("spec %q key index: %q after %q", sp.name.Bytes, u.key, prev)
+		}
+		if sp.units[u.key] != u {
+			t.Fatalf("spec %q key index holds %q, which is not that key's unit", sp.name.Bytes, u.key)
+		}
+		n, prev = n+1, u.key
+		return true
+	})
+	if n != len(sp.units) {
+		t.Fatalf("spec %q key index holds %d units, the spec %d", sp.name.Bytes, n, len(sp.units))
 	}
 }
 

@@ -2,6 +2,7 @@ package memory
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -17,7 +18,7 @@ func TestSelectUnitsMatchesFullSort(t *testing.T) {
 		units[k] = &unit{key: k, priority: float64(r.IntN(5))}
 	}
 	keep := func(u *unit) bool { return u.key[len(u.key)-1] != '7' }
-	all := selectUnits(units, keep, availableFirst, 0)
+	all := selectUnits(maps.Values(units), keep, availableFirst, 0)
 	if len(all) != 450 {
 		t.Fatalf("kept %d units, want 450", len(all))
 	}
@@ -27,7 +28,7 @@ func TestSelectUnitsMatchesFullSort(t *testing.T) {
 		}
 	}
 	for _, limit := range []int{1, 2, 10, 449, 450, 1000} {
-		got := selectUnits(units, keep, availableFirst, limit)
+		got := selectUnits(maps.Values(units), keep, availableFirst, limit)
 		want := all[:min(limit, len(all))]
 		if !slices.Equal(got, want) {
 			t.Errorf("limit %d: bounded selection differs from the sorted prefix", limit)

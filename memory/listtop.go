@@ -26,25 +26,29 @@ func heapStatusesOnly(statuses []coordinate.Status) bool {
 }
 
 // selectFromHeaps is selectUnits for a listing by heapStatusesOnly
-// statuses with a limit: the same units in the same order.
+// statuses with a limit: the same units in the same order. It reads the
+// delayed and pending heaps whole (listUnits calls it only while they are
+// small) and the available heap's best limit units.
 func selectFromHeaps(sp *spec, statuses []coordinate.Status, start string, limit int) []*unit {
 	keep := func(u *unit) bool { return u.key >= start }
-	var best, rest []*unit
-	var scanned []*unit
+	var best []*unit
+	var scanned []*unitHeap
 	if slices.Contains(statuses, coordinate.StatusAvailable) {
 		best = topOfHeap(&sp.available, keep, limit)
-		scanned = appendHeapUnits(scanned, &sp.delayed)
+		scanned = append(scanned, &sp.delayed)
 	}
 	if slices.Contains(statuses, coordinate.StatusPending) {
-		scanned = appendHeapUnits(scanned, &sp.pending)
+		scanned = append(scanned, &sp.pending)
 	}
-	if len(scanned) > 0 {
-		m := make(map[string]*unit, len(scanned))
-		for _, u := range scanned {
-			m[u.key] = u
+	rest := selectUnits(func(yield func(*unit) bool) {
+		for _, h := range scanned {
+			for i := range h.items {
+				if !yield(h.items[i].u) {
+					return
+				}
+			}
 		}
-		rest = selectUnits(m, keep, availableFirst, limit)
-	}
+	}, keep, availableFirst, limit)
 	out := make([]*unit, 0, min(limit, len(best)+len(rest)))
 	for len(out) < limit && (len(best) > 0 || len(rest) > 0) {
 		if len(rest) == 0 || len(best) > 0 && availableFirst(best[0], rest[0]) {
@@ -54,13 +58,6 @@ func selectFromHeaps(sp *spec, statuses []coordinate.Status, start string, limit
 		}
 	}
 	return out
-}
-
-func appendHeapUnits(dst []*unit, h *unitHeap) []*unit {
-	for i := range h.items {
-		dst = append(dst, h.items[i].u)
-	}
-	return dst
 }
 
 // topOfHeap returns the first limit units of h that pass keep, in h's

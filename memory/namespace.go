@@ -34,6 +34,13 @@ type namespace struct {
 	ticket journalTicket
 	rec    recordEncoder
 
+	// betweenChunks, when set (tests), runs when a long call has just let
+	// go of mu between two chunks of its work (yieldLock); relocked, when
+	// it has taken mu again (benchmarks time the holds between them).
+	betweenChunks, relocked func()
+	// heapScanMax: see listing.go.
+	heapScanMax int
+
 	// workReady holds the coordinate.WorkNotifier callbacks
 	// (workready.go).
 	workReady workListeners
@@ -49,6 +56,7 @@ func newNamespace(name string, opts Options) *namespace {
 		stallTimeout: opts.StallTimeout,
 		st:           newState(),
 		locks:        newLockTable(opts.Clock),
+		heapScanMax:  heapScanMax,
 	}
 }
 
@@ -292,32 +300,7 @@ func (ns *namespace) ListWorkUnits(ctx context.Context, specName string, q coord
 	if err != nil {
 		return nil, err
 	}
-	keep := func(u *unit) bool {
-		return u.key >= q.Start && (len(q.Statuses) == 0 || slices.Contains(q.Statuses, u.status))
-	}
-	order := keyOrder
-	if len(q.Statuses) > 0 && !q.KeyOrder {
-		order = availableFirst // priority descending, then key
-	}
-	var found []*unit
-	if q.Limit > 0 && !q.KeyOrder && heapStatusesOnly(q.Statuses) {
-		found = selectFromHeaps(sp, q.Statuses, q.Start, q.Limit) // listtop.go
-	} else {
-		found = selectUnits(sp.units, keep, order, q.Limit)
-	}
-	var used int64
-	for i, u := range found {
-		if !coordinate.WithinBytes(used, int64(len(u.data)), q.MaxBytes, i == 0) {
-			found = found[:i]
-			break
-		}
-		used += int64(len(u.data))
-	}
-	out := make([]*coordinate.WorkUnit, len(found))
-	for i, u := range found {
-		out[i] = unitView(u)
-	}
-	return out, nil
+	return ns.listUnits(ctx, sp, q) // listing.go
 }
 
 func (ns *namespace) GetWorkUnits(ctx context.Context, specName string, keys []string) (_ []*coordinate.WorkUnit, err error) {

@@ -61,6 +61,7 @@ type opDeleteWorkSpec struct {
 func (o *opDeleteWorkSpec) apply(s *state) {
 	sp := s.specs[o.Spec]
 	sp.untracked = s.cow == nil
+	sp.keys = nil // going with the spec: not worth keeping in step
 	s.removeUnits(sp, allUnits(sp), o.Now, false)
 	delete(s.specs, o.Spec)
 }
@@ -121,7 +122,7 @@ func (s *state) addUnits(sp *spec, units []coordinate.WorkUnitInput, now int64) 
 			if in.Priority != nil {
 				u.priority = *in.Priority
 			}
-			sp.units[u.key] = u
+			sp.link(u)
 		} else {
 			s.touch(u)
 			if in.Priority != nil {
@@ -215,8 +216,10 @@ func (o *opDeleteWorkUnits) apply(s *state) {
 			sp.archived[st] = 0
 		}
 	case q.Keys != nil:
+		seen := make(map[*unit]bool, len(q.Keys))
 		for _, k := range q.Keys {
-			if u := sp.units[k]; u != nil && (len(q.Statuses) == 0 || want(u.status)) && !slices.Contains(victims, u) {
+			if u := sp.units[k]; u != nil && (len(q.Statuses) == 0 || want(u.status)) && !seen[u] {
+				seen[u] = true
 				victims = append(victims, u)
 			}
 		}

@@ -515,12 +515,14 @@ func (b *Backend) closeJournal() error {
 		errs = append(errs, fmt.Errorf("memory: closing journal: %w", err))
 	}
 	st := w.j.Stats()
-	perGroup := 0.0
+	perGroup, waitersPerGroup := 0.0, 0.0
 	if st.Flushes > 0 {
 		perGroup = float64(st.Records) / float64(st.Flushes)
+		waitersPerGroup = float64(st.Waiters) / float64(st.Flushes)
 	}
 	w.log.Info("journal closed", "records", st.Records, "bytes", st.Bytes, "groups", st.Flushes,
-		"fsyncs", st.Syncs, "records_per_group", fmt.Sprintf("%.1f", perGroup))
+		"fsyncs", st.Syncs, "records_per_group", fmt.Sprintf("%.1f", perGroup),
+		"waiters_per_group", fmt.Sprintf("%.2f", waitersPerGroup))
 	return errors.Join(errs...)
 }
 

@@ -118,6 +118,11 @@ type spec struct {
 	// untracked says the whole spec is being deleted while no capture is
 	// under way: its units' changes are not tracked (dirty.go).
 	untracked bool
+
+	// keys orders units by key once a listing needed it (keyindex.go):
+	// nil until then; keysBuilt is open while it is being built.
+	keys      *keyIndex
+	keysBuilt chan struct{}
 }
 
 func newSpec(name coordinate.Name) *spec {
@@ -283,7 +288,7 @@ func (s *state) removeUnit(u *unit, now int64, archived bool) {
 	if archived {
 		sp.archived[u.status]++
 	}
-	delete(sp.units, u.key)
+	sp.unlink(u)
 	s.markGone(u)
 	s.workers.dropUnit(u)
 	if u.ext != nil {

@@ -211,6 +211,8 @@ type namespace struct {
 	name string
 	// watched is this namespace as the Backend hands it out.
 	watched *watchedNamespace
+	// sole is the spec get_work may claim without reading (schedguess.go).
+	sole soleSpecs
 }
 
 var _ coordinate.Namespace = (*namespace)(nil)

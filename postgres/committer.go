@@ -550,15 +550,20 @@ func (cl *claimRequest) byteBounded() bool { return cl.maxBytes > 0 && cl.n > 1 
 // queueClaims queues the statement leasing the units of claims on one
 // spec: claim.sql for one, claim_many.sql for several.
 func queueClaims(b *pgx.Batch, claims []*claimRequest) {
+	sql, args := claimStatement(claims)
+	b.Queue(sql, args...)
+}
+
+// claimStatement is queueClaims's statement and its arguments.
+func claimStatement(claims []*claimRequest) (string, []any) {
 	cl := claims[0]
 	if len(claims) == 1 {
 		sql := claimSQL
 		if cl.capped() {
 			sql = claimCappedSQL // maxrunning.go
 		}
-		b.Queue(sql, cl.spec.id, cl.now.UnixNano(), cl.n, cl.expires.UnixNano(),
-			bytesOf(cl.worker.Bytes), cl.worker.Text, cl.ns.id, max(0, cl.maxBytes))
-		return
+		return sql, []any{cl.spec.id, cl.now.UnixNano(), cl.n, cl.expires.UnixNano(),
+			bytesOf(cl.worker.Bytes), cl.worker.Text, cl.ns.id, max(0, cl.maxBytes)}
 	}
 	var (
 		workers  []string // bytea[], as strings (pgarrays.go)
@@ -578,12 +583,14 @@ func queueClaims(b *pgx.Batch, claims []*claimRequest) {
 			reqs = append(reqs, int32(i))
 		}
 	}
-	b.Queue(claimManySQL, cl.spec.id, earliest.UnixNano(), workers, texts, expires, reqs, cl.ns.id)
+	return claimManySQL, []any{cl.spec.id, earliest.UnixNano(), workers, texts, expires, reqs, cl.ns.id}
 }
 
 // collectClaims reads the units leased by queueClaims into the claims,
-// each in priority-then-key order.
-func collectClaims(rows pgx.Rows, claims []*claimRequest) error {
+// each in priority-then-key order. A row with req -1 is a guarded
+// claim's mark that its guard held (schedguess.go): marked says whether
+// there was one.
+func collectClaims(rows pgx.Rows, claims []*claimRequest) (marked bool, err error) {
 	var (
 		req     int32
 		key     pgtype.DriverBytes // the row's own bytes, copied once below
@@ -592,7 +599,11 @@ func collectClaims(rows pgx.Rows, claims []*claimRequest) error {
 		prio    float64
 		leaseID int64
 	)
-	_, err := pgx.ForEachRow(rows, []any{&req, &key, &keyText, &data, &prio, &leaseID}, func() error {
+	_, err = pgx.ForEachRow(rows, []any{&req, &key, &keyText, &data, &prio, &leaseID}, func() error {
+		if req < 0 {
+			marked = true
+			return nil
+		}
 		cl := claims[req]
 		k := coordinate.Name{Bytes: string(key), Text: keyText}
 		cl.attempts = append(cl.attempts, coordinate.Attempt{
@@ -602,7 +613,7 @@ func collectClaims(rows pgx.Rows, claims []*claimRequest) error {
 		return nil
 	})
 	if err != nil {
-		return err
+		return false, err
 	}
 	for _, cl := range claims {
 		sort.Slice(cl.attempts, func(i, j int) bool {
@@ -613,5 +624,5 @@ func collectClaims(rows pgx.Rows, claims []*claimRequest) error {
 			return a.Key.Bytes < b.Key.Bytes
 		})
 	}
-	return nil
+	return marked, nil
 }

@@ -73,6 +73,15 @@ func (ns *namespace) GetWork(ctx context.Context, req coordinate.WorkRequest) ([
 	if err := ns.b.commits.submit(ctx, &commitItem{get: g}); err != nil {
 		return nil, fmt.Errorf("postgres get_work: %w", err)
 	}
+	if g.missed {
+		// It claimed without the read, and the claim's guard found the
+		// spec it guessed no longer the only choice (schedguess.go):
+		// the first round again, with the read.
+		g.noGuess = true
+		if err := ns.b.commits.submit(ctx, &commitItem{get: g}); err != nil {
+			return nil, fmt.Errorf("postgres get_work: %w", err)
+		}
+	}
 	switch {
 	case g.claim != nil && len(g.claim.attempts) > 0:
 		return g.claim.attempts, nil

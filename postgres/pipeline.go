@@ -13,7 +13,10 @@ import (
 //
 //  0. Schedule (schedule), for a batch with get_work requests: BEGIN and
 //     the scheduler's reads in one round trip, then each request's spec
-//     chosen in Go (schedclaims.go); their claims join the batch's.
+//     chosen in Go (schedclaims.go); their claims join the batch's. A
+//     request whose filter last read one spec to choose skips this stage:
+//     its claim of that spec, guarded, goes in round trip 1
+//     (schedguess.go's planGuesses).
 //  1. Plan (planBatch): split the batch into get_work requests, claims,
 //     updates the fast finish statement may apply (finish.go's
 //     fastFinishable) and the rest, which the general path computes in Go.
@@ -53,6 +56,7 @@ type batchOutcome struct {
 // batchPlan is stage 1: the batch taken apart.
 type batchPlan struct {
 	gets        []*getRequest // get_work requests: read and choose first (stage 0)
+	guesses     []guessStmt   // get_work requests claiming without the read (schedguess.go)
 	begun       bool          // stage 0 began the transaction
 	settings    int           // statements before the claims in round trip 1
 	claims      []*claimRequest
@@ -140,21 +144,34 @@ func (p *batchPlan) queueBegin(b *pgx.Batch, setting string) int {
 // queueFirstTrip is stage 2's batch of statements.
 func (p *batchPlan) queueFirstTrip(b *Backend) *pgx.Batch {
 	first := &pgx.Batch{}
-	if p.begun {
+	switch {
+	case p.begun && len(p.guesses) > 0:
+		// The guards read what candidates.sql reads, under its setting.
+		first.Queue(genericPlans)
+		p.settings = 1
+	case p.begun:
 		// After stage 0's reads, which ran with custom plans: a generic
 		// plan of candidates.sql cannot drop the branches its parameters
 		// decide (the spec filter, whether to probe).
 		first.Queue(genericPlans)
 		first.Queue(endCandidatesSettings)
 		p.settings = 2
-	} else {
+	default:
 		p.settings = p.queueBegin(first, genericPlans)
+		if len(p.guesses) > 0 {
+			first.Queue(candidatesSettings)
+			p.settings++
+		}
 	}
 	p.claimGroups = groupClaims(p.claims)
 	p.locks = queueMaxRunningLocks(first, p.claims)
 	for _, grp := range p.claimGroups {
 		queueClaims(first, grp)
 		b.cache.claiming(grp)
+	}
+	for i := range p.guesses {
+		p.guesses[i].queue(first)
+		b.cache.claiming(p.guesses[i].claims)
 	}
 	if p.fast.any() {
 		p.fast.queue(first, p.updates)
@@ -176,10 +193,17 @@ func (p *batchPlan) readFirstTrip(b *Backend, br pgx.BatchResults, out *batchOut
 			return nil, err
 		}
 	}
-	for _, grp := range p.claimGroups {
+	groups := make([][]*claimRequest, len(p.claimGroups), len(p.claimGroups)+len(p.guesses))
+	copy(groups, p.claimGroups)
+	for i := range p.guesses {
+		groups = append(groups, p.guesses[i].claims)
+	}
+	for j, grp := range groups {
 		rows, err := br.Query()
-		if err == nil {
-			err = collectClaims(rows, grp)
+		if err == nil && j < len(p.claimGroups) {
+			_, err = collectClaims(rows, grp)
+		} else if err == nil {
+			err = p.guesses[j-len(p.claimGroups)].read(rows)
 		}
 		if err != nil {
 			return nil, err
@@ -253,6 +277,7 @@ func (c *committer) runBatch(ctx context.Context, batch []*commitItem, results [
 		}
 	}()
 
+	p.guesses, p.gets = planGuesses(p.gets) // schedguess.go
 	if len(p.gets) > 0 {
 		inTx = true
 		if err := p.schedule(ctx, conn); err != nil { // 0

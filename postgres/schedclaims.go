@@ -33,6 +33,9 @@ type getRequest struct {
 	claim      *claimRequest // the claim chosen; nil: none
 	continuous *specRow      // a continuous spec chosen with no units: the caller creates one
 	alone      bool          // a max_running spec chosen from a shared read: the caller reads again alone
+	missed     bool          // a guessed claim whose guard failed: the caller submits again (schedguess.go)
+
+	noGuess bool // read, do not guess (set for the submission after a miss)
 }
 
 // newClaim is the claim of n units of spec for g: its caller's worker,
@@ -110,6 +113,7 @@ func (s *schedReads) choose() []*claimRequest {
 	var claims []*claimRequest
 	for _, k := range s.keys {
 		gets := s.byKey[k]
+		remembered := false
 		for _, g := range gets {
 			if g.item != nil && g.item.state.Load() == itemAbandoned {
 				// The caller gave up while the read ran (a frozen
@@ -118,6 +122,10 @@ func (s *schedReads) choose() []*claimRequest {
 			}
 			cands := s.results[k]
 			sc, i, ok := g.ns.choose(cands, g.req, g.now)
+			if !remembered {
+				g.ns.sole.remember(k.filter, cands, sc) // schedguess.go
+				remembered = true
+			}
 			if !ok {
 				continue
 			}

@@ -39,6 +39,7 @@ type options struct {
 	stallTimeout   time.Duration
 	gcPercent      int  // -gc-percent
 	gcPercentSet   bool // given explicitly (else GOGC from the environment wins)
+	adaptiveProcs  bool // -adaptive-procs (procs.go)
 	version        bool
 
 	// The HTTP listener (--httpd, else coordinate.server.httpd;
@@ -127,6 +128,7 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.DurationVar(&o.stallTimeout, "stall-timeout", coordinate.DefaultStallTimeout, "report a work-unit group as stalled after this long with runnable units and no progress")
 	fs.DurationVar(&o.pgTimeout, "postgres-timeout", postgres.DefaultRequestTimeout, "with a postgres backend, fail a request with an error once the database has not answered for this `long` (long work goes on while the database answers)")
 	fs.IntVar(&o.gcPercent, "gc-percent", defaultGCPercent, "Go garbage-collector target `percent` (as GOGC; the GOGC environment variable wins unless this flag is given)")
+	fs.BoolVar(&o.adaptiveProcs, "adaptive-procs", true, "under -sync group, run one processor more than Go's default GOMAXPROCS while the journal's groups each answer several waiting clients, and the default again when they answer about one; false keeps the default. Nothing changes when the GOMAXPROCS environment variable is set")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
 	fs.StringVar(&o.httpd, "httpd", "", "serve the status page, /metrics, /healthz, /readyz and the /ui/ dashboard on `[ip]:port` (\":5933\" means 127.0.0.1:5933; give 0.0.0.0 to open it to the network); else coordinate.server.httpd")
 	fs.BoolVar(&o.httpdActions, "httpd-actions", false, "allow the dashboard's actions: pause/resume, retry, reprioritize, cancel group")

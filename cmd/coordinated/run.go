@@ -105,6 +105,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready cha
 	defer stopWatch()
 	go watchStalledGroups(watchCtx, ns, opts.stallTimeout, log)
 	go js.FollowSharedWork(watchCtx) // other daemons' work wakes long polls
+	procsDone := startAdaptiveProcs(watchCtx, opts, backend, os.Getenv, log)
+	defer func() { stopWatch(); <-procsDone }() // the default is back before run returns
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(lln) }()

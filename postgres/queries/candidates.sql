@@ -7,16 +7,13 @@
 -- the index entries of units claimed moments before) is left to the
 -- claim. $1 namespace id, $2 spec-name filter (empty = all). The last
 -- column says whether the spec was probed.
--- The spec columns are the fragment spec_cols (sql/specs.sql), which
--- withFragments puts in; c's columns are they, then available and pending.
+-- The spec columns are the fragment spec_cols and the counts spec_counts
+-- (sql/specs.sql), which withFragments puts in; c's columns are the spec's,
+-- then available and pending.
 WITH c AS (
     SELECT {{spec_cols}}, COALESCE(c.available, 0)::bigint AS available, COALESCE(c.pending, 0)::bigint AS pending
     FROM work_spec s
-    LEFT JOIN LATERAL (
-        SELECT sum(n) FILTER (WHERE status = 1) AS available,
-               sum(n) FILTER (WHERE status = 3) AS pending
-        FROM unit_count WHERE spec_id = s.id AND status IN (1, 3)
-    ) c ON true
+    {{spec_counts}}
     WHERE s.namespace_id = $1 AND NOT s.paused AND s.weight > 0
         AND (cardinality($2::bytea[]) = 0 OR s.name = ANY($2))
 ), probe AS (

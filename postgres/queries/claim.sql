@@ -9,9 +9,11 @@
 -- use generic plans).
 -- available_since (migration 0009) is cleared: it means nothing once the
 -- unit is leased, and a row version without it is 8 bytes smaller.
-WITH locked AS (
+-- The /*guard...*/ comments are where schedguess.go puts the guard of a
+-- claim made without the scheduler's read (sql/getwork.sql, claim_guard).
+WITH /*guard*/ locked AS (
     SELECT key, priority, octet_length(data) AS size FROM work_unit
-    WHERE spec_id = $1 AND status = 1 AND (not_before IS NULL OR not_before <= $2)
+    WHERE spec_id = $1 AND status = 1 AND (not_before IS NULL OR not_before <= $2) /*guard_cond*/
     ORDER BY priority DESC, key
     LIMIT $3
     FOR UPDATE SKIP LOCKED
@@ -47,4 +49,4 @@ WITH locked AS (
     ON CONFLICT (namespace_id, name) DO UPDATE
     SET last_progress = GREATEST(unit_group.last_progress, EXCLUDED.last_progress)
 )
-SELECT 0 AS req, key, key_text, data, priority, lease_id FROM leased
+SELECT 0 AS req, key, key_text, data, priority, lease_id FROM leased /*guard_row*/

@@ -5,9 +5,10 @@
 -- as if they had run one after another. $7 is the namespace. The picked
 -- keys, in order, are zipped with the slots by a multi-array unnest: no
 -- join on positions, which a generic plan may run as a nested loop.
-WITH picked AS (
+-- The /*guard...*/ comments: as in claim.sql.
+WITH /*guard*/ picked AS (
     SELECT priority, key FROM work_unit
-    WHERE spec_id = $1 AND status = 1 AND (not_before IS NULL OR not_before <= $2)
+    WHERE spec_id = $1 AND status = 1 AND (not_before IS NULL OR not_before <= $2) /*guard_cond*/
     ORDER BY priority DESC, key
     LIMIT cardinality($3::bytea[])
     FOR UPDATE SKIP LOCKED
@@ -41,4 +42,4 @@ WITH picked AS (
     ON CONFLICT (namespace_id, name) DO UPDATE
     SET last_progress = GREATEST(unit_group.last_progress, EXCLUDED.last_progress)
 )
-SELECT req, key, key_text, data, priority, lease_id FROM leased
+SELECT req, key, key_text, data, priority, lease_id FROM leased /*guard_row*/

@@ -8,6 +8,16 @@ s.id, s.name, s.name_text, s.definition, s.priority, s.weight, s.paused,
     s.max_getwork, s.max_retries, s.min_gb, s.then_name, s.then_preempts, s.runtime,
     s.controlled
 
+-- A spec s's available and pending units from unit_count (no unit scan),
+-- as columns c.available and c.pending (NULL: none): the scheduler's
+-- counts, for queries/candidates.sql and queries/claim_guard.sql.
+-- name: spec_counts
+LEFT JOIN LATERAL (
+    SELECT sum(n) FILTER (WHERE status = 1) AS available,
+           sum(n) FILTER (WHERE status = 3) AS pending
+    FROM unit_count WHERE spec_id = s.id AND status IN (1, 3)
+) c ON true
+
 -- Spec $2 of namespace $1.
 -- name: spec_get
 SELECT {{spec_cols}} FROM work_spec s WHERE s.namespace_id = $1 AND s.name = $2
