@@ -96,6 +96,10 @@ func New(ctx context.Context, url string, opts Options) (*Backend, error) {
 		cfg.MaxConns = opts.MaxConns
 	}
 	noJIT(cfg.ConnConfig)
+	cfg.AfterConnect = func(_ context.Context, conn *pgx.Conn) error {
+		registerFastArrays(conn.TypeMap()) // pgarrays.go
+		return nil
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres backend: connect: %w", err)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -182,6 +183,19 @@ func BenchmarkDrain(b *testing.B) {
 	}
 }
 
+// BenchmarkDrainSequential is BenchmarkDrain as legacy workers drain
+// through the daemon: each client finishes its units one call at a time,
+// so a committer batch holds at most one request per client (with the
+// default 8 clients, what coordbench's drain1 and drain100 at 8
+// connections give the backend).
+func BenchmarkDrainSequential(b *testing.B) {
+	for _, perCall := range []int{1, 100} {
+		b.Run(fmt.Sprintf("perCall=%d/queued=%d", perCall, benchSizes(b)[0]), func(b *testing.B) {
+			benchDrainWith(b, perCall, benchSizes(b)[0], 0, true)
+		})
+	}
+}
+
 // BenchmarkDrainMaxRunning is BenchmarkDrain on a spec whose max_running
 // is set but never reached: what the exact max_running gate
 // (maxrunning.go) costs, to compare with BenchmarkDrain in the same run.
@@ -198,6 +212,12 @@ func BenchmarkDrainMaxRunning(b *testing.B) {
 const benchReplyBytes = 64 << 20
 
 func benchDrain(b *testing.B, perCall, size, maxRunning int) {
+	benchDrainWith(b, perCall, size, maxRunning, false)
+}
+
+// benchDrainWith is benchDrain; with sequential each client finishes its
+// units one after another instead of all at once.
+func benchDrainWith(b *testing.B, perCall, size, maxRunning int, sequential bool) {
 	ns := benchNamespace(b)
 	if maxRunning != 0 {
 		if err := ns.ControlWorkSpec(context.Background(), "s", coordinate.WorkSpecControl{MaxRunning: &maxRunning}); err != nil {
@@ -206,11 +226,12 @@ func benchDrain(b *testing.B, perCall, size, maxRunning int) {
 	}
 	fill(b, ns, "q", size+b.N+perCall*benchClients())
 	clients := benchClients()
-	if perCall > 1 {
+	if perCall > 1 && !sequential {
 		clients = min(clients, 8)
 	}
 	var done atomic.Int64
 	wal := walMeter(b)
+	cpu := cpuMeter(b)
 	b.ResetTimer()
 	start := time.Now()
 	var wg sync.WaitGroup
@@ -228,6 +249,18 @@ func benchDrain(b *testing.B, perCall, size, maxRunning int) {
 				if len(as) == 0 {
 					b.Error("queue ran dry")
 					return
+				}
+				if sequential {
+					for _, a := range as {
+						err := ns.UpdateAttempt(context.Background(), coordinate.AttemptRef{Spec: a.Spec.Bytes, Key: a.Key.Bytes, ID: a.ID},
+							coordinate.WorkUnitUpdate{Status: coordinate.StatusFinished})
+						if err != nil {
+							b.Error(err)
+							return
+						}
+					}
+					done.Add(int64(len(as)))
+					continue
 				}
 				var fwg sync.WaitGroup
 				for _, a := range as {
@@ -248,5 +281,26 @@ func benchDrain(b *testing.B, perCall, size, maxRunning int) {
 	}
 	wg.Wait()
 	b.ReportMetric(float64(done.Load())/time.Since(start).Seconds(), "units/s")
+	cpu(done.Load())
 	wal(done.Load())
+}
+
+// cpuMeter starts measuring the CPU time this process (the backend and
+// the benchmark's clients; PostgreSQL is another process) uses, a figure
+// that moves far less with the machine's load than units/s; the returned
+// func reports it per unit.
+func cpuMeter(b *testing.B) func(units int64) {
+	start := processCPU(b)
+	return func(units int64) {
+		b.ReportMetric(float64((processCPU(b)-start).Microseconds())/float64(units), "cpu-us/unit")
+	}
+}
+
+// processCPU is the user and system CPU time this process used so far.
+func processCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/coordinated/coordinated/coordinate"
 	"github.com/coordinated/coordinated/internal/histo"
@@ -118,6 +119,7 @@ const (
 type committer struct {
 	b       *Backend
 	queue   chan *commitItem
+	lanes   chan laneJob // apply's claims lanes, for the lane goroutines
 	stop    chan struct{}
 	stopped sync.WaitGroup
 	// busy counts the workers applying a batch; freed is signalled when
@@ -132,6 +134,10 @@ type committer struct {
 	batches *histo.Histogram // requests per batch, for metrics (stats.go)
 
 	gathering sync.Mutex // held by the worker taking requests off queue
+	// want is how many more queued requests the gathering worker waits
+	// for (0: none); arrived signals enough once the queue holds them.
+	want   atomic.Int32
+	enough chan struct{} // capacity 1
 	// idleWait is idleGather (tests change it).
 	idleWait time.Duration
 
@@ -143,11 +149,12 @@ type committer struct {
 }
 
 func newCommitter(b *Backend) *committer {
-	c := &committer{b: b, queue: make(chan *commitItem, 4*maxCommitBatch), stop: make(chan struct{}),
-		freed: make(chan struct{}, 1), batches: newCommitBatchHistogram(), idleWait: idleGather}
-	c.stopped.Add(commitWorkers)
+	c := &committer{b: b, queue: make(chan *commitItem, 4*maxCommitBatch), lanes: make(chan laneJob), stop: make(chan struct{}),
+		freed: make(chan struct{}, 1), enough: make(chan struct{}, 1), batches: newCommitBatchHistogram(), idleWait: idleGather}
+	c.stopped.Add(2 * commitWorkers)
 	for range commitWorkers {
 		go c.run()
+		go c.lane()
 	}
 	return c
 }
@@ -164,6 +171,7 @@ func (c *committer) submit(ctx context.Context, it *commitItem) error {
 	it.done = make(chan error, 1)
 	select {
 	case c.queue <- it:
+		c.arrived()
 	case <-c.stop:
 		return errBackendClosed
 	case <-ctx.Done():
@@ -321,17 +329,51 @@ func (c *committer) gather(batch *[]*commitItem) bool {
 				return true
 			}
 		}
+		// With nothing in flight, sleep until the queue holds the
+		// requests waited for (arrived), not once per request: at 8
+		// connections that was a wake of this goroutine per request.
+		// While a batch is in flight, take each request as it comes, as
+		// before (they join this batch either way; TestGetWorksShareABatch
+		// watches them leave the queue).
+		need := int32(expect - len(*batch))
+		if c.busy.Load() > 0 {
+			need = 1
+		}
+		c.want.Store(need)
+		if len(c.queue) >= int(need) {
+			c.want.Store(0)
+			continue
+		}
 		select {
-		case it := <-c.queue:
-			*batch = append(*batch, it)
+		case <-c.enough:
 		case <-c.freed:
 		case <-late:
+			c.want.Store(0)
 			return true
 		case <-c.stop:
+			c.want.Store(0)
 			return false
 		}
+		c.want.Store(0)
 	}
 	return true
+}
+
+// arrived is called after a request is queued: it wakes the gathering
+// worker when the queue holds as many requests as it waits for.
+func (c *committer) arrived() {
+	if w := c.want.Load(); w > 0 && len(c.queue) >= int(w) {
+		select {
+		case c.enough <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// enqueue queues it without waiting for its result (tests).
+func (c *committer) enqueue(it *commitItem) {
+	c.queue <- it
+	c.arrived()
 }
 
 // started records the size of a batch about to start.
@@ -379,12 +421,40 @@ func (c *committer) apply(batch []*commitItem) {
 	}
 	var wg sync.WaitGroup
 	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		c.applyLane(claims)
-	}()
+	select {
+	case c.lanes <- laneJob{claims, &wg}:
+	case <-c.stop:
+		go c.runLane(laneJob{claims, &wg})
+	}
 	c.applyLane(updates)
 	wg.Wait()
+}
+
+// laneJob is the claims lane of a batch apply runs on a lane goroutine.
+type laneJob struct {
+	batch []*commitItem
+	done  *sync.WaitGroup
+}
+
+// lane runs the claims lanes of batches (apply) until the committer
+// stops. It lives as long as the committer: a goroutine started per
+// batch grew its stack to pgx's depth on every batch, about 5% of the
+// daemon's CPU at 8 connections (docs/postgres.md, "Fourth pass").
+func (c *committer) lane() {
+	defer c.stopped.Done()
+	for {
+		select {
+		case j := <-c.lanes:
+			c.runLane(j)
+		case <-c.stop:
+			return
+		}
+	}
+}
+
+func (c *committer) runLane(j laneJob) {
+	defer j.done.Done()
+	c.applyLane(j.batch)
 }
 
 // splitLanes separates a batch's claims (and get_work requests) from its
@@ -496,7 +566,7 @@ func claimStatement(claims []*claimRequest) (string, []any) {
 			bytesOf(cl.worker.Bytes), cl.worker.Text, cl.ns.id, max(0, cl.maxBytes)}
 	}
 	var (
-		workers  [][]byte
+		workers  []string // bytea[], as strings (pgarrays.go)
 		texts    []bool
 		expires  []int64
 		reqs     []int32
@@ -507,7 +577,7 @@ func claimStatement(claims []*claimRequest) (string, []any) {
 			earliest = c.now
 		}
 		for range c.n {
-			workers = append(workers, bytesOf(c.worker.Bytes))
+			workers = append(workers, c.worker.Bytes)
 			texts = append(texts, c.worker.Text)
 			expires = append(expires, c.expires.UnixNano())
 			reqs = append(reqs, int32(i))
@@ -523,9 +593,9 @@ func claimStatement(claims []*claimRequest) (string, []any) {
 func collectClaims(rows pgx.Rows, claims []*claimRequest) (marked bool, err error) {
 	var (
 		req     int32
-		key     []byte
+		key     pgtype.DriverBytes // the row's own bytes, copied once below
 		keyText bool
-		data    []byte
+		data    pgtype.DriverBytes
 		prio    float64
 		leaseID int64
 	)

@@ -66,13 +66,14 @@ func queueResolveFinished(b *pgx.Batch, finished []unitKey, now int64) {
 }
 
 // unitKeyArrays splits keys into the namespace, spec and key arrays the
-// queries unnest.
-func unitKeyArrays(keys []unitKey) (nss []int64, specs, ks [][]byte) {
+// queries unnest; the names go as bytea[] without a copy each
+// (pgarrays.go).
+func unitKeyArrays(keys []unitKey) (nss []int64, specs, ks []string) {
 	nss = make([]int64, len(keys))
-	specs = make([][]byte, len(keys))
-	ks = make([][]byte, len(keys))
+	specs = make([]string, len(keys))
+	ks = make([]string, len(keys))
 	for i, k := range keys {
-		nss[i], specs[i], ks[i] = k.ns, bytesOf(k.spec), bytesOf(k.key)
+		nss[i], specs[i], ks[i] = k.ns, k.spec, k.key
 	}
 	return nss, specs, ks
 }

@@ -9,7 +9,7 @@ import (
 // calling gather directly.
 func idleCommitter(wait time.Duration, recent ...int) *committer {
 	c := &committer{queue: make(chan *commitItem, 16), stop: make(chan struct{}),
-		freed: make(chan struct{}, 1), idleWait: wait}
+		freed: make(chan struct{}, 1), enough: make(chan struct{}, 1), idleWait: wait}
 	for _, n := range recent {
 		c.started(n)
 	}
@@ -23,8 +23,8 @@ func TestGatherWaitsForRecentBatchSize(t *testing.T) {
 	c := idleCommitter(time.Hour, 1, 3, 2)
 	go func() {
 		time.Sleep(20 * time.Millisecond) // a gather that does not wait has returned by now
-		c.queue <- &commitItem{}
-		c.queue <- &commitItem{}
+		c.enqueue(&commitItem{})
+		c.enqueue(&commitItem{})
 	}()
 	batch := []*commitItem{{}}
 	if !c.gather(&batch) || len(batch) != 3 {

@@ -56,11 +56,11 @@ func TestGetWorksShareABatch(t *testing.T) {
 	nsImpl := e.ns.(*watchedNamespace).ns
 	plug := &commitItem{upd: &updateRequest{ns: nsImpl, spec: "s", key: "none", upd: finish, now: e.clock.Now()},
 		done: make(chan error, 1)}
-	c.queue <- plug
+	c.enqueue(plug)
 	waitFor(t, "a committer worker to take the plug", func() bool { return c.busy.Load() == 1 })
 	items := e.getItems("s", 3)
 	for _, it := range items {
-		c.queue <- it
+		c.enqueue(it)
 	}
 	waitFor(t, "the other worker to gather the get_work requests", func() bool { return len(c.queue) == 0 })
 	release()
