@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"testing"
 	"time"
 
@@ -286,6 +287,73 @@ func TestDeleteSpecJournalAndDelta(t *testing.T) {
 			}
 			if wants[0] != wants[1] {
 				t.Fatalf("the fast path and the walk leave different states:\n%s", dumpDiff(wants[0], wants[1]))
+			}
+		})
+	}
+}
+
+// TestDeleteSpecDuringCapture deletes a spec that could be dropped whole
+// while a snapshot (full or delta) is being captured: the delete must walk
+// its units (the capture saves their pre-images, and tombstones are kept),
+// the snapshot must hold the state at its boundary and a restart the state
+// after the delete.
+func TestDeleteSpecDuringCapture(t *testing.T) {
+	ctx := context.Background()
+	sc := deleteScenarios(1)[0]
+	if !sc.fastEligible() || !sc.registered {
+		t.Fatalf("scenario %v: want one a delete may drop whole, with leases", sc)
+	}
+	for _, full := range []bool{true, false} {
+		t.Run(fmt.Sprintf("full%v", full), func(t *testing.T) {
+			dir := t.TempDir()
+			clock := coordinate.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+			b := openPersistent(t, dir, clock, 1<<40)
+			defer b.Close()
+			ns := nsOf(t, b, "")
+			sc.build(t, ns, clock)
+			snapshot(t, b)
+			defineSpec(t, ctx, ns, "s")
+			fill(t, ns, ctx, "more", 60) // dirty units, so that a delta's capture lets go of the lock too
+			old := ns.st.specs["t"]
+			n := len(old.units)
+			w := b.wal
+			w.needBase = full
+			w.maxDeltas, w.deltaShare, w.captureChunk = 1000, 0, 3
+			deleted := false
+			w.betweenChunks = func() {
+				if !deleted {
+					deleted = true
+					if err := ns.DeleteWorkSpec(ctx, "t"); err != nil {
+						t.Error(err)
+					}
+				}
+			}
+			atBoundary := dumpAll(b)
+			st := snapshot(t, b)
+			w.betweenChunks = nil
+			if !deleted || st.Delta == full {
+				t.Fatalf("snapshot %+v: deleted during it %v", st, deleted)
+			}
+			if !ns.st.track || len(old.gone) != n {
+				t.Fatalf("the delete during a capture left %d tombstones for %d units: it did not walk them", len(old.gone), n)
+			}
+			if err := w.j.Flush(ctx); err != nil {
+				t.Fatal(err)
+			}
+			copied := t.TempDir()
+			if err := os.CopyFS(copied, os.DirFS(dir)); err != nil {
+				t.Fatal(err)
+			}
+			if got := snapshotOnly(t, copied, clock); got != atBoundary {
+				t.Fatalf("the snapshot differs from the state at its boundary:\n%s", dumpDiff(got, atBoundary))
+			}
+			want := dumpAll(b)
+			crashClose(b)
+			r := openPersistent(t, dir, clock, 1<<40)
+			defer r.Close()
+			checkInvariants(t, nsOf(t, r, "").st)
+			if got := dumpAll(r); got != want {
+				t.Fatalf("restored state differs from the live one:\n%s", dumpDiff(got, want))
 			}
 		})
 	}
