@@ -197,12 +197,12 @@ func testGetWorkWaitWakesWhenDue(t *testing.T, newServer serverFactory) {
 	}
 }
 
-// TestGetWorkWaitWakesWhenDependencyFinishes: on the memory backend (a
-// coordinate.WorkNotifier) a waiting get_work is woken when the units it
-// could take are unblocked by their dependency finishing, a change the
-// jobserver's own methods cannot see.
-func TestGetWorkWaitWakesWhenDependencyFinishes(t *testing.T) {
-	js, _ := newMemoryServer(t, Config{})
+// testGetWorkWaitWakesWhenDependencyFinishes: on a coordinate.WorkNotifier
+// (both backends) a waiting get_work is woken when the units it could take
+// are unblocked by their dependency finishing, a change the jobserver's
+// own methods cannot see.
+func testGetWorkWaitWakesWhenDependencyFinishes(t *testing.T, newServer serverFactory) {
+	js, _ := newServer(t, Config{})
 	addSpec(t, js, "go", m{"runtime": "go"})
 	call(t, js, "add_work_units", b("go"), []any{tuple{b("a"), m{}}})
 	call(t, js, "add_work_units", b("go"), []any{
@@ -220,5 +220,20 @@ func TestGetWorkWaitWakesWhenDependencyFinishes(t *testing.T) {
 		expect(t, "woken when a finished", res, `128([128(['go', 'b1', {}]), null])`)
 	case <-time.After(20 * time.Second):
 		t.Fatal("the waiting get_work was not answered when its dependency finished")
+	}
+
+	// A finish of a unit that was not leased (on PostgreSQL the general
+	// path, not the fast statement) wakes a waiter too.
+	expect(t, "b2", call(t, js, "get_work", b("w1"), m{"runtime": "go"}), `128([128(['go', 'b2', {}]), null])`)
+	call(t, js, "add_work_units", b("go"), []any{tuple{b("c"), m{}, m{"depends_on": []any{[]any{b("go"), b("x")}}}}})
+	call(t, js, "add_work_units", b("go"), []any{tuple{b("x"), m{}, m{"delay": 3600}}})
+	go func() { got <- call(t, js, "get_work", b("w3"), m{"runtime": "go", "wait": 30}) }()
+	waitUntil(t, "the get_work to wait", func() bool { return waiters(js) == 1 })
+	expect(t, "finish x unleased", call(t, js, "update_work_unit", b("go"), b("x"), m{"status": 4}), `128([true, null])`)
+	select {
+	case res := <-got:
+		expect(t, "woken when x finished", res, `128([128(['go', 'c', {}]), null])`)
+	case <-time.After(20 * time.Second):
+		t.Fatal("the waiting get_work was not answered when its unleased dependency finished")
 	}
 }

@@ -55,6 +55,7 @@ var methodTests = []struct {
 	{"LeaseTokenFencing", testLeaseTokenFencing},
 	{"GetWorkWait", testGetWorkWait},
 	{"GetWorkWaitWakesWhenDue", testGetWorkWaitWakesWhenDue},
+	{"GetWorkWaitWakesWhenDependencyFinishes", testGetWorkWaitWakesWhenDependencyFinishes},
 	{"GetWorkUnitsReplyBound", testGetWorkUnitsReplyBound}, // limits_test.go
 	{"GetWorkReplyBound", testGetWorkReplyBound},
 }

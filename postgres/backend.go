@@ -63,6 +63,8 @@ type Backend struct {
 	// shared wakes long-polling calls when other daemons add work
 	// (sharedwork.go).
 	shared *sharedWork
+	// workReady: the coordinate.WorkNotifier listeners (workready.go).
+	workReady workListeners
 
 	mu         sync.Mutex
 	namespaces map[string]*namespace // by name; ids never change once created

@@ -500,6 +500,7 @@ func (c *committer) applyLane(batch []*commitItem) {
 	if err == nil {
 		c.fast.Add(int64(out.fast))
 		c.b.events.committed(out.events)
+		c.b.workReady.ready(out.ready)
 		claimed := 0
 		for _, it := range batch {
 			if cl := it.claimed(); cl != nil {

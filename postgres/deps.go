@@ -56,13 +56,14 @@ func (k unitKey) less(o unitKey) bool {
 var resolveFinishedSQL string
 
 // queueResolveFinished queues resolveFinishedSQL for units that may have
-// finished; now is in nanoseconds.
-func queueResolveFinished(b *pgx.Batch, finished []unitKey, now int64) {
+// finished; now is in nanoseconds. It returns the queued statement, or
+// nil when there was nothing to resolve.
+func queueResolveFinished(b *pgx.Batch, finished []unitKey, now int64) *pgx.QueuedQuery {
 	if len(finished) == 0 {
-		return
+		return nil
 	}
 	nss, specs, keys := unitKeyArrays(finished)
-	b.Queue(resolveFinishedSQL, nss, specs, keys, now)
+	return b.Queue(resolveFinishedSQL, nss, specs, keys, now)
 }
 
 // unitKeyArrays splits keys into the namespace, spec and key arrays the

@@ -123,16 +123,13 @@ func (f fastFinishes) any() bool { return len(f.reqs) > 0 || len(f.chains) > 0 }
 // queue queues finish.sql, finish_chain.sql (each when it has requests)
 // and then the resolution of the edges to the units they finished.
 func (f fastFinishes) queue(b *pgx.Batch, updates []*updateRequest) {
-	var (
-		units  = make([]unitKey, 0, len(f.reqs)+len(f.chains))
-		latest int64
-	)
+	var latest int64
 	for _, idx := range [][]int{f.reqs, f.chains} {
 		for _, i := range idx {
-			units = append(units, updates[i].unit())
 			latest = max(latest, updates[i].now.UnixNano())
 		}
 	}
+	units := f.units(updates)
 	if len(f.reqs) > 0 {
 		f.queueFinish(b, updates)
 	}
@@ -140,6 +137,17 @@ func (f fastFinishes) queue(b *pgx.Batch, updates []*updateRequest) {
 		f.queueChains(b, updates)
 	}
 	queueResolveFinished(b, units, latest)
+}
+
+// units are the units the fast statements try to finish.
+func (f fastFinishes) units(updates []*updateRequest) []unitKey {
+	units := make([]unitKey, 0, len(f.reqs)+len(f.chains))
+	for _, idx := range [][]int{f.reqs, f.chains} {
+		for _, i := range idx {
+			units = append(units, updates[i].unit())
+		}
+	}
+	return units
 }
 
 // queueFinish queues finish.sql.
@@ -217,7 +225,7 @@ func (f fastFinishes) queueChains(b *pgx.Batch, updates []*updateRequest) {
 // they applied, each a unit of its spec finished and maybe units added to
 // another (counted in events). A chaining finish it did not apply is
 // noted in the chain hints.
-func (f fastFinishes) read(br pgx.BatchResults, updates []*updateRequest, events specEvents) ([]bool, error) {
+func (f fastFinishes) read(br pgx.BatchResults, updates []*updateRequest, events specEvents, ready *[]int64) ([]bool, error) {
 	done := make([]bool, len(updates))
 	var (
 		req    int32
@@ -254,9 +262,21 @@ func (f fastFinishes) read(br pgx.BatchResults, updates []*updateRequest, events
 			return nil, err
 		}
 	}
-	if _, err := br.Exec(); err != nil { // resolveFinishedSQL
+	tag, err := br.Exec() // resolveFinishedSQL
+	if err != nil {
 		return nil, err
 	}
+	// Only finishes this statement applied count: the edges of one that
+	// falls through are resolved by the general path (update.go).
+	var finished []unitKey
+	for _, idx := range [][]int{f.reqs, f.chains} {
+		for _, i := range idx {
+			if done[i] {
+				finished = append(finished, updates[i].unit())
+			}
+		}
+	}
+	resolvedReady(tag, finished, ready)
 	for _, i := range f.chains {
 		if !done[i] {
 			updates[i].ns.b.chainHints.fellThrough(updates[i])

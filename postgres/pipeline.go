@@ -51,6 +51,9 @@ type batchOutcome struct {
 	// events are the batch's unit transitions, counted once it commits
 	// (events.go).
 	events specEvents
+	// ready are the namespaces where finishes unblocked dependents: their
+	// work listeners are called once it commits (workready.go).
+	ready []int64
 }
 
 // batchPlan is stage 1: the batch taken apart.
@@ -216,7 +219,7 @@ func (p *batchPlan) readFirstTrip(b *Backend, br pgx.BatchResults, out *batchOut
 		}
 	}
 	if p.fast.any() {
-		done, err := p.fast.read(br, p.updates, out.events)
+		done, err := p.fast.read(br, p.updates, out.events, &out.ready)
 		if err != nil {
 			return nil, err
 		}
@@ -324,5 +327,6 @@ func (c *committer) runBatch(ctx context.Context, batch []*commitItem, results [
 	for spec, ev := range after.events { // the general path's and run's
 		out.events.of(spec).Add(ev)
 	}
+	out.ready = append(out.ready, after.ready...)
 	return out, nil
 }

@@ -160,6 +160,8 @@ type afterUpdates struct {
 	unfailed []unitKey
 	now      time.Time
 	events   specEvents // the batch's transitions, with those run adds
+	// ready: namespaces where the batch unblocked dependents (workready.go).
+	ready []int64
 }
 
 func (a *afterUpdates) empty() bool {
@@ -317,7 +319,7 @@ func applyUpdates(ctx context.Context, tx dbtx, batch []*updateRequest, locked *
 	if completed.len() > 0 {
 		out.Queue(unlistSQL, completed.specs, completed.keys)
 	}
-	queueResolveFinished(out, finished, after.now.UnixNano())
+	onResolved(queueResolveFinished(out, finished, after.now.UnixNano()), finished, &after.ready)
 	d.queue(out)
 	g.queue(out)
 	after.chains = chains
