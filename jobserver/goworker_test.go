@@ -237,3 +237,24 @@ func testGetWorkWaitWakesWhenDependencyFinishes(t *testing.T, newServer serverFa
 		t.Fatal("the waiting get_work was not answered when its unleased dependency finished")
 	}
 }
+
+// TestGetWorkWaitWakesWhenMaxRunningSlotFrees: on the memory backend a
+// waiting get_work is woken when a spec at its max_running finishes a
+// unit and so may hand out the next one.
+func TestGetWorkWaitWakesWhenMaxRunningSlotFrees(t *testing.T) {
+	js, _ := newMemoryServer(t, Config{})
+	addSpec(t, js, "go", m{"runtime": "go", "max_running": 1})
+	call(t, js, "add_work_units", b("go"), []any{tuple{b("a"), m{}}, tuple{b("b"), m{}}})
+	expect(t, "a first", call(t, js, "get_work", b("w1"), m{"runtime": "go"}), `128([128(['go', 'a', {}]), null])`)
+
+	got := make(chan string, 1)
+	go func() { got <- call(t, js, "get_work", b("w2"), m{"runtime": "go", "wait": 30}) }()
+	waitUntil(t, "the get_work to wait", func() bool { return waiters(js) == 1 })
+	expect(t, "finish a", call(t, js, "update_work_unit", b("go"), b("a"), m{"status": 4}), `128([true, null])`)
+	select {
+	case res := <-got:
+		expect(t, "woken when a finished", res, `128([128(['go', 'b', {}]), null])`)
+	case <-time.After(20 * time.Second):
+		t.Fatal("the waiting get_work was not answered when the max_running slot freed")
+	}
+}

@@ -164,8 +164,9 @@ type state struct {
 	// nextLease is the id the next lease gets.
 	nextLease int64
 
-	// madeAvailable: a unit became AVAILABLE to hand out now since the
-	// namespace last told its work listeners (workready.go).
+	// madeAvailable: a unit became AVAILABLE to hand out now, or a spec
+	// at its max_running freed a slot, since the namespace last told its
+	// work listeners (workready.go).
 	madeAvailable bool
 
 	// Scratch state of one op's apply, always reset before it returns.
@@ -230,6 +231,12 @@ func (s *state) place(u *unit, status coordinate.Status, now int64) {
 	}
 	sp.counts[status]++
 	u.status = status
+	if old == coordinate.StatusPending && status != coordinate.StatusPending && sp.available.Len() > 0 {
+		if limit, ok := sp.meta.MaxRunningValue(); ok && sp.counts[coordinate.StatusPending] == limit-1 {
+			// A max_running slot freed: the spec can hand out again.
+			s.madeAvailable = true
+		}
+	}
 	if status != coordinate.StatusFailed && u.ext != nil {
 		// A retry of a failed dependency blocks again only the units still
 		// FAILED because of it (deps.go).

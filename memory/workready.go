@@ -11,7 +11,8 @@ var _ coordinate.WorkNotifier = (*namespace)(nil)
 // workListeners are the callbacks a namespace calls after a change made
 // units AVAILABLE to hand out now (state.place sets state.madeAvailable):
 // units added, given back, retried, released by an expired lease or a
-// dead worker, or unblocked by their last dependency finishing.
+// dead worker, or unblocked by their last dependency finishing; or freed
+// a max_running slot of a spec with units waiting.
 type workListeners struct {
 	mu sync.Mutex
 	fs []func()
