@@ -51,21 +51,27 @@ func BenchmarkAddWorkUnits(b *testing.B) {
 		b.Run(fmt.Sprint(size), func(b *testing.B) {
 			ns, ctx := benchNamespace(b)
 			fill(b, ns, ctx, "q", size)
-			units := make([]coordinate.WorkUnitInput, 100)
-			b.ReportAllocs()
-			b.ResetTimer()
-			cpu0 := processCPU()
-			for i := 0; i < b.N; i += len(units) {
-				for j := range units {
-					units[j] = coordinate.WorkUnitInput{Key: coordinate.Name{Bytes: fmt.Sprintf("n%09d", i+j), Text: true}, Data: smallData}
-				}
-				if err := ns.AddWorkUnits(ctx, "s", units); err != nil {
-					b.Fatal(err)
-				}
-			}
-			reportCPU(b, cpu0)
+			benchAdds(b, ns, ctx, func(i int) string { return fmt.Sprintf("n%09d", i) })
 		})
 	}
+}
+
+// benchAdds times adding b.N units to spec "s", 100 per call, the i-th
+// with key(i).
+func benchAdds(b *testing.B, ns *namespace, ctx context.Context, key func(i int) string) {
+	units := make([]coordinate.WorkUnitInput, 100)
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := processCPU()
+	for i := 0; i < b.N; i += len(units) {
+		for j := range units {
+			units[j] = coordinate.WorkUnitInput{Key: coordinate.Name{Bytes: key(i + j), Text: true}, Data: smallData}
+		}
+		if err := ns.AddWorkUnits(ctx, "s", units); err != nil {
+			b.Fatal(err)
+		}
+	}
+	reportCPU(b, cpu0)
 }
 
 func BenchmarkGetWorkAndFinish(b *testing.B) {

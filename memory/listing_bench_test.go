@@ -205,23 +205,12 @@ func BenchmarkAddWorkUnitsIndexed(b *testing.B) {
 					b.Fatal(err)
 				}
 				rng := rand.New(rand.NewPCG(1, 2))
-				units := make([]coordinate.WorkUnitInput, 100)
-				b.ReportAllocs()
-				b.ResetTimer()
-				cpu0 := processCPU()
-				for i := 0; i < b.N; i += len(units) {
-					for j := range units {
-						k := fmt.Sprintf("n%09d", i+j)
-						if random {
-							k = fmt.Sprintf("q%016x", rng.Uint64())
-						}
-						units[j] = coordinate.WorkUnitInput{Key: coordinate.Name{Bytes: k, Text: true}, Data: smallData}
+				benchAdds(b, ns, ctx, func(i int) string {
+					if random {
+						return fmt.Sprintf("q%016x", rng.Uint64())
 					}
-					if err := ns.AddWorkUnits(ctx, "s", units); err != nil {
-						b.Fatal(err)
-					}
-				}
-				reportCPU(b, cpu0)
+					return fmt.Sprintf("n%09d", i)
+				})
 			})
 		}
 	}
