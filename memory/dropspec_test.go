@@ -320,14 +320,7 @@ func TestDeleteSpecDuringCapture(t *testing.T) {
 			w.needBase = full
 			w.maxDeltas, w.deltaShare, w.captureChunk = 1000, 0, 3
 			deleted := false
-			w.betweenChunks = func() {
-				if !deleted {
-					deleted = true
-					if err := ns.DeleteWorkSpec(ctx, "t"); err != nil {
-						t.Error(err)
-					}
-				}
-			}
+			w.betweenChunks = deleteSpecOnce(t, ctx, ns, "t", &deleted)
 			atBoundary := dumpAll(b)
 			st := snapshot(t, b)
 			w.betweenChunks = nil
@@ -356,5 +349,18 @@ func TestDeleteSpecDuringCapture(t *testing.T) {
 				t.Fatalf("restored state differs from the live one:\n%s", dumpDiff(got, want))
 			}
 		})
+	}
+}
+
+// deleteSpecOnce returns a betweenChunks hook that deletes spec name the
+// first time it runs and sets *deleted.
+func deleteSpecOnce(t *testing.T, ctx context.Context, ns *namespace, name string, deleted *bool) func() {
+	return func() {
+		if !*deleted {
+			*deleted = true
+			if err := ns.DeleteWorkSpec(ctx, name); err != nil {
+				t.Error(err)
+			}
+		}
 	}
 }

@@ -262,14 +262,7 @@ func TestListingSpecDeletedMidway(t *testing.T) {
 			}
 		}
 		deleted := false
-		ns.betweenChunks = func() {
-			if !deleted {
-				deleted = true
-				if err := ns.DeleteWorkSpec(ctx, "s"); err != nil {
-					t.Error(err)
-				}
-			}
-		}
+		ns.betweenChunks = deleteSpecOnce(t, ctx, ns, "s", &deleted)
 		_, err := ns.ListWorkUnits(ctx, "s", coordinate.WorkUnitQuery{})
 		ns.betweenChunks = nil
 		if !errors.Is(err, coordinate.ErrNoSuchWorkSpec) {
