@@ -217,8 +217,14 @@ func intOrder(i int64) uint64 { return uint64(i) ^ 1<<63 }
 // availableFirst is the available heap's order as a comparator on units:
 // priority descending, then key bytes ascending. Listings sort by it.
 func availableFirst(a, b *unit) bool {
-	if a.priority != b.priority {
-		return a.priority > b.priority
+	return priorityFirst(a.priority, a.key, b.priority, b.key)
+}
+
+// priorityFirst is availableFirst's order on (priority, key) pairs, for
+// comparing units with listed units too (listing.go).
+func priorityFirst(pa float64, ka string, pb float64, kb string) bool {
+	if pa != pb {
+		return pa > pb
 	}
-	return a.key < b.key
+	return ka < kb
 }

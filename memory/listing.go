@@ -125,18 +125,12 @@ func withinBytes(units []*coordinate.WorkUnit, maxBytes int64) []*coordinate.Wor
 
 // viewFirst is availableFirst for listed units.
 func viewFirst(a, b *coordinate.WorkUnit) bool {
-	if a.Priority != b.Priority {
-		return a.Priority > b.Priority
-	}
-	return a.Key.Bytes < b.Key.Bytes
+	return priorityFirst(a.Priority, a.Key.Bytes, b.Priority, b.Key.Bytes)
 }
 
 // unitBeforeView is availableFirst between a unit and a listed unit.
 func unitBeforeView(u *unit, w *coordinate.WorkUnit) bool {
-	if u.priority != w.Priority {
-		return u.priority > w.Priority
-	}
-	return u.key < w.Key.Bytes
+	return priorityFirst(u.priority, u.key, w.Priority, w.Key.Bytes)
 }
 
 // selectUnits returns the units that pass keep, in the order of less, at
