@@ -180,10 +180,7 @@ func (ns *namespace) yieldLock(ctx context.Context, sp *spec, during func()) err
 	if ns.relocked != nil {
 		ns.relocked()
 	}
-	now := ns.clock.Now().UnixNano()
-	if ns.st.needsExpire(now) {
-		ns.commit(&opExpire{Now: now})
-	}
+	ns.expire()
 	ns.ticket = max(ns.ticket, t)
 	if err := ctx.Err(); err != nil {
 		return err

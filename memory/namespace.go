@@ -67,11 +67,17 @@ func (ns *namespace) begin(ctx context.Context) (int64, error) {
 		return 0, err
 	}
 	ns.mu.Lock()
+	return ns.expire(), nil
+}
+
+// expire applies what expired by now, with ns.mu held (begin and
+// yieldLock take the lock then call it), and returns now.
+func (ns *namespace) expire() int64 {
 	now := ns.clock.Now().UnixNano()
 	if ns.st.needsExpire(now) {
 		ns.commit(&opExpire{Now: now})
 	}
-	return now, nil
+	return now
 }
 
 // commit applies an op: the one place state changes. With a journal, the
