@@ -116,6 +116,32 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 	}
 }
 
+// notWoken is how long a test waits for a waiting get_work (wait 30 s)
+// to be answered: a waiter nothing woke is answered only at the end of
+// its wait.
+const notWoken = 20 * time.Second
+
+// waitThenChange starts a get_work by worker with a 30 s wait (and opts),
+// lets it wait, runs change, and checks that the call is answered with
+// want before notWoken; what names the change in the failure.
+func waitThenChange(t *testing.T, js *JobServer, worker string, opts m, change func(), what, want string) {
+	t.Helper()
+	req := m{"runtime": "go", "wait": 30}
+	for k, v := range opts {
+		req[k] = v
+	}
+	got := make(chan string, 1)
+	go func() { got <- call(t, js, "get_work", b(worker), req) }()
+	waitUntil(t, "the get_work to wait", func() bool { return waiters(js) == 1 })
+	change()
+	select {
+	case res := <-got:
+		expect(t, "woken "+what, res, want)
+	case <-time.After(notWoken):
+		t.Fatalf("the waiting get_work was not answered %s", what)
+	}
+}
+
 // A get_work with `wait` is answered when work arrives; StopWaiting
 // answers the waiting ones and makes later waits return at once.
 func testGetWorkWait(t *testing.T, newServer serverFactory) {
@@ -124,37 +150,15 @@ func testGetWorkWait(t *testing.T, newServer serverFactory) {
 	expect(t, "short wait, no work", call(t, js, "get_work", b("w"), m{"runtime": "go", "wait": 0.01}),
 		`128([128([null, null, null]), null])`)
 
-	got := make(chan string, 1)
-	go func() { got <- call(t, js, "get_work", b("w"), m{"runtime": "go", "wait": 30, "max_jobs": 5}) }()
-	waitUntil(t, "the get_work to wait", func() bool { return waiters(js) == 1 })
-	call(t, js, "add_work_units", b("go"), []any{tuple{b("a"), m{}}})
-	select {
-	case res := <-got:
-		expect(t, "woken by the add", res, `128([[128(['go', 'a', {}])], null])`)
-	case <-time.After(30 * time.Second):
-		t.Fatal("the waiting get_work was not answered after the add")
-	}
-
+	waitThenChange(t, js, "w", m{"max_jobs": 5}, func() {
+		call(t, js, "add_work_units", b("go"), []any{tuple{b("a"), m{}}})
+	}, "by the add", `128([[128(['go', 'a', {}])], null])`)
 	// A unit given back wakes a waiter too.
-	go func() { got <- call(t, js, "get_work", b("w2"), m{"runtime": "go", "wait": 30}) }()
-	waitUntil(t, "the get_work to wait", func() bool { return waiters(js) == 1 })
-	call(t, js, "update_work_unit", b("go"), b("a"), m{"status": 1})
-	select {
-	case res := <-got:
-		expect(t, "woken by the give-back", res, `128([128(['go', 'a', {}]), null])`)
-	case <-time.After(30 * time.Second):
-		t.Fatal("the waiting get_work was not answered after the give-back")
-	}
+	waitThenChange(t, js, "w2", nil, func() {
+		call(t, js, "update_work_unit", b("go"), b("a"), m{"status": 1})
+	}, "by the give-back", `128([128(['go', 'a', {}]), null])`)
+	waitThenChange(t, js, "w", nil, js.StopWaiting, "by StopWaiting", `128([128([null, null, null]), null])`)
 
-	go func() { got <- call(t, js, "get_work", b("w"), m{"runtime": "go", "wait": 30}) }()
-	waitUntil(t, "the get_work to wait", func() bool { return waiters(js) == 1 })
-	js.StopWaiting()
-	select {
-	case res := <-got:
-		expect(t, "stopped", res, `128([128([null, null, null]), null])`)
-	case <-time.After(30 * time.Second):
-		t.Fatal("StopWaiting did not answer the waiting get_work")
-	}
 	expect(t, "after stop", call(t, js, "get_work", b("w"), m{"runtime": "go", "wait": 30}), `128([128([null, null, null]), null])`)
 	if msg := callErr(t, js, "get_work", b("w"), m{"wait": "soon"}); !strings.Contains(msg, "wait") {
 		t.Errorf("wait 'soon': error %q does not name the option", msg)
@@ -164,37 +168,18 @@ func testGetWorkWait(t *testing.T, newServer serverFactory) {
 // testGetWorkWaitWakesWhenDue: on a coordinate.DueReporter (both
 // backends) a waiting get_work tries again when a delayed unit's delay
 // ends and when a lease runs out, instead of at the end of its wait.
+// Delays and leases are on the fake clock; the wait is real time.
 func testGetWorkWaitWakesWhenDue(t *testing.T, newServer serverFactory) {
 	js, clock := newServer(t, Config{})
 	addSpec(t, js, "go", m{"runtime": "go"})
-	// Delays and leases are on the fake clock; the wait is real time. A
-	// waiter that is not woken by the due time is answered only at the
-	// end of its wait, 30 s.
-	const notWoken = 20 * time.Second
-	got := make(chan string, 1)
-
 	call(t, js, "add_work_units", b("go"), []any{tuple{b("later"), m{}, m{"delay": 1}}})
-	go func() { got <- call(t, js, "get_work", b("w"), m{"runtime": "go", "wait": 30}) }()
-	waitUntil(t, "the get_work to wait", func() bool { return waiters(js) == 1 })
-	clock.Add(time.Second)
-	select {
-	case res := <-got:
-		expect(t, "woken when the delay ended", res, `128([128(['go', 'later', {}]), null])`)
-	case <-time.After(notWoken):
-		t.Fatal("the waiting get_work was not answered when the delay ended")
-	}
+	waitThenChange(t, js, "w", nil, func() { clock.Add(time.Second) },
+		"when the delay ended", `128([128(['go', 'later', {}]), null])`)
 
 	// The unit is leased for 2 s; when the lease runs out, a waiter gets it.
 	expect(t, "renew", call(t, js, "update_work_unit", b("go"), b("later"), m{"lease_time": 2}), `128([true, null])`)
-	go func() { got <- call(t, js, "get_work", b("w2"), m{"runtime": "go", "wait": 30}) }()
-	waitUntil(t, "the get_work to wait", func() bool { return waiters(js) == 1 })
-	clock.Add(3 * time.Second)
-	select {
-	case res := <-got:
-		expect(t, "woken when the lease ran out", res, `128([128(['go', 'later', {}]), null])`)
-	case <-time.After(notWoken):
-		t.Fatal("the waiting get_work was not answered when the lease ran out")
-	}
+	waitThenChange(t, js, "w2", nil, func() { clock.Add(3 * time.Second) },
+		"when the lease ran out", `128([128(['go', 'later', {}]), null])`)
 }
 
 // testGetWorkWaitWakesWhenDependencyFinishes: on a coordinate.WorkNotifier
@@ -210,32 +195,18 @@ func testGetWorkWaitWakesWhenDependencyFinishes(t *testing.T, newServer serverFa
 		tuple{b("b2"), m{}, m{"depends_on": []any{[]any{b("go"), b("a")}}}},
 	})
 	expect(t, "a first", call(t, js, "get_work", b("w1"), m{"runtime": "go"}), `128([128(['go', 'a', {}]), null])`)
-
-	got := make(chan string, 1)
-	go func() { got <- call(t, js, "get_work", b("w2"), m{"runtime": "go", "wait": 30}) }()
-	waitUntil(t, "the get_work to wait", func() bool { return waiters(js) == 1 })
-	expect(t, "finish a", call(t, js, "update_work_unit", b("go"), b("a"), m{"status": 4}), `128([true, null])`)
-	select {
-	case res := <-got:
-		expect(t, "woken when a finished", res, `128([128(['go', 'b1', {}]), null])`)
-	case <-time.After(20 * time.Second):
-		t.Fatal("the waiting get_work was not answered when its dependency finished")
-	}
+	waitThenChange(t, js, "w2", nil, func() {
+		expect(t, "finish a", call(t, js, "update_work_unit", b("go"), b("a"), m{"status": 4}), `128([true, null])`)
+	}, "when its dependency finished", `128([128(['go', 'b1', {}]), null])`)
 
 	// A finish of a unit that was not leased (on PostgreSQL the general
 	// path, not the fast statement) wakes a waiter too.
 	expect(t, "b2", call(t, js, "get_work", b("w1"), m{"runtime": "go"}), `128([128(['go', 'b2', {}]), null])`)
 	call(t, js, "add_work_units", b("go"), []any{tuple{b("c"), m{}, m{"depends_on": []any{[]any{b("go"), b("x")}}}}})
 	call(t, js, "add_work_units", b("go"), []any{tuple{b("x"), m{}, m{"delay": 3600}}})
-	go func() { got <- call(t, js, "get_work", b("w3"), m{"runtime": "go", "wait": 30}) }()
-	waitUntil(t, "the get_work to wait", func() bool { return waiters(js) == 1 })
-	expect(t, "finish x unleased", call(t, js, "update_work_unit", b("go"), b("x"), m{"status": 4}), `128([true, null])`)
-	select {
-	case res := <-got:
-		expect(t, "woken when x finished", res, `128([128(['go', 'c', {}]), null])`)
-	case <-time.After(20 * time.Second):
-		t.Fatal("the waiting get_work was not answered when its unleased dependency finished")
-	}
+	waitThenChange(t, js, "w3", nil, func() {
+		expect(t, "finish x unleased", call(t, js, "update_work_unit", b("go"), b("x"), m{"status": 4}), `128([true, null])`)
+	}, "when its unleased dependency finished", `128([128(['go', 'c', {}]), null])`)
 }
 
 // TestGetWorkWaitWakesWhenMaxRunningSlotFrees: on the memory backend a
@@ -246,15 +217,7 @@ func TestGetWorkWaitWakesWhenMaxRunningSlotFrees(t *testing.T) {
 	addSpec(t, js, "go", m{"runtime": "go", "max_running": 1})
 	call(t, js, "add_work_units", b("go"), []any{tuple{b("a"), m{}}, tuple{b("b"), m{}}})
 	expect(t, "a first", call(t, js, "get_work", b("w1"), m{"runtime": "go"}), `128([128(['go', 'a', {}]), null])`)
-
-	got := make(chan string, 1)
-	go func() { got <- call(t, js, "get_work", b("w2"), m{"runtime": "go", "wait": 30}) }()
-	waitUntil(t, "the get_work to wait", func() bool { return waiters(js) == 1 })
-	expect(t, "finish a", call(t, js, "update_work_unit", b("go"), b("a"), m{"status": 4}), `128([true, null])`)
-	select {
-	case res := <-got:
-		expect(t, "woken when a finished", res, `128([128(['go', 'b', {}]), null])`)
-	case <-time.After(20 * time.Second):
-		t.Fatal("the waiting get_work was not answered when the max_running slot freed")
-	}
+	waitThenChange(t, js, "w2", nil, func() {
+		expect(t, "finish a", call(t, js, "update_work_unit", b("go"), b("a"), m{"status": 4}), `128([true, null])`)
+	}, "when the max_running slot freed", `128([128(['go', 'b', {}]), null])`)
 }

@@ -19,8 +19,9 @@ import (
 //	go test -run '^$' -bench 'ListPage' -benchtime 20x ./memory/
 //
 // ns/op is per listing call. Sizes are queueSizes, or COORD_BENCH_UNITS
-// alone when it is set (above 2M units, under flock /tmp/bigrun.lock). The first listing by key of a spec builds its
-// key index (BenchmarkKeyIndexBuild); the pages are timed after it.
+// alone when it is set (10M units take several GB). The first listing by
+// key of a spec builds its key index (BenchmarkKeyIndexBuild); the pages
+// are timed after it.
 
 // listSizes are the spec sizes of the listing benchmarks.
 func listSizes(b *testing.B) []int {
