@@ -166,7 +166,7 @@ func (js *JobServer) wakeAfterUpdate(upd coordinate.WorkUnitUpdate) {
 		return
 	}
 	if upd.Status == coordinate.StatusAvailable ||
-		upd.Status == coordinate.StatusFinished && upd.Data != nil && len(coordinate.ChainedUnits(upd.Data, 0)) > 0 {
+		upd.Status == coordinate.StatusFinished && upd.Data != nil && len(coordinate.ChainedInputs(upd.Data)) > 0 {
 		js.workMayBeAvailable()
 	}
 }
@@ -227,9 +227,10 @@ func (js *JobServer) getWorkWaiting(ctx context.Context, req coordinate.WorkRequ
 
 // dueTimer fires when the namespace next has work due by time alone after
 // tried, the last try (coordinate.DueReporter: a delay ending, a lease
-// running out), on the server's clock, so a waiting call tries again then. It never fires when
-// the namespace cannot tell or nothing is due; a time already past fires
-// at once (the caller's holdoff bounds how often that repeats).
+// running out), on the server's clock, so a waiting call tries again
+// then. It never fires when the namespace cannot tell or nothing is due;
+// a time already past fires at once (the caller's holdoff bounds how
+// often that repeats).
 func (js *JobServer) dueTimer(ctx context.Context, tried time.Time) (<-chan struct{}, func()) {
 	dr, ok := js.ns.(coordinate.DueReporter)
 	if !ok {

@@ -168,8 +168,7 @@ var bin = coordinate.Name{Bytes: "\xff\x00b", Text: false}
 func TestFastChainMatchesGeneral(t *testing.T) {
 	c := chainCase{
 		setup: func(e *fastEnv) {
-			e.spec(map[string]any{"name": "first", "then": "second"})
-			e.spec(map[string]any{"name": "second"})
+			e.chainingSpecs()
 			e.spec(map[string]any{"name": "lost", "then": "nowhere"})
 			e.spec(map[string]any{"name": "plain"})
 			p5 := 5.0
@@ -211,8 +210,7 @@ func TestFastChainMatchesGeneral(t *testing.T) {
 func TestFastChainFallsThrough(t *testing.T) {
 	c := chainCase{
 		setup: func(e *fastEnv) {
-			e.spec(map[string]any{"name": "first", "then": "second"})
-			e.spec(map[string]any{"name": "second"})
+			e.chainingSpecs()
 			e.add("second", unit("done", map[string]any{}), unit("held", map[string]any{}))
 			waiting := unit("waiting", map[string]any{})
 			waiting.DependsOn = []coordinate.UnitRef{{Spec: "first", Key: "f9"}}
@@ -245,8 +243,7 @@ func TestFastChainFallsThrough(t *testing.T) {
 	// Leases that ended, and a stale lease id.
 	expired := chainCase{
 		setup: func(e *fastEnv) {
-			e.spec(map[string]any{"name": "first", "then": "second"})
-			e.spec(map[string]any{"name": "second"})
+			e.chainingSpecs()
 			e.add("first", numbered(2)...)
 		},
 		upds: []chainUpdate{
@@ -267,8 +264,7 @@ func TestFastChainFallsThrough(t *testing.T) {
 func TestFastChainConcurrentInsert(t *testing.T) {
 	e := newFastEnv(t)
 	ctx := t.Context()
-	e.spec(map[string]any{"name": "first", "then": "second"})
-	e.spec(map[string]any{"name": "second"})
+	e.chainingSpecs()
 	e.add("first", unit("f", map[string]any{}))
 	e.claim("first", 1)
 	e.paths()
@@ -327,8 +323,7 @@ func TestFastChainConcurrentInsert(t *testing.T) {
 func TestFastChainHints(t *testing.T) {
 	e := newFastEnv(t)
 	ctx := t.Context()
-	e.spec(map[string]any{"name": "first", "then": "second"})
-	e.spec(map[string]any{"name": "second"})
+	e.chainingSpecs()
 	e.add("second", unit("merge", map[string]any{}))
 	e.add("first", numbered(chainSkips+2)...)
 	e.claim("first", chainSkips+2)

@@ -75,6 +75,13 @@ func (e *fastEnv) status(spec, key string) coordinate.Status {
 	return us[0].Status
 }
 
+// chainingSpecs defines the specs "first", which chains to "second", and
+// "second".
+func (e *fastEnv) chainingSpecs() {
+	e.spec(map[string]any{"name": "first", "then": "second"})
+	e.spec(map[string]any{"name": "second"})
+}
+
 // numbered returns n units with keys u00000, u00001, ... and empty data.
 func numbered(n int) []coordinate.WorkUnitInput {
 	in := make([]coordinate.WorkUnitInput, n)
@@ -194,8 +201,7 @@ func TestFastFinishFallsThrough(t *testing.T) {
 func TestFastFinishChaining(t *testing.T) {
 	e := newFastEnv(t)
 	ctx := t.Context()
-	e.spec(map[string]any{"name": "first", "then": "second"})
-	e.spec(map[string]any{"name": "second"})
+	e.chainingSpecs()
 	e.add("first",
 		unit("stored", map[string]any{"output": []any{"from-stored"}}),
 		unit("sent", map[string]any{}),

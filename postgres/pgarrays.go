@@ -49,27 +49,27 @@ func (c fastArrays) PlanEncode(m *pgtype.Map, oid uint32, format int16, value an
 		switch value.(type) {
 		case [][]byte:
 			if oid == pgtype.ByteaArrayOID {
-				return encodeByteaArray{}
+				return encodeByteaArray
 			}
 		case []string:
 			if oid == pgtype.ByteaArrayOID {
-				return encodeStringsAsBytea{}
+				return encodeStringsAsBytea
 			}
 		case []int64:
 			if oid == pgtype.Int8ArrayOID {
-				return encodeInt8Array{}
+				return encodeInt8Array
 			}
 		case []*int64:
 			if oid == pgtype.Int8ArrayOID {
-				return encodeNullableInt8Array{}
+				return encodeNullableInt8Array
 			}
 		case []int32:
 			if oid == pgtype.Int4ArrayOID {
-				return encodeInt4Array{}
+				return encodeInt4Array
 			}
 		case []bool:
 			if oid == pgtype.BoolArrayOID {
-				return encodeBoolArray{}
+				return encodeBoolArray
 			}
 		}
 	}
@@ -102,72 +102,47 @@ func appendArray[T any](buf []byte, elem uint32, a []T, put func([]byte, T) ([]b
 	return buf
 }
 
-type encodeByteaArray struct{}
+// arrayPlan is the encode plan of one slice type: appendArray with the
+// element type elem and put. The plans are package-level pointers, so
+// returning one from PlanEncode allocates nothing.
+type arrayPlan[T any] struct {
+	elem uint32
+	put  func([]byte, T) ([]byte, bool)
+}
 
-func (encodeByteaArray) fastArray() {}
+func (*arrayPlan[T]) fastArray() {}
 
-func (encodeByteaArray) Encode(value any, buf []byte) ([]byte, error) {
-	return appendArray(buf, pgtype.ByteaOID, value.([][]byte), func(b, e []byte) ([]byte, bool) {
+func (p *arrayPlan[T]) Encode(value any, buf []byte) ([]byte, error) {
+	return appendArray(buf, p.elem, value.([]T), p.put), nil
+}
+
+var (
+	encodeByteaArray = &arrayPlan[[]byte]{pgtype.ByteaOID, func(b, e []byte) ([]byte, bool) {
 		return append(b, e...), e != nil
-	}), nil
-}
-
-// encodeStringsAsBytea sends Go strings, which hold the backend's names
-// and keys as arbitrary bytes, as a bytea array without copying each to
-// a []byte first; no element is NULL ("" is an empty bytea). pgx itself
-// cannot encode a []string as bytea[].
-type encodeStringsAsBytea struct{}
-
-func (encodeStringsAsBytea) fastArray() {}
-
-func (encodeStringsAsBytea) Encode(value any, buf []byte) ([]byte, error) {
-	return appendArray(buf, pgtype.ByteaOID, value.([]string), func(b []byte, e string) ([]byte, bool) {
+	}}
+	// encodeStringsAsBytea sends Go strings, which hold the backend's
+	// names and keys as arbitrary bytes, as a bytea array without copying
+	// each to a []byte first; no element is NULL ("" is an empty bytea).
+	// pgx itself cannot encode a []string as bytea[].
+	encodeStringsAsBytea = &arrayPlan[string]{pgtype.ByteaOID, func(b []byte, e string) ([]byte, bool) {
 		return append(b, e...), true
-	}), nil
-}
-
-type encodeInt8Array struct{}
-
-func (encodeInt8Array) fastArray() {}
-
-func (encodeInt8Array) Encode(value any, buf []byte) ([]byte, error) {
-	return appendArray(buf, pgtype.Int8OID, value.([]int64), func(b []byte, e int64) ([]byte, bool) {
+	}}
+	encodeInt8Array = &arrayPlan[int64]{pgtype.Int8OID, func(b []byte, e int64) ([]byte, bool) {
 		return binary.BigEndian.AppendUint64(b, uint64(e)), true
-	}), nil
-}
-
-type encodeNullableInt8Array struct{}
-
-func (encodeNullableInt8Array) fastArray() {}
-
-func (encodeNullableInt8Array) Encode(value any, buf []byte) ([]byte, error) {
-	return appendArray(buf, pgtype.Int8OID, value.([]*int64), func(b []byte, e *int64) ([]byte, bool) {
+	}}
+	encodeNullableInt8Array = &arrayPlan[*int64]{pgtype.Int8OID, func(b []byte, e *int64) ([]byte, bool) {
 		if e == nil {
 			return b, false
 		}
 		return binary.BigEndian.AppendUint64(b, uint64(*e)), true
-	}), nil
-}
-
-type encodeInt4Array struct{}
-
-func (encodeInt4Array) fastArray() {}
-
-func (encodeInt4Array) Encode(value any, buf []byte) ([]byte, error) {
-	return appendArray(buf, pgtype.Int4OID, value.([]int32), func(b []byte, e int32) ([]byte, bool) {
+	}}
+	encodeInt4Array = &arrayPlan[int32]{pgtype.Int4OID, func(b []byte, e int32) ([]byte, bool) {
 		return binary.BigEndian.AppendUint32(b, uint32(e)), true
-	}), nil
-}
-
-type encodeBoolArray struct{}
-
-func (encodeBoolArray) fastArray() {}
-
-func (encodeBoolArray) Encode(value any, buf []byte) ([]byte, error) {
-	return appendArray(buf, pgtype.BoolOID, value.([]bool), func(b []byte, e bool) ([]byte, bool) {
+	}}
+	encodeBoolArray = &arrayPlan[bool]{pgtype.BoolOID, func(b []byte, e bool) ([]byte, bool) {
 		if e {
 			return append(b, 1), true
 		}
 		return append(b, 0), true
-	}), nil
-}
+	}}
+)
