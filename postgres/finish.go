@@ -2,6 +2,7 @@ package postgres
 
 import (
 	_ "embed"
+	"iter"
 	"sort"
 
 	"github.com/jackc/pgx/v5"
@@ -120,14 +121,29 @@ func chainsFast(ns int64, units []coordinate.WorkUnitInput, named map[chainedKey
 // any reports whether the fast path has statements to run.
 func (f fastFinishes) any() bool { return len(f.reqs) > 0 || len(f.chains) > 0 }
 
+// all yields the indexes of every fast finish: finish.sql's, then
+// finish_chain.sql's.
+func (f fastFinishes) all() iter.Seq[int] {
+	return func(yield func(int) bool) {
+		for _, i := range f.reqs {
+			if !yield(i) {
+				return
+			}
+		}
+		for _, i := range f.chains {
+			if !yield(i) {
+				return
+			}
+		}
+	}
+}
+
 // queue queues finish.sql, finish_chain.sql (each when it has requests)
 // and then the resolution of the edges to the units they finished.
 func (f fastFinishes) queue(b *pgx.Batch, updates []*updateRequest) {
 	var latest int64
-	for _, idx := range [][]int{f.reqs, f.chains} {
-		for _, i := range idx {
-			latest = max(latest, updates[i].now.UnixNano())
-		}
+	for i := range f.all() {
+		latest = max(latest, updates[i].now.UnixNano())
 	}
 	units := f.units(updates)
 	if len(f.reqs) > 0 {
@@ -142,10 +158,8 @@ func (f fastFinishes) queue(b *pgx.Batch, updates []*updateRequest) {
 // units are the units the fast statements try to finish.
 func (f fastFinishes) units(updates []*updateRequest) []unitKey {
 	units := make([]unitKey, 0, len(f.reqs)+len(f.chains))
-	for _, idx := range [][]int{f.reqs, f.chains} {
-		for _, i := range idx {
-			units = append(units, updates[i].unit())
-		}
+	for i := range f.all() {
+		units = append(units, updates[i].unit())
 	}
 	return units
 }
@@ -269,11 +283,9 @@ func (f fastFinishes) read(br pgx.BatchResults, updates []*updateRequest, events
 	// Only finishes this statement applied count: the edges of one that
 	// falls through are resolved by the general path (update.go).
 	var finished []unitKey
-	for _, idx := range [][]int{f.reqs, f.chains} {
-		for _, i := range idx {
-			if done[i] {
-				finished = append(finished, updates[i].unit())
-			}
+	for i := range f.all() {
+		if done[i] {
+			finished = append(finished, updates[i].unit())
 		}
 	}
 	resolvedReady(tag, finished, ready)

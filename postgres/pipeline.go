@@ -223,13 +223,11 @@ func (p *batchPlan) readFirstTrip(b *Backend, br pgx.BatchResults, out *batchOut
 		if err != nil {
 			return nil, err
 		}
-		for _, idx := range [][]int{p.fast.reqs, p.fast.chains} {
-			for _, i := range idx {
-				if done[i] {
-					out.fast++
-				} else {
-					out.again[p.updIdx[i]] = true
-				}
+		for i := range p.fast.all() {
+			if done[i] {
+				out.fast++
+			} else {
+				out.again[p.updIdx[i]] = true
 			}
 		}
 	}
