@@ -313,7 +313,8 @@ func (c *committer) gather(batch *[]*commitItem) bool {
 			continue
 		default:
 		}
-		if c.busy.Load() > 0 {
+		busy := c.busy.Load() > 0
+		if busy {
 			if len(*batch) >= busyMinBatch {
 				return true
 			}
@@ -336,7 +337,7 @@ func (c *committer) gather(batch *[]*commitItem) bool {
 		// before (they join this batch either way; TestGetWorksShareABatch
 		// watches them leave the queue).
 		need := int32(expect - len(*batch))
-		if c.busy.Load() > 0 {
+		if busy {
 			need = 1
 		}
 		c.want.Store(need)
@@ -368,12 +369,6 @@ func (c *committer) arrived() {
 		default:
 		}
 	}
-}
-
-// enqueue queues it without waiting for its result (tests).
-func (c *committer) enqueue(it *commitItem) {
-	c.queue <- it
-	c.arrived()
 }
 
 // started records the size of a batch about to start.

@@ -78,3 +78,10 @@ func TestExpectedFollowsRecentBatches(t *testing.T) {
 		t.Errorf("expected %d after a batch of %d, want 1", n, idleGatherMost+1)
 	}
 }
+
+// enqueue queues it without waiting for its result, waking the gathering
+// worker as submit does.
+func (c *committer) enqueue(it *commitItem) {
+	c.queue <- it
+	c.arrived()
+}

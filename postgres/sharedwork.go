@@ -235,7 +235,7 @@ func (s *sharedWork) listen() {
 			return
 		}
 		s.b.log.Warn("postgres backend: listening for other daemons' work failed; long-polling calls wake at the end of their wait until it is back", "err", err, "retry_in", backoff)
-		s.wakeAll()
+		s.wake(0, true)
 		select {
 		case <-time.After(backoff):
 		case <-s.stopCtx.Done():
@@ -260,7 +260,7 @@ func (s *sharedWork) listenOnce() error {
 		return err
 	}
 	// What was sent before this connection listened is lost.
-	s.wakeAll()
+	s.wake(0, true)
 	s.mu.Lock()
 	s.queueLocked(waitingChannel, s.payload(0, 0))
 	s.sayAgainLocked()
@@ -303,33 +303,25 @@ func (s *sharedWork) received(channel, payload string) {
 		}
 		s.mu.Unlock()
 	case workChannel:
-		for _, wake := range s.watchersOf(ns) {
-			wake()
-		}
+		s.wake(ns, false)
 	}
 }
 
-func (s *sharedWork) watchersOf(ns int64) []func() {
+// wake calls the watchers of namespace ns, or of every namespace when
+// all, outside the lock.
+func (s *sharedWork) wake(ns int64, all bool) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]func(), 0, len(s.watchers[ns]))
-	for w := range s.watchers[ns] {
-		out = append(out, *w)
-	}
-	return out
-}
-
-func (s *sharedWork) wakeAll() {
-	s.mu.Lock()
-	var all []func()
-	for _, ws := range s.watchers {
-		for w := range ws {
-			all = append(all, *w)
+	var fs []func()
+	for id, ws := range s.watchers {
+		if all || id == ns {
+			for w := range ws {
+				fs = append(fs, *w)
+			}
 		}
 	}
 	s.mu.Unlock()
-	for _, wake := range all {
-		wake()
+	for _, f := range fs {
+		f()
 	}
 }
 
