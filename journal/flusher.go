@@ -51,10 +51,7 @@ func (j *Journal) flushLoop() {
 			}
 			j.seg = nil
 		}
-		woke := j.publish(upTo, err, closing)
-		if wrote && err == nil {
-			j.counters.observeGroup(upTo, woke)
-		}
+		woke := j.publish(upTo, err, closing, wrote)
 		if closing {
 			return
 		}
@@ -87,7 +84,7 @@ func (j *Journal) flushLoop() {
 // durable.
 func (j *Journal) markAcknowledged() bool {
 	if err := j.seg.markAcknowledged(); err != nil {
-		j.publish(0, err, false)
+		j.publish(0, err, false, false)
 		return false
 	}
 	return true
@@ -110,7 +107,7 @@ func (j *Journal) preallocate() {
 	// The size changed: this sync commits metadata, once per step.
 	if err := j.seg.sync(); err != nil {
 		j.seg.max = 0
-		j.publish(0, err, false)
+		j.publish(0, err, false, false)
 		return
 	}
 	j.counters.synced()
@@ -233,13 +230,18 @@ func (j *Journal) preallocMax() int64 {
 }
 
 // publish records the outcome of a round and wakes its waiters; after a
-// failure or the last round, every waiter. It reports how many Wait calls
-// slept on the round.
-func (j *Journal) publish(upTo Ticket, err error, stopped bool) (woke int) {
+// failure or the last round, every waiter. A round that wrote records
+// without error is counted as a group (with the Wait calls it releases)
+// before anyone wakes, so a woken caller's Stats include it. It reports
+// how many Wait calls slept on the round.
+func (j *Journal) publish(upTo Ticket, err error, stopped, wrote bool) (woke int) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	woke = j.roundWaiters
 	j.roundWaiters = 0
+	if wrote && err == nil {
+		j.counters.observeGroup(upTo, woke)
+	}
 	switch {
 	case j.failed != nil:
 	case err != nil:

@@ -144,7 +144,7 @@ func TestWaitersSleepOnTheirRound(t *testing.T) {
 		t.Fatal("a waiter whose record is being written kicked the flusher")
 	}
 
-	if j.publish(3, nil, false) != 1 {
+	if j.publish(3, nil, false, false) != 1 {
 		t.Error("publish of a round one Wait slept on did not report that one waiter")
 	}
 	if err := <-inRound; err != nil {
@@ -161,14 +161,14 @@ func TestWaitersSleepOnTheirRound(t *testing.T) {
 	}
 
 	j.takePending()
-	if j.publish(4, nil, false) != 1 {
+	if j.publish(4, nil, false, false) != 1 {
 		t.Error("publish of the round Wait(4) slept on did not report that one waiter")
 	}
 	if err := <-next; err != nil {
 		t.Fatalf("Wait(4) after its round was published = %v", err)
 	}
 	j.takePending()
-	if j.publish(4, nil, false) != 0 {
+	if j.publish(4, nil, false, false) != 0 {
 		t.Error("publish of a round nobody waited for reported a waiter")
 	}
 }
