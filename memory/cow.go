@@ -26,11 +26,14 @@ import (
 //     holds (state.touch, called by every place such fields change), its
 //     value is saved as a pre-image on its spec and the unit becomes
 //     settled.
-//   - The walk goes through each spec's unit map: the units not settled
-//     yet are copied (and settled). Go map iteration tolerates changes
-//     between steps: a unit deleted before the walk reaches it is not
-//     produced (its pre-image was saved when it was removed), one added
-//     meanwhile may be (it is settled, so skipped).
+//   - The walk goes through each spec's heaps, position by position, then
+//     (unless every unit is settled by then) its unit map: the units not
+//     settled yet are copied (and settled). A heap may change between two
+//     chunks, so its walk may miss a unit or meet one twice; the map walk
+//     takes those missed. Go map iteration tolerates changes between
+//     steps: a unit deleted before the walk reaches it is not produced
+//     (its pre-image was saved when it was removed), one added meanwhile
+//     may be (it is settled, so skipped).
 //   - When the walk has gone through a spec, every unit of it is settled,
 //     so no pre-image of it can come any more: the spec's pre-images
 //     follow, and every unit that existed at the boundary is in the
@@ -199,22 +202,43 @@ type unitWalk struct {
 	err     error
 }
 
-// spec walks spec i: its units, then its pre-images.
+// spec walks spec i: the units of its heaps in heap position order, then
+// those the heap walk did not reach (units in no heap, units a heap moved
+// meanwhile) through its unit map, then its pre-images.
+//
+// Heap order is for the restart (docs/persistence.md, "Full snapshots in
+// heap order"): the loader places units in memory in file order and
+// appends them to their heaps in that order, so listed heap by heap,
+// position by position, the heaps it rebuilds are already in order and
+// the units a sift moves are close together, where units listed in map
+// order are scattered over all of the spec's memory. The format does not
+// promise any order; only the speed of the next start depends on it.
 func (w *unitWalk) spec(i int, sp *spec) {
-	c, s := w.c, w.c.st
+	c := w.c
 	w.got = 0
 	n := 0
-	for _, u := range sp.units {
-		if u.snapMark() != s.snapParity {
-			u.setSnapMark(s.snapParity)
-			if u.dirtyEpoch() == c.old {
-				u.setDirtyEpoch(0) // in this snapshot: clean (dirty.go)
+	for _, h := range sp.heaps() {
+		// Between chunks the lock is released and the heap may change:
+		// the index is checked against its length at each step, a unit
+		// moved to a place already walked is found by the map walk, one
+		// met twice is settled already.
+		for k := 0; k < len(h.items); k++ {
+			w.take(h.items[k].u)
+			if n++; n%c.chunk == 0 {
+				w.give(i, c.buf)
+				c.buf = c.buf[:0]
 			}
-			c.buf = append(c.buf, frozenCopy(u))
 		}
-		if n++; n%c.chunk == 0 {
-			w.give(i, c.buf)
-			c.buf = c.buf[:0]
+	}
+	// Every unit of sp at the boundary is either captured or saved (each
+	// once): when they add up, the map holds none left to take.
+	if w.got+len(c.buf)+len(sp.cowSaved) < c.out.specs[i].units {
+		for _, u := range sp.units {
+			w.take(u)
+			if n++; n%c.chunk == 0 {
+				w.give(i, c.buf)
+				c.buf = c.buf[:0]
+			}
 		}
 	}
 	// Every unit of sp is settled now: its pre-images are complete.
@@ -233,6 +257,20 @@ func (w *unitWalk) spec(i int, sp *spec) {
 	}
 	w.give(i, c.buf)
 	c.buf = c.buf[:0]
+}
+
+// take copies u into the chunk if the capture does not have it yet, and
+// settles it.
+func (w *unitWalk) take(u *unit) {
+	c, s := w.c, w.c.st
+	if u.snapMark() == s.snapParity {
+		return
+	}
+	u.setSnapMark(s.snapParity)
+	if u.dirtyEpoch() == c.old {
+		u.setDirtyEpoch(0) // in this snapshot: clean (dirty.go)
+	}
+	c.buf = append(c.buf, frozenCopy(u))
 }
 
 // deltaSpec walks the units of spec i that were dirty at the boundary

@@ -94,7 +94,9 @@ func TestSnapshotDuringChanges(t *testing.T) {
 }
 
 // TestRestoreKeepsUnmovedLayout: a capture during which nothing moved
-// restores to the live heap layout.
+// restores to the live state with the live heap layout, position by
+// position: a full snapshot lists the units heap by heap in position order
+// (unitWalk.spec), which the loader keeps, so its heapify moves nothing.
 func TestRestoreKeepsUnmovedLayout(t *testing.T) {
 	clock := coordinate.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	ns := newNamespace("x", Options{Clock: clock, StallTimeout: time.Minute})
@@ -105,9 +107,32 @@ func TestRestoreKeepsUnmovedLayout(t *testing.T) {
 		t.Fatal(err)
 	}
 	if a, b := dump(st), dump(ns.st); a != b {
-		t.Fatalf("layout changed:\n%s\n---\n%s", a, b)
+		t.Fatalf("state changed:\n%s\n---\n%s", a, b)
 	}
 	checkInvariants(t, st)
+	units := c.units
+	for _, cs := range c.specs {
+		name := cs.name.Bytes
+		// The capture lists the spec's units heap by heap, in position
+		// order, and the restored heaps keep that layout.
+		listed := units[:cs.units]
+		units = units[cs.units:]
+		restored := st.specs[name].heaps()
+		for hi, h := range ns.st.specs[name].heaps() {
+			if len(h.items) != len(restored[hi].items) {
+				t.Fatalf("spec %q heap %d: %d units restored, %d live", name, hi, len(restored[hi].items), len(h.items))
+			}
+			for k := range h.items {
+				if listed[0].key != h.items[k].u.key {
+					t.Fatalf("spec %q heap %d position %d: unit %q listed, %q live", name, hi, k, listed[0].key, h.items[k].u.key)
+				}
+				listed = listed[1:]
+				if a, b := restored[hi].items[k].u.key, h.items[k].u.key; a != b {
+					t.Fatalf("spec %q heap %d position %d: unit %q restored, %q live", name, hi, k, a, b)
+				}
+			}
+		}
+	}
 }
 
 // snapshotOnly loads the newest snapshot of a copied data directory and

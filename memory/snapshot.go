@@ -41,7 +41,9 @@ import (
 // workerRegistry.lapse). Version 4 (written) drops each unit's heap
 // position (a uvarint after its heap, in versions 1 to 3): the heaps are
 // rebuilt, so units may be listed in any order and a heap move changes
-// nothing a snapshot holds. Versions 1 to 3 are still read (their heap
+// nothing a snapshot holds. (A full snapshot lists each spec's units heap
+// by heap in heap position order, for the speed of the next start, not
+// as part of the format: cow.go, unitWalk.spec.) Versions 1 to 3 are still read (their heap
 // positions skipped), 1 and 2 with no settings marked as set by
 // control_work_spec and no lapsed leases.
 
