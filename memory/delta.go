@@ -246,7 +246,7 @@ func (a *deltaApplier) applyUnits(us []unit, lost []int) error {
 		switch h := heapFor(sp, u.where); {
 		case h == nil:
 		case s.loose:
-			h.load(u) // heapified once the chain is in (settleHeaps)
+			h.load(u) // heapified once the chain is in (endLooseRestore)
 		default:
 			h.push(u)
 		}

@@ -30,7 +30,7 @@ const loadBatch = 1 << 16
 // with two cores a restore takes about the longer of the two instead of
 // their sum. It returns once the decoder has stopped reading r. With
 // loose, the states' heaps are left out of order (state.loose) for deltas
-// to change cheaply; settleHeaps must follow.
+// to change cheaply; state.endLooseRestore must follow.
 func loadParallel(r io.Reader, maxBytes int64, blob blobReader, batch int, loose bool, done func(name string, st *state, dropped []coordinate.UnitRef) error) error {
 	parts := make(chan *snapPart, 2)
 	stop := make(chan struct{})
@@ -232,14 +232,14 @@ func (b *builder) endSpec() error {
 		return fmt.Errorf("spec %q: %d of its %d units missing", sp.name.Bytes, b.left, b.total)
 	}
 	if !b.s.loose {
-		sp.settleHeaps()
+		sp.orderHeaps()
 	}
 	return nil
 }
 
-// settleHeaps puts sp's heaps in order after recovery loaded (and
+// orderHeaps puts sp's heaps in order after recovery loaded (and
 // unloaded) their units, and trims their spare capacity.
-func (sp *spec) settleHeaps() {
+func (sp *spec) orderHeaps() {
 	for _, h := range sp.heaps() {
 		h.heapify()
 		if c := cap(h.items); c > len(h.items)+len(h.items)/4 {
@@ -248,17 +248,18 @@ func (sp *spec) settleHeaps() {
 	}
 }
 
-// settleHeaps ends a loose restore (state.loose): it puts every heap in
-// order, once, after the snapshot and all the deltas after it are in,
-// then restores the last workers and groups' progress loaded and files
-// the specs in the due order, which reads the heaps' tops.
-func (s *state) settleHeaps() error {
+// endLooseRestore ends a loose restore (state.loose): it puts every heap
+// in order (spec.orderHeaps), once, after the snapshot and all the deltas
+// after it are in, then restores the last workers and groups' progress
+// loaded and files the specs in the due order, which reads the heaps'
+// tops.
+func (s *state) endLooseRestore() error {
 	if !s.loose {
 		return nil
 	}
 	s.loose = false
 	for _, sp := range s.specs {
-		sp.settleHeaps()
+		sp.orderHeaps()
 	}
 	p := s.pending
 	if p == nil {
@@ -269,7 +270,7 @@ func (s *state) settleHeaps() error {
 }
 
 // pendingRestore is what restoreWorkersAndGroups restores once a loose
-// restore settles.
+// restore ends (endLooseRestore).
 type pendingRestore struct {
 	workers []capturedWorker
 	groups  []capturedGroup
@@ -295,7 +296,7 @@ func (b *builder) finish(workers []capturedWorker, groups []capturedGroup) (*sta
 func (s *state) restoreWorkersAndGroups(workers []capturedWorker, groups []capturedGroup, gone map[coordinate.UnitRef]bool) error {
 	if s.loose {
 		// A delta follows, which lists them whole again: only the last
-		// list counts (settleHeaps). Restoring each would cost a lookup
+		// list counts (endLooseRestore). Restoring each would cost a lookup
 		// per held unit per delta.
 		s.pending = &pendingRestore{workers: workers, groups: groups, gone: gone}
 		return nil

@@ -83,7 +83,7 @@ func (b *Backend) loadDelta(r io.Reader, info journal.SnapshotInfo) error {
 	}
 	if info.Deltas == 0 { // the chain is in: before the journal's records
 		for name, ns := range b.namespaces {
-			if err := ns.st.settleHeaps(); err != nil {
+			if err := ns.st.endLooseRestore(); err != nil {
 				return fmt.Errorf("memory: delta snapshot: namespace %q: %w", name, err)
 			}
 		}

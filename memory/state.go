@@ -187,10 +187,10 @@ type state struct {
 	walkSpecDeletes bool
 	// loose is set during recovery while the heaps hold their units in
 	// no order (restore.go): from a snapshot with deltas after it until
-	// the last delta is in (settleHeaps).
+	// the last delta is in (endLooseRestore).
 	loose bool
 	// pending holds, while loose, the workers and groups' progress of
-	// the last snapshot or delta loaded, restored by settleHeaps (each
+	// the last snapshot or delta loaded, restored by endLooseRestore (each
 	// delta lists them whole, replacing those before).
 	pending *pendingRestore
 }
