@@ -85,14 +85,6 @@ func (s *state) dropTarget(d coordinate.UnitRef) {
 	}
 }
 
-// extend gives u, a unit of its spec, an ext if it has none yet.
-func (u *unit) extend() {
-	if u.ext == nil {
-		u.ext = &unitExt{}
-		u.spec.extUnits++
-	}
-}
-
 // dropEdges forgets u's own dependency edges.
 func (s *state) dropEdges(u *unit) {
 	s.touch(u)

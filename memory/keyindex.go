@@ -57,28 +57,6 @@ func newKeyIndex() *keyIndex {
 	return btree.NewG(keyIndexDegree, func(a, b *unit) bool { return a.key < b.key })
 }
 
-// link makes u its key's unit in sp (in the map and, if built, the index).
-func (sp *spec) link(u *unit) {
-	sp.units[u.key] = u
-	if u.ext != nil {
-		sp.extUnits++
-	}
-	if sp.keys != nil {
-		sp.keys.ReplaceOrInsert(u)
-	}
-}
-
-// unlink removes u, its key's unit, from sp.
-func (sp *spec) unlink(u *unit) {
-	delete(sp.units, u.key)
-	if u.ext != nil {
-		sp.extUnits--
-	}
-	if sp.keys != nil {
-		sp.keys.Delete(u)
-	}
-}
-
 // keyIndex returns sp's complete key index, building it first (or waiting
 // for the build another call began). The caller holds ns.mu, which this
 // may release and take again: it returns holding it, with an error if ctx
