@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -316,5 +317,45 @@ func TestDeletedSpecLeavesNoTombstones(t *testing.T) {
 	}
 	if n, err := nsOf(t, r, "").CountWorkUnits(ctx, "gone"); err != nil || n[coordinate.StatusAvailable] != 1 {
 		t.Fatalf("spec made again after its deletion restores with %v, %v; want its one unit", n, err)
+	}
+}
+
+// TestLoadDeltaDecodedAside: Backend.loadDelta decodes on a goroutine of
+// its own (decodeAside) while it applies. The golden delta loads through
+// it to the golden changed state; cut anywhere, it fails with an error
+// (never hangs, never loads as complete); applied without its base, the
+// applier's error (a worker holding a unit the delta does not list) is
+// the one returned.
+func TestLoadDeltaDecodedAside(t *testing.T) {
+	ns, _ := goldenDeltaState(t)
+	store, _, _ := goldenBlobs(t)
+	delta, err := os.ReadFile(filepath.FromSlash(goldenDelta))
+	if err != nil {
+		t.Fatal(err)
+	}
+	load := func(b *Backend, payload []byte) error {
+		b.wal = &wal{blobs: store, log: quietLogger()}
+		return b.loadDelta(bytes.NewReader(payload), journal.SnapshotInfo{MaxBytes: int64(len(payload))})
+	}
+	b, st := goldenBase(t, store)
+	if err := load(b, delta); err != nil {
+		t.Fatal(err)
+	}
+	checkInvariants(t, st)
+	if got, w := dump(st), dump(ns.st); got != w {
+		t.Fatalf("golden snapshot and delta load to\n%s\nwant\n%s", got, w)
+	}
+	if b.wal.deltas != 1 || b.wal.deltaUnits != 4+2 {
+		t.Fatalf("delta counted as %d deltas of %d units and keys, want 1 of 6", b.wal.deltas, b.wal.deltaUnits)
+	}
+	for cut := range len(delta) {
+		b, _ := goldenBase(t, store)
+		if err := load(b, delta[:cut]); err == nil {
+			t.Fatalf("delta cut at byte %d of %d loaded without an error", cut, len(delta))
+		}
+	}
+	err = load(New(Options{}), delta)
+	if err == nil || !strings.Contains(err.Error(), "holds missing unit") {
+		t.Fatalf("delta applied without its base: %v, want a worker holding a missing unit", err)
 	}
 }

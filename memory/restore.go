@@ -32,12 +32,33 @@ const loadBatch = 1 << 16
 // loose, the states' heaps are left out of order (state.loose) for deltas
 // to change cheaply; state.endLooseRestore must follow.
 func loadParallel(r io.Reader, maxBytes int64, blob blobReader, batch int, loose bool, done func(name string, st *state, dropped []coordinate.UnitRef) error) error {
+	err, derr := decodeAside(func(emit func(*snapPart) error) error {
+		return decodeSnapshot(r, maxBytes, blob, batch, emit)
+	}, func(parts <-chan *snapPart) error {
+		return buildAll(parts, loose, done)
+	})
+	switch {
+	case err != nil && !errors.Is(err, errPartsEnded):
+		return err
+	case derr != nil:
+		return fmt.Errorf("reading snapshot: %w", derr)
+	}
+	return err
+}
+
+// decodeAside runs decode on a goroutine of its own, passing the parts it
+// emits to use, on the calling goroutine, through a channel (two parts
+// ahead at most), so that decoding one batch overlaps using the one
+// before (full snapshots: loadParallel; deltas: Backend.loadDelta). It
+// returns use's error and decode's, once decode has returned: when use
+// stops early, decode's next emit fails with errBuildStopped.
+func decodeAside(decode func(emit func(*snapPart) error) error, use func(<-chan *snapPart) error) (useErr, decodeErr error) {
 	parts := make(chan *snapPart, 2)
 	stop := make(chan struct{})
 	decoded := make(chan error, 1)
 	go func() {
 		defer close(parts)
-		decoded <- decodeSnapshot(r, maxBytes, blob, batch, func(p *snapPart) error {
+		decoded <- decode(func(p *snapPart) error {
 			select {
 			case parts <- p:
 				return nil
@@ -46,18 +67,11 @@ func loadParallel(r io.Reader, maxBytes int64, blob blobReader, batch int, loose
 			}
 		})
 	}()
-	err := buildAll(parts, loose, done)
+	useErr = use(parts)
 	close(stop)
 	for range parts { // the decoder may be blocked sending
 	}
-	derr := <-decoded
-	switch {
-	case err != nil && !errors.Is(err, errPartsEnded):
-		return err
-	case derr != nil:
-		return fmt.Errorf("reading snapshot: %w", derr)
-	}
-	return err
+	return useErr, <-decoded
 }
 
 var (

@@ -63,8 +63,23 @@ func (b *Backend) dirtyUnits(names []string) int {
 // (recovery only).
 func (b *Backend) loadDelta(r io.Reader, info journal.SnapshotInfo) error {
 	a := &deltaApplier{b: b}
-	err := decodeDelta(r, info.MaxBytes, b.wal.readBlob, loadBatch, a.part)
-	if err == nil && a.s != nil {
+	// Decoded on a goroutine of its own while the parts before are
+	// applied, as a full snapshot is.
+	err, derr := decodeAside(func(emit func(*snapPart) error) error {
+		return decodeDelta(r, info.MaxBytes, b.wal.readBlob, loadBatch, emit)
+	}, func(parts <-chan *snapPart) error {
+		for p := range parts {
+			if err := a.part(p); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	switch {
+	case err != nil:
+	case derr != nil:
+		err = derr
+	case a.s != nil:
 		err = errPartsEnded
 	}
 	if err != nil {
