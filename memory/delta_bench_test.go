@@ -146,7 +146,7 @@ func BenchmarkRestartDeltas(b *testing.B) {
 				b.StartTimer()
 			}
 			b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms")
-			for _, k := range []string{"load_snapshot", "replay_journal"} {
+			for _, k := range []string{"load_snapshot", "load_full", "load_deltas", "settle_heaps", "replay_journal"} {
 				b.ReportMetric(float64(phases.took["memory_backend_recovered."+k].Microseconds())/1000, k+"-ms")
 			}
 		})

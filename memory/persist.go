@@ -41,6 +41,9 @@ type wal struct {
 	// betweenChunks, if set (tests), runs between two lock holds of a
 	// snapshot's copying, with the namespace unlocked.
 	betweenChunks func()
+	// loadTimes: how long recovery took to apply the deltas and to end
+	// the loose restore after them (loadDelta), for Open's log.
+	loadTimes struct{ deltas, settled time.Duration }
 
 	sinceSnapshot atomic.Int64 // record bytes appended since the last rotation
 	failed        atomic.Pointer[error]
@@ -182,7 +185,9 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 	}
 	b.wal = w
 	opened := time.Since(start)
-	var loaded time.Duration
+	// loaded: the snapshot and the deltas after it, of which full is the
+	// full snapshot (w.loadTimes the rest).
+	var loaded, full time.Duration
 	resumeGC := pauseGC() // gcpause.go
 	bigTail := j.ReplayBytes() > maxGCPausedReplay
 	tail := b.startTail()
@@ -190,7 +195,8 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 		Snapshot: func(r io.Reader, info journal.SnapshotInfo) error {
 			t := time.Now()
 			err := b.loadSnapshot(r, info)
-			loaded = time.Since(t)
+			full = time.Since(t)
+			loaded = full
 			if bigTail {
 				resumeGC()
 			}
@@ -226,7 +232,8 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 	}
 	attrs := []any{"dir", opts.DataDir, "sync", journal.FormatSync(opts.Sync, opts.SyncInterval), "snapshot", rep.Snapshot,
 		"deltas", len(rep.Deltas), "records_replayed", rep.Records, "namespaces", len(b.namespaces), "units", units, "took", time.Since(start),
-		"open_journal", opened, "load_snapshot", loaded, "replay_journal", replayed}
+		"open_journal", opened, "load_snapshot", loaded, "load_full", full, "load_deltas", w.loadTimes.deltas, "settle_heaps", w.loadTimes.settled,
+		"replay_journal", replayed}
 	if rep.TornTail != "" {
 		attrs = append(attrs, "torn_tail_truncated", rep.TornTail, "torn_bytes", rep.TruncatedSize)
 	}

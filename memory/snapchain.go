@@ -3,6 +3,7 @@ package memory
 import (
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/coordinated/coordinated/journal"
 )
@@ -59,9 +60,25 @@ func (b *Backend) dirtyUnits(names []string) int {
 	return n
 }
 
-// loadDelta applies a delta to the state recovery has built so far
-// (recovery only).
+// loadDelta applies a delta to the state recovery has built so far and,
+// after the last delta, ends the loose restore (recovery only).
 func (b *Backend) loadDelta(r io.Reader, info journal.SnapshotInfo) error {
+	took := &b.wal.loadTimes
+	t := time.Now()
+	err := b.applyDelta(r, info)
+	took.deltas += time.Since(t)
+	if err != nil || info.Deltas > 0 {
+		return err
+	}
+	// The chain is in: before the journal's records.
+	t = time.Now()
+	err = b.endChain()
+	took.settled = time.Since(t)
+	return err
+}
+
+// applyDelta applies a delta to the state recovery has built so far.
+func (b *Backend) applyDelta(r io.Reader, info journal.SnapshotInfo) error {
 	a := &deltaApplier{b: b}
 	// Decoded on a goroutine of its own while the parts before are
 	// applied, as a full snapshot is.
@@ -96,11 +113,15 @@ func (b *Backend) loadDelta(r io.Reader, info journal.SnapshotInfo) error {
 		w.deltas++
 		w.deltaUnits += a.units + a.deleted // as Snapshot counts them
 	}
-	if info.Deltas == 0 { // the chain is in: before the journal's records
-		for name, ns := range b.namespaces {
-			if err := ns.st.endLooseRestore(); err != nil {
-				return fmt.Errorf("memory: delta snapshot: namespace %q: %w", name, err)
-			}
+	return nil
+}
+
+// endChain ends the loose restore of every namespace once the last delta
+// is in (state.endLooseRestore).
+func (b *Backend) endChain() error {
+	for name, ns := range b.namespaces {
+		if err := ns.st.endLooseRestore(); err != nil {
+			return fmt.Errorf("memory: delta snapshot: namespace %q: %w", name, err)
 		}
 	}
 	return nil
