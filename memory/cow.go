@@ -207,7 +207,7 @@ type unitWalk struct {
 // meanwhile) through its unit map, then its pre-images.
 //
 // Heap order is for the restart (docs/persistence.md, "Full snapshots in
-// heap order"): the loader places units in memory in file order and
+// heap order, deltas decoded aside"): the loader places units in memory in file order and
 // appends them to their heaps in that order, so listed heap by heap,
 // position by position, the heaps it rebuilds are already in order and
 // the units a sift moves are close together, where units listed in map
