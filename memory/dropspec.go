@@ -39,26 +39,43 @@ import "github.com/coordinated/coordinated/coordinate"
 // about 0.2 s at a million (BenchmarkDeleteSpec/path=lookups), where the
 // walk takes seconds.
 func (s *state) canDropWhole(sp *spec) bool {
-	if s.walkSpecDeletes || s.cow != nil || sp.extUnits > 0 {
-		return false
-	}
+	return !s.walkSpecDeletes && s.cow == nil && sp.extUnits == 0 && !s.waitedFor(sp)
+}
+
+// waitedFor reports whether units wait for units of sp, in O(1) unless
+// units wait for units of sp's name (canDropWhole).
+func (s *state) waitedFor(sp *spec) bool {
 	if s.depTargets[sp.name.Bytes] == 0 {
-		return true
+		return false
 	}
 	if len(s.dependents) <= len(sp.units) {
 		for r := range s.dependents {
 			if r.Spec == sp.name.Bytes && sp.units[r.Key] != nil {
-				return false
+				return true
 			}
 		}
-		return true
+		return false
 	}
 	for key := range sp.units {
 		if _, ok := s.dependents[coordinate.UnitRef{Spec: sp.name.Bytes, Key: key}]; ok {
-			return false
+			return true
 		}
 	}
-	return true
+	return false
+}
+
+// deleteWalks reports whether opDeleteWorkSpec on sp would visit its units
+// or look up more than maxLookups of them or of the units waited for:
+// DeleteWorkSpec then removes the units a chunk per lock hold first
+// (unitdelete.go).
+func (s *state) deleteWalks(sp *spec, maxLookups int) bool {
+	switch {
+	case s.cow != nil || sp.extUnits > 0:
+		return true
+	case min(len(s.dependents), len(sp.units)) > maxLookups:
+		return s.depTargets[sp.name.Bytes] > 0
+	}
+	return s.waitedFor(sp)
 }
 
 // dropSpecUnits removes sp's units from what outside sp refers to them,
