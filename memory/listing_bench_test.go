@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -67,7 +68,7 @@ func startProber(b *testing.B, ns *namespace) *prober {
 			default:
 			}
 			t := time.Now()
-			if _, err := ns.CountWorkUnits(context.Background(), "s"); err != nil {
+			if _, err := ns.CountWorkUnits(context.Background(), "s"); err != nil && !errors.Is(err, coordinate.ErrNoSuchWorkSpec) {
 				b.Error(err)
 				return
 			}
@@ -217,38 +218,65 @@ func BenchmarkAddWorkUnitsIndexed(b *testing.B) {
 	}
 }
 
-// BenchmarkSpecScans times the calls that still visit every unit of a
-// spec under the namespace lock (docs/architecture.md, "Listing units
-// without stalling the namespace"): ns/op is one call, all of it a lock
-// hold. Each call runs on a fresh spec of the given size, a tenth of it
-// FAILED (listSpec).
+// BenchmarkSpecScans times the calls that visit every unit of a spec
+// (docs/architecture.md, "Deleting and archiving in chunks"): ns/op is one
+// call, max-hold-ms and mean-hold-ms its lock holds (the whole call before
+// unitdelete.go), max-wait-ms the longest a CountWorkUnits prober beside
+// it waited. Each call runs on a fresh spec of the given size, a tenth of
+// it FAILED (listSpec); delete-spec-grouped has one more unit, in a group,
+// so that the spec's units are walked (dropspec.go).
 func BenchmarkSpecScans(b *testing.B) {
 	failed := []coordinate.Status{coordinate.StatusFailed}
+	deleteSpec := func(ctx context.Context, ns *namespace) error { return ns.DeleteWorkSpec(ctx, "s") }
 	for _, tc := range []struct {
-		name string
-		call func(ctx context.Context, ns *namespace) error
+		name  string
+		setup func(ctx context.Context, ns *namespace) error
+		call  func(ctx context.Context, ns *namespace) error
 	}{
-		{"delete-failed", func(ctx context.Context, ns *namespace) error {
+		{"delete-failed", nil, func(ctx context.Context, ns *namespace) error {
 			_, err := ns.DeleteWorkUnits(ctx, "s", coordinate.DeleteQuery{Statuses: failed})
 			return err
 		}},
-		{"archive-failed", func(ctx context.Context, ns *namespace) error {
+		{"delete-all", nil, func(ctx context.Context, ns *namespace) error {
+			_, err := ns.DeleteWorkUnits(ctx, "s", coordinate.DeleteQuery{All: true})
+			return err
+		}},
+		{"archive-failed", nil, func(ctx context.Context, ns *namespace) error {
 			return ns.Archive(ctx, []string{"s"}, coordinate.RetentionPolicy{MaxCount: 0})
 		}},
-		{"delete-spec", func(ctx context.Context, ns *namespace) error {
-			return ns.DeleteWorkSpec(ctx, "s")
-		}},
+		{"delete-spec", nil, deleteSpec},
+		{"delete-spec-grouped", func(ctx context.Context, ns *namespace) error {
+			return ns.AddWorkUnits(ctx, "s", []coordinate.WorkUnitInput{{Key: coordinate.Name{Bytes: "grouped", Text: true}, Data: smallData, Group: "g"}})
+		}, deleteSpec},
 	} {
 		for _, size := range listSizes(b) {
 			b.Run(fmt.Sprintf("%s/%d", tc.name, size), func(b *testing.B) {
+				var worst time.Duration
+				h := &holdTimer{}
 				for range b.N {
 					b.StopTimer()
 					ns := listSpec(b, size)
+					if tc.setup != nil {
+						if err := tc.setup(b.Context(), ns); err != nil {
+							b.Fatal(err)
+						}
+					}
+					p := startProber(b, ns)
+					h.watch(ns)
 					b.StartTimer()
+					h.start()
 					if err := tc.call(b.Context(), ns); err != nil {
 						b.Fatal(err)
 					}
+					h.release()
+					b.StopTimer()
+					close(p.stop)
+					<-p.done
+					worst = max(worst, p.worst)
+					b.StartTimer()
 				}
+				b.ReportMetric(float64(worst.Microseconds())/1000, "max-wait-ms")
+				h.report(b)
 			})
 		}
 	}
