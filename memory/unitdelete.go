@@ -56,10 +56,15 @@ type victim struct {
 	exp int64
 }
 
-// collectVictims returns the units of sp that pass keep, visiting
-// 4*deleteChunk units per lock hold. The caller holds ns.mu.
-func (ns *namespace) collectVictims(ctx context.Context, sp *spec, keep func(*unit) bool) ([]victim, error) {
+// collectVictims returns the units of sp that pass keep, about size of
+// them, visiting 4*deleteChunk units per lock hold. The caller holds
+// ns.mu.
+func (ns *namespace) collectVictims(ctx context.Context, sp *spec, size int, keep func(*unit) bool) ([]victim, error) {
 	var out []victim
+	// 16 MB at 1M victims: allocated (and zeroed) without the lock.
+	if err := ns.yieldLock(ctx, sp, func() { out = make([]victim, 0, size+size/8) }); err != nil {
+		return nil, err
+	}
 	n := 0
 	for _, u := range sp.units {
 		if keep(u) {
@@ -130,7 +135,13 @@ func (ns *namespace) deleteInChunks(ctx context.Context, sp *spec, q coordinate.
 			forget = append(forget, st)
 		}
 	}
-	vs, err := ns.collectVictims(ctx, sp, func(u *unit) bool { return want(u.status) })
+	size := 0
+	for st := coordinate.StatusAvailable; st <= coordinate.StatusFailed; st++ {
+		if want(st) {
+			size += sp.counts[st]
+		}
+	}
+	vs, err := ns.collectVictims(ctx, sp, size, func(u *unit) bool { return want(u.status) })
 	if err == nil {
 		err = ns.sortVictims(ctx, sp, vs, byKey)
 	}
@@ -167,7 +178,7 @@ func (ns *namespace) archiveInChunks(ctx context.Context, names []string, policy
 // archiveSpec applies policy to one spec, FINISHED units then FAILED ones.
 func (ns *namespace) archiveSpec(ctx context.Context, sp *spec, policy coordinate.RetentionPolicy, now int64) error {
 	for _, st := range []coordinate.Status{coordinate.StatusFinished, coordinate.StatusFailed} {
-		vs, err := ns.collectVictims(ctx, sp, func(u *unit) bool { return u.status == st })
+		vs, err := ns.collectVictims(ctx, sp, sp.counts[st], func(u *unit) bool { return u.status == st })
 		if err == nil {
 			err = ns.sortVictims(ctx, sp, vs, newestFirst)
 		}
@@ -194,7 +205,7 @@ func (ns *namespace) archiveSpec(ctx context.Context, sp *spec, policy coordinat
 // opDeleteWorkSpec would, before DeleteWorkSpec deletes the spec.
 func (ns *namespace) emptyInChunks(ctx context.Context, sp *spec) error {
 	ctx = context.WithoutCancel(ctx)
-	vs, err := ns.collectVictims(ctx, sp, func(*unit) bool { return true })
+	vs, err := ns.collectVictims(ctx, sp, len(sp.units), func(*unit) bool { return true })
 	if err == nil {
 		err = ns.sortVictims(ctx, sp, vs, byKey)
 	}
