@@ -141,6 +141,9 @@ func (ns *namespace) deleteInChunks(ctx context.Context, sp *spec, q coordinate.
 			size += sp.counts[st]
 		}
 	}
+	if size == 0 && len(forget) == 0 {
+		return 0, nil
+	}
 	vs, err := ns.collectVictims(ctx, sp, size, func(u *unit) bool { return want(u.status) })
 	if err == nil {
 		err = ns.sortVictims(ctx, sp, vs, byKey)
@@ -178,6 +181,9 @@ func (ns *namespace) archiveInChunks(ctx context.Context, names []string, policy
 // archiveSpec applies policy to one spec, FINISHED units then FAILED ones.
 func (ns *namespace) archiveSpec(ctx context.Context, sp *spec, policy coordinate.RetentionPolicy, now int64) error {
 	for _, st := range []coordinate.Status{coordinate.StatusFinished, coordinate.StatusFailed} {
+		if n := sp.counts[st]; n == 0 || n <= policy.MaxCount && policy.MaxAge <= 0 {
+			continue // nothing to archive
+		}
 		vs, err := ns.collectVictims(ctx, sp, sp.counts[st], func(u *unit) bool { return u.status == st })
 		if err == nil {
 			err = ns.sortVictims(ctx, sp, vs, newestFirst)
