@@ -426,3 +426,78 @@ func TestChunkedDeleteDuringCapture(t *testing.T) {
 		}
 	}
 }
+
+// TestChunkedSpecDeleteUnderChanges deletes a spec whose units are in a
+// group and waited for elsewhere, in chunks, while other calls between
+// the chunks add units to it (some grouped), lease them and make units of
+// another spec wait for them: afterwards the spec is gone and nothing
+// (group, worker, the namespace's invariants) still refers to a unit of
+// it, and the units that waited for its units failed.
+func TestChunkedSpecDeleteUnderChanges(t *testing.T) {
+	ctx := context.Background()
+	clock := coordinate.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	ns := newNamespace("", Options{Clock: clock, StallTimeout: time.Minute})
+	ns.deleteChunk = 5
+	defineSpec(t, ctx, ns, "t")
+	defineSpec(t, ctx, ns, "o")
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	w := coordinate.Name{Bytes: "w", Text: true}
+	must(ns.WorkerHeartbeat(ctx, coordinate.Heartbeat{Worker: w, Mode: coordinate.Null, Data: coordinate.EmptyMap, Expire: time.Hour}))
+	add := func(spec, key, group string, deps ...coordinate.UnitRef) {
+		t.Helper()
+		must(ns.AddWorkUnits(ctx, spec, []coordinate.WorkUnitInput{{Key: coordinate.Name{Bytes: key, Text: true}, Data: coordinate.EmptyMap, Group: group, DependsOn: deps}}))
+	}
+	for i := range 200 {
+		group := ""
+		if i%3 == 0 {
+			group = "g"
+		}
+		add("t", fmt.Sprintf("t%03d", i), group)
+		if i%4 == 0 {
+			add("o", fmt.Sprintf("o%03d", i), "h", coordinate.UnitRef{Spec: "t", Key: fmt.Sprintf("t%03d", i)})
+		}
+	}
+	_, err := ns.GetWork(ctx, coordinate.WorkRequest{Worker: w, LeaseTime: time.Hour, MaxJobs: 20})
+	must(err)
+	between := 0
+	ns.betweenChunks = func() {
+		between++
+		add("t", fmt.Sprintf("new%03d", between), "g")
+		add("o", fmt.Sprintf("onew%03d", between), "h", coordinate.UnitRef{Spec: "t", Key: fmt.Sprintf("t%03d", 199-between%200)})
+		if _, err := ns.GetWork(ctx, coordinate.WorkRequest{Worker: w, LeaseTime: time.Hour, MaxJobs: 2}); err != nil {
+			t.Error(err)
+		}
+	}
+	must(ns.DeleteWorkSpec(ctx, "t"))
+	ns.betweenChunks = nil
+	if between < 200/ns.deleteChunk {
+		t.Fatalf("the delete let go of the lock %d times: it did not work in chunks", between)
+	}
+	checkInvariants(t, ns.st)
+	if _, err := ns.CountWorkUnits(ctx, "t"); err == nil {
+		t.Fatal("spec t still exists")
+	}
+	gs, err := ns.GroupStatus(ctx, "g")
+	must(err)
+	if gs != nil && len(gs.Counts) != 0 {
+		t.Errorf("group g still counts units of the deleted spec: %v", gs.Counts)
+	}
+	held, err := ns.WorkerUnits(ctx, "w")
+	must(err)
+	for _, u := range held {
+		if u.Spec.Bytes == "t" {
+			t.Errorf("worker still holds %q of the deleted spec", u.Key.Bytes)
+		}
+	}
+	// The units of o that waited for units of t failed when those went.
+	gs, err = ns.GroupStatus(ctx, "h")
+	must(err)
+	if gs == nil || gs.Counts[coordinate.StatusFailed] == 0 || gs.Counts[coordinate.StatusAvailable] != 0 {
+		t.Errorf("group h of the dependents in o: %+v; want failed units, none available", gs)
+	}
+}
