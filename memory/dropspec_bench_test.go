@@ -10,12 +10,12 @@ import (
 )
 
 // BenchmarkDeleteSpec times deleting a spec of n units (queueSizes, or
-// COORD_BENCH_UNITS), 100 of them leased by a registered worker, the way
-// it was before dropspec.go (path=walk: every unit removed in key order)
-// and now (path=fast; path=lookups with units elsewhere waiting for more
-// keys of the spec's name, none of its units, than it has units, so that
-// canDropWhole would look up every key of the spec: the units now go in
-// chunks first, unitdelete.go). ns/op is one DeleteWorkSpec call,
+// COORD_BENCH_UNITS), 100 of them leased by a registered worker: path=walk
+// removes every unit in key order in one hold, as before dropspec.go
+// (state.walkSpecDeletes); path=fast drops the spec whole; path=lookups
+// has units elsewhere waiting for more keys of the spec's name, none of
+// its units, than it has units (which canDropWhole once looked up one by
+// one; spec.waited now says it in O(1)). ns/op is one DeleteWorkSpec call,
 // max-hold-ms and mean-hold-ms its lock holds (holdTimer). Compare with
 //
 //	go test -run '^$' -bench DeleteSpec -count 6 ./memory/ | benchstat -col /path -
@@ -72,6 +72,6 @@ func waitForMissing(b *testing.B, ns *namespace, n int) {
 		}
 	}
 	if len(ns.st.dependents) <= len(ns.st.specs["s"].units) {
-		b.Fatal("fewer dependency targets than units: canDropWhole would not look up the spec's keys")
+		b.Fatal("fewer dependency targets than units: not the case path=lookups is about")
 	}
 }

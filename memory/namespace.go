@@ -212,7 +212,7 @@ func (ns *namespace) DeleteWorkSpec(ctx context.Context, name string) (err error
 	if err != nil {
 		return err
 	}
-	for len(sp.units) > ns.deleteChunk && ns.st.deleteWalks(sp, 4*ns.deleteChunk) {
+	for len(sp.units) > ns.deleteChunk && ns.st.deleteWalks(sp) {
 		// Its units first, a chunk per lock hold (unitdelete.go).
 		if err := ns.emptyInChunks(ctx, sp); err != nil {
 			return gone(err)

@@ -127,7 +127,7 @@ func (s *state) addUnits(sp *spec, units []coordinate.WorkUnitInput, now int64) 
 			if in.Priority != nil {
 				u.priority = *in.Priority
 			}
-			sp.link(u)
+			s.link(sp, u)
 		} else {
 			s.touch(u)
 			if in.Priority != nil {
