@@ -41,6 +41,31 @@ func chunkedCalls() []chunkedCall {
 	}
 }
 
+// chunkedScenarios are deleteScenarios varied enough for the chunked
+// calls: dependencies beside t and many targets (5), groups in and beside
+// t (10), dependencies in t (11), everything but groups in t (31).
+func chunkedScenarios() []deleteScenario {
+	all := deleteScenarios(31)
+	var out []deleteScenario
+	for _, seed := range []int{5, 10, 11, 31} {
+		out = append(out, all[seed-1])
+	}
+	return out
+}
+
+// someChunkedCalls are the chunkedCalls the persistence tests run: each
+// kind of victim selection once.
+func someChunkedCalls() []chunkedCall {
+	var out []chunkedCall
+	for _, c := range chunkedCalls() {
+		switch c.name {
+		case "delete-blocked-failed", "archive-every-spec-keep-none", "delete-spec":
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 // countDrops makes ns count the chunks (opDropUnits) it commits.
 func countDrops(ns *namespace, n *int) {
 	ns.journal = func(o op) {
@@ -58,7 +83,7 @@ func countDrops(ns *namespace, n *int) {
 func TestChunkedDeleteMatchesOneShot(t *testing.T) {
 	ctx := context.Background()
 	multi := map[string]int{}
-	for _, sc := range deleteScenarios(16) {
+	for _, sc := range chunkedScenarios() {
 		for _, c := range chunkedCalls() {
 			t.Run(sc.String()+"/"+c.name, func(t *testing.T) {
 				var nss [2]*namespace
@@ -327,7 +352,7 @@ func TestChunkedDeleteJournalAndDelta(t *testing.T) {
 	if !sc.depsInT || !sc.depsOnT || !sc.groupsInO || !sc.registered {
 		t.Fatalf("scenario %v: want dependencies in and on t, groups and leases", sc)
 	}
-	for _, c := range chunkedCalls() {
+	for _, c := range someChunkedCalls() {
 		for _, delta := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/delta=%v", c.name, delta), func(t *testing.T) {
 				dir := t.TempDir()
@@ -371,7 +396,7 @@ func TestChunkedDeleteJournalAndDelta(t *testing.T) {
 func TestChunkedDeleteDuringCapture(t *testing.T) {
 	ctx := context.Background()
 	sc := deleteScenarios(31)[30]
-	for _, c := range chunkedCalls() {
+	for _, c := range someChunkedCalls() {
 		for _, full := range []bool{true, false} {
 			t.Run(fmt.Sprintf("%s/full=%v", c.name, full), func(t *testing.T) {
 				dir := t.TempDir()
