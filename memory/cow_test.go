@@ -308,3 +308,48 @@ func TestCaptureStreamsBoundaryValues(t *testing.T) {
 	}
 	t.Logf("%d batches, %d pre-images, %d units added during the walk", len(sizes), c.saved, added)
 }
+
+// TestHeapWalkMissIsTaken: a full capture walks the heaps one unit per
+// lock hold while, between two holds, a get_work leases the top unit,
+// which moves the heap's last unit to its top, a place already walked,
+// without changing it (no copy-on-write). The map walk must take it: the
+// capture holds every unit once, as at the boundary.
+func TestHeapWalkMissIsTaken(t *testing.T) {
+	ctx := context.Background()
+	clock := coordinate.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	ns := newNamespace("x", Options{Clock: clock, StallTimeout: time.Minute})
+	defineSpec(t, ctx, ns, "s")
+	fill(t, ns, ctx, "k", 64)
+	atBoundary := dump(ns.st)
+	ns.mu.Lock()
+	c := beginCapture(ns, 1, false)
+	ns.mu.Unlock()
+	leases := 0
+	between := func() {
+		if leases < 8 {
+			leases++
+			if _, err := ns.GetWork(ctx, coordinate.WorkRequest{Worker: coordinate.Name{Bytes: "w"}, LeaseTime: time.Hour, MaxJobs: 1}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	out := c.out
+	err := c.units(false, between, func(_ int, us []unit) error {
+		out.units = append(out.units, us...)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if leases != 8 || len(out.units) != 64 {
+		t.Fatalf("%d leases during the capture, %d units captured; want 8 and 64", leases, len(out.units))
+	}
+	st, err := out.restore()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkInvariants(t, st)
+	if got := dump(st); got != atBoundary {
+		t.Fatalf("capture differs from the state at its boundary:\n%s\n---\n%s", got, atBoundary)
+	}
+}
