@@ -20,9 +20,10 @@ import (
 //     last delta), about 2.4 us each at 10M units, five times a unit of
 //     the full snapshot (decoded on one goroutine, cache misses), so
 //     deltas holding a sixteenth of its units add about a third of its
-//     load time (decoded aside since: 0.8 us in one run on a loaded
-//     machine, docs/persistence.md "Full snapshots in heap order, deltas
-//     decoded aside"; the share waits for a quiet measurement). The worst case this allows at 10M units, with a 64 MiB
+//     load time (0.8 us since full snapshots are in heap order and
+//     deltas decoded aside, one run on a loaded machine:
+//     docs/persistence.md "Full snapshots in heap order, deltas decoded
+//     aside"; the share waits for a quiet measurement). The worst case this allows at 10M units, with a 64 MiB
 //     journal tail, restarts in 8.5 s (10.3-10.4 s at an eighth):
 //     docs/persistence.md, "Restart at 10M units",
 //     BenchmarkRestartDeltas/limit+tail;
