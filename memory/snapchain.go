@@ -23,8 +23,9 @@ import (
 //     load time (0.8 us since full snapshots are in heap order and
 //     deltas decoded aside, one run on a loaded machine:
 //     docs/persistence.md "Full snapshots in heap order, deltas decoded
-//     aside"; the share waits for a quiet measurement). The worst case this allows at 10M units, with a 64 MiB
-//     journal tail, restarts in 8.5 s (10.3-10.4 s at an eighth):
+//     aside"; the share waits for a quiet measurement). The worst case
+//     this allows at 10M units, with a 64 MiB journal tail, restarted in
+//     8.5 s (10.3-10.4 s at an eighth):
 //     docs/persistence.md, "Restart at 10M units",
 //     BenchmarkRestartDeltas/limit+tail;
 //   - maxDeltas deltas follow the full snapshot already (restart time:
