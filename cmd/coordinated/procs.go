@@ -202,8 +202,11 @@ func (c *procsController) stop() (procsChange, bool) {
 	return procsChange{from: from, to: c.setter.current(), restored: true, pause: pause}, true
 }
 
-// journalGroups is a persistent memory backend's source of group counts.
-type journalGroups interface{ JournalStats() journal.Stats }
+// journalGroups is a persistent memory backend's source of group counts
+// (two atomic loads: the controller polls it every window).
+type journalGroups interface {
+	JournalGroups() (groups, waiters uint64)
+}
 
 // startAdaptiveProcs runs the controller for a persistent memory backend
 // under -sync group until ctx ends, then restores the default; the
@@ -218,8 +221,8 @@ func startAdaptiveProcs(ctx context.Context, opts *options, backend coordinate.B
 		return done
 	}
 	counts := func() groupCounts {
-		st := src.JournalStats()
-		return groupCounts{groups: st.Flushes, waiters: st.Waiters}
+		groups, waiters := src.JournalGroups()
+		return groupCounts{groups: groups, waiters: waiters}
 	}
 	c := newProcsController(defaultProcsPolicy, runtimeProcs{}, getenv, counts())
 	if c.userSet {
