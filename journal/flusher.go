@@ -43,8 +43,13 @@ func (j *Journal) flushLoop() {
 		case <-dueC:
 			due, forced = nil, true
 		}
+		if j.opts.Sync == SyncGroup {
+			j.gather()
+		}
 		chunks, upTo, closing := j.takePending()
+		start := time.Now()
 		wrote, err := j.writeChunks(chunks, j.opts.Sync == SyncGroup || closing || forced)
+		took := time.Since(start)
 		if closing && j.seg != nil {
 			if ferr := j.seg.finishClose(); err == nil {
 				err = ferr
@@ -54,6 +59,9 @@ func (j *Journal) flushLoop() {
 		woke := j.publish(upTo, err, closing, wrote)
 		if closing {
 			return
+		}
+		if wrote && err == nil {
+			j.gatherer.observe(woke, took)
 		}
 		failed = failed || err != nil
 		if !failed {
