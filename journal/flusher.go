@@ -32,6 +32,10 @@ func (j *Journal) flushLoop() {
 			due.Stop()
 		}
 	}()
+	if j.opts.Sync == SyncGroup {
+		j.gatherer.timer = newGatherTimer()
+		defer j.gatherer.timer.close()
+	}
 	for {
 		var dueC <-chan time.Time
 		if due != nil {

@@ -27,14 +27,15 @@ type gatherer struct {
 	next     int                // where the next group goes in released
 	sync     time.Duration      // moving average of a group's write and sync
 	limit    time.Duration      // the longest wait, whatever the syncs cost
-	timer    *time.Timer        // stopped between waits
+	timer    *gatherTimer       // made by the flush loop; disarmed between waits
+	// missed counts the waits in a row that ran out. After missedLimit of
+	// them the next skip rounds are taken without waiting; backoff, the
+	// length of that pause, doubles with every further wait that runs
+	// out, and both start over when a wait is answered.
+	missed, skip, backoff int
 }
 
-func newGatherer() gatherer {
-	t := time.NewTimer(time.Hour)
-	t.Stop()
-	return gatherer{limit: maxGather, timer: t}
-}
+func newGatherer() gatherer { return gatherer{limit: maxGather} }
 
 // observe records a written group: how many callers it released and how
 // long its write and sync took.
@@ -75,6 +76,10 @@ func (j *Journal) gather() {
 	if want < 2 {
 		return
 	}
+	if g.skip > 0 {
+		g.skip--
+		return
+	}
 	deadline := time.Now().Add(g.patience())
 	defer func() {
 		j.mu.Lock()
@@ -83,22 +88,49 @@ func (j *Journal) gather() {
 	}()
 	for {
 		j.mu.Lock()
-		if j.nextWaiters == 0 || j.nextWaiters >= want || j.closed || j.failed != nil {
+		n, done := j.nextWaiters, j.closed || j.failed != nil
+		if n == 0 || n >= want || done {
 			j.mu.Unlock()
+			if n >= want {
+				g.missed, g.backoff = 0, 0
+			}
 			return
 		}
 		j.gatherWant = want
 		j.mu.Unlock()
 		wait := time.Until(deadline)
 		if wait <= 0 {
+			g.ranOut()
 			return
 		}
-		g.timer.Reset(wait)
+		g.timer.arm(wait)
 		select {
 		case <-j.kick:
-		case <-g.timer.C:
+		case <-g.timer.c:
 		case <-j.stop:
 		}
-		g.timer.Stop()
+		g.timer.disarm()
 	}
 }
+
+// ranOut counts a wait that ran out, and pauses the waiting after
+// missedLimit in a row: the callers do not come back together (workers
+// that spend varying time between finishes, say), and a timer shorter than
+// a millisecond fires late on an idle process (the runtime's netpoller
+// sleeps in whole milliseconds), so such waits cost a millisecond or more
+// each. One late straggler among connections that do come back together
+// pauses nothing. The pause doubles with each further wait that runs out,
+// from gatherHistory rounds up to maxBackoff.
+func (g *gatherer) ranOut() {
+	if g.missed++; g.missed < missedLimit {
+		return
+	}
+	g.backoff = min(max(2*g.backoff, gatherHistory), maxBackoff)
+	g.skip = g.backoff
+}
+
+// missedLimit is how many waits in a row must run out before they pause.
+const missedLimit = 2
+
+// maxBackoff is the longest pause, in rounds, after waits that ran out.
+const maxBackoff = 256

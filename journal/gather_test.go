@@ -167,3 +167,56 @@ func TestGatherKicksOnce(t *testing.T) {
 		}
 	}
 }
+
+// Two waits in a row that run out pause the waiting for gatherHistory
+// rounds, twice as many after each further one, up to maxBackoff: callers
+// that do not come back together (workers with varying think times) are
+// not held. One that runs out alone pauses nothing.
+func TestGatherBacksOff(t *testing.T) {
+	j := openGathering(t, 8, time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for i := range missedLimit {
+		if err := j.Wait(ctx, j.Append([]byte{byte(i)})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// The flusher has exited: its state can be read.
+	if g := j.gatherer; g.backoff != gatherHistory || g.skip == 0 {
+		t.Errorf("after %d waits that ran out: backoff %d, %d rounds to skip; want %d and some", missedLimit, g.backoff, g.skip, gatherHistory)
+	}
+
+	g := newGatherer()
+	g.ranOut()
+	if g.skip != 0 {
+		t.Fatalf("one wait that ran out pauses %d rounds, want none", g.skip)
+	}
+	want := gatherHistory
+	for range 8 {
+		g.ranOut()
+		if g.backoff != want || g.skip != want {
+			t.Fatalf("backoff, skip = %d, %d; want %d, %d", g.backoff, g.skip, want, want)
+		}
+		want = min(2*want, maxBackoff)
+	}
+}
+
+// The gathering's timer fires once armed, again after re-arming, and its
+// close returns (its reader exits).
+func TestGatherTimer(t *testing.T) {
+	tm := newGatherTimer()
+	for range 2 {
+		tm.arm(50 * time.Microsecond)
+		select {
+		case <-tm.c:
+		case <-time.After(time.Minute):
+			t.Fatal("an armed gather timer did not fire")
+		}
+	}
+	tm.arm(time.Hour)
+	tm.disarm()
+	tm.close()
+}
