@@ -7,26 +7,16 @@
 -- the index entries of units claimed moments before) is left to the
 -- claim. $1 namespace id, $2 spec-name filter (empty = all). The last
 -- column says whether the spec was probed.
--- The spec columns are the fragment spec_cols (sql/specs.sql), which
--- withFragments puts in; c's columns are the spec's, then available,
--- pending and the row's version (xmin: postgres/specrows.go decodes the
--- spec columns of a row it knows only once).
--- The counts are the sums spec_counts takes, for all the namespace's specs
--- in one bitmap scan of unit_count's index and one visit of each of its
--- heap pages: a lateral sum per spec (spec_counts) re-read the same pages
--- once per spec and cost about twice as much with 100 specs
--- (docs/postgres.md, "Fifth pass: the 100-spec read").
+-- The spec columns are the fragment spec_cols and the counts spec_counts
+-- (sql/specs.sql), which withFragments puts in; c's columns are the spec's,
+-- then available, pending and the row's version (xmin:
+-- postgres/specrows.go decodes the spec columns of a row it knows only
+-- once).
 WITH c AS (
     SELECT {{spec_cols}}, COALESCE(c.available, 0)::bigint AS available, COALESCE(c.pending, 0)::bigint AS pending,
         s.xmin AS version
     FROM work_spec s
-    LEFT JOIN (
-        SELECT spec_id, sum(n) FILTER (WHERE status = 1) AS available,
-               sum(n) FILTER (WHERE status = 3) AS pending
-        FROM unit_count
-        WHERE spec_id = ANY (ARRAY(SELECT id FROM work_spec WHERE namespace_id = $1)) AND status IN (1, 3)
-        GROUP BY spec_id
-    ) c ON c.spec_id = s.id
+    {{spec_counts}}
     WHERE s.namespace_id = $1 AND NOT s.paused AND s.weight > 0
         AND (cardinality($2::bytea[]) = 0 OR s.name = ANY($2))
 ), probe AS (

@@ -10,8 +10,7 @@ s.id, s.name, s.name_text, s.definition, s.priority, s.weight, s.paused,
 
 -- A spec s's available and pending units from unit_count (no unit scan),
 -- as columns c.available and c.pending (NULL: none): the scheduler's
--- counts, for queries/claim_guard.sql. queries/candidates.sql takes the
--- same sums for a whole namespace at once.
+-- counts, for queries/candidates.sql and queries/claim_guard.sql.
 -- name: spec_counts
 LEFT JOIN LATERAL (
     SELECT sum(n) FILTER (WHERE status = 1) AS available,
