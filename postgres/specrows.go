@@ -8,15 +8,16 @@ import (
 )
 
 // Spec rows the scheduler's read decoded, kept across reads. Every
-// get_work's read (candidates.sql) returns every runnable spec of the
-// namespace with its settings; with 100 specs, decoding those rows
+// get_work's read (candidates.sql) returns each spec of the namespace it
+// could choose, with its settings; with 100 specs, decoding those rows
 // (names, definitions, then, runtime, the task derived from them) was
 // most of what the daemon spent on a read, on the claims transaction's
 // critical path (docs/postgres.md, "Fifth pass: the 100-spec read"). The
 // read also returns each row's version (its xmin: every UPDATE of a
 // work_spec row, by spec_set, control_work_spec or the continuous gate,
-// writes a new version with the xid of the transaction that made it, so
-// a committed version of a row never has the xmin of an earlier one), and
+// writes a new version with the xid of the (sub)transaction that made
+// it, so a committed version of a row never has the xmin of an earlier
+// committed one), and
 // a row whose id and version are known is not decoded again: the counts
 // and the best unit's priority, which change with every claim, are read
 // from each row as before. So the scheduler sees exactly what a full
