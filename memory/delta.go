@@ -285,7 +285,7 @@ func (s *state) unlinkRestored(u *unit) {
 		h.remove(u)
 	}
 	sp.counts[u.status]--
-	sp.unlink(u)
+	s.unlink(sp, u)
 	if u.ext == nil {
 		return
 	}

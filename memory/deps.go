@@ -60,6 +60,9 @@ func (s *state) addEdge(d coordinate.UnitRef, u *unit) {
 		set = make(map[*unit]struct{})
 		s.dependents[d] = set
 		s.depTargets[d.Spec]++
+		if sp := s.specs[d.Spec]; sp != nil && sp.units[d.Key] != nil {
+			sp.waited++
+		}
 	}
 	set[u] = struct{}{}
 }
@@ -80,6 +83,9 @@ func (s *state) dropTarget(d coordinate.UnitRef) {
 		return
 	}
 	delete(s.dependents, d)
+	if sp := s.specs[d.Spec]; sp != nil && sp.units[d.Key] != nil {
+		sp.waited--
+	}
 	if s.depTargets[d.Spec]--; s.depTargets[d.Spec] == 0 {
 		delete(s.depTargets, d.Spec)
 	}

@@ -20,45 +20,40 @@ import "github.com/coordinated/coordinated/coordinate"
 //   - the namespace's due order (due.go).
 //
 // When no capture is under way, no unit of the spec has an ext (so none is
-// in a group or waits for anything: sp.extUnits, kept by spec.link/unlink
-// and unit.extend) and no unit of the spec has dependents (none at all
-// when state.depTargets, kept by addEdge/dropTarget, has no entry for the
-// spec's name; else canDropWhole looks), the walk would
+// in a group or waits for anything: sp.extUnits, kept by state.link/unlink
+// and unit.extend) and no unit of the spec has dependents (sp.waited, kept
+// by state.link/unlink and addEdge/dropTarget), the walk would
 // change nothing outside the spec but the outstanding sets and the due
 // order; dropSpecUnits does just that and leaves the units to the garbage
 // collector. Dirty tracking records nothing either way: the spec is
 // untracked (dirty.go) and the next snapshot, without the spec, says its
-// units are gone. Otherwise the walk runs, as before. Both ways leave the
+// units are gone. Otherwise the walk runs, in chunks for a spec of more
+// than deleteChunk units (unitdelete.go). Both ways leave the
 // same state (TestDeleteSpecFastMatchesWalk), as journal replay, which
 // may take either, requires.
 
-// canDropWhole reports whether deleting sp may skip the unit-by-unit walk.
-// Its cost is O(1) unless units wait for units of sp's name
-// (s.depTargets); then it is O(min(targets, n)) map lookups, for the
-// targets of dependency edges (s.dependents) and n the spec's units:
-// about 0.2 s at a million (BenchmarkDeleteSpec/path=lookups), where the
-// walk takes seconds.
+// canDropWhole reports whether deleting sp may skip the unit-by-unit walk,
+// in O(1).
 func (s *state) canDropWhole(sp *spec) bool {
-	if s.walkSpecDeletes || s.cow != nil || sp.extUnits > 0 {
+	return !s.walkSpecDeletes && s.cow == nil && sp.extUnits == 0 && sp.waited == 0
+}
+
+// waitedFor reports whether units wait for the unit of spec name and key
+// (whether or not it exists): O(1), and no lookup at all while no unit
+// waits for a unit of that spec name.
+func (s *state) waitedFor(name, key string) bool {
+	if len(s.dependents) == 0 || s.depTargets[name] == 0 {
 		return false
 	}
-	if s.depTargets[sp.name.Bytes] == 0 {
-		return true
-	}
-	if len(s.dependents) <= len(sp.units) {
-		for r := range s.dependents {
-			if r.Spec == sp.name.Bytes && sp.units[r.Key] != nil {
-				return false
-			}
-		}
-		return true
-	}
-	for key := range sp.units {
-		if _, ok := s.dependents[coordinate.UnitRef{Spec: sp.name.Bytes, Key: key}]; ok {
-			return false
-		}
-	}
-	return true
+	_, ok := s.dependents[coordinate.UnitRef{Spec: name, Key: key}]
+	return ok
+}
+
+// deleteWalks reports whether opDeleteWorkSpec on sp would visit its
+// units: DeleteWorkSpec then removes them a chunk per lock hold first
+// (unitdelete.go).
+func (s *state) deleteWalks(sp *spec) bool {
+	return s.cow != nil || sp.extUnits > 0 || sp.waited > 0
 }
 
 // dropSpecUnits removes sp's units from what outside sp refers to them,

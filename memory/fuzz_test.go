@@ -69,6 +69,9 @@ func FuzzSnapshotLoad(f *testing.F) {
 func FuzzRecordApply(f *testing.F) {
 	for _, g := range goldenRecords() {
 		for _, format := range []string{"v1", "v2"} {
+			if format == "v1" && addedInFormat2[g.name] {
+				continue
+			}
 			rec, err := os.ReadFile(goldenPath(format, g.name))
 			if err != nil {
 				f.Fatal(err)

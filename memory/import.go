@@ -116,7 +116,16 @@ func (o *opImportWorkSpec) apply(s *state) {
 	// fail them.
 	dependents := s.dependents
 	s.dependents = nil
-	defer func() { s.dependents = dependents }()
+	defer func() {
+		s.dependents = dependents
+		if s.depTargets[name.Bytes] > 0 { // which state.link did not see
+			for key := range sp.units {
+				if s.waitedFor(name.Bytes, key) {
+					sp.waited++
+				}
+			}
+		}
+	}()
 	for i := range o.Units {
 		iu := &o.Units[i]
 		u := &unit{
@@ -128,7 +137,7 @@ func (o *opImportWorkSpec) apply(s *state) {
 			u.setWorker(&coordinate.Name{Bytes: iu.Worker, Text: iu.WorkerText})
 			u.attempts = 1
 		}
-		sp.link(u)
+		s.link(sp, u)
 		status := coordinate.Status(iu.Status)
 		s.place(u, status, 0) // no delay, no group: the time is not used
 		if status == coordinate.StatusPending {

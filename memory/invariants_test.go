@@ -63,6 +63,15 @@ func checkInvariants(t *testing.T, s *state) {
 		if counts != sp.counts {
 			t.Fatalf("spec %q counts %v, units say %v", name, sp.counts, counts)
 		}
+		waited := 0
+		for key := range sp.units {
+			if _, ok := s.dependents[coordinate.UnitRef{Spec: name, Key: key}]; ok {
+				waited++
+			}
+		}
+		if waited != sp.waited {
+			t.Fatalf("spec %q counts %d units waited for, there are %d", name, sp.waited, waited)
+		}
 		if extUnits != sp.extUnits {
 			t.Fatalf("spec %q counts %d units with an ext, there are %d", name, sp.extUnits, extUnits)
 		}

@@ -58,10 +58,13 @@ func newKeyIndex() *keyIndex {
 }
 
 // link makes u its key's unit in sp (in the map and, if built, the index).
-func (sp *spec) link(u *unit) {
+func (s *state) link(sp *spec, u *unit) {
 	sp.units[u.key] = u
 	if u.ext != nil {
 		sp.extUnits++
+	}
+	if s.waitedFor(sp.name.Bytes, u.key) {
+		sp.waited++
 	}
 	if sp.keys != nil {
 		sp.keys.ReplaceOrInsert(u)
@@ -69,10 +72,13 @@ func (sp *spec) link(u *unit) {
 }
 
 // unlink removes u, its key's unit, from sp.
-func (sp *spec) unlink(u *unit) {
+func (s *state) unlink(sp *spec, u *unit) {
 	delete(sp.units, u.key)
 	if u.ext != nil {
 		sp.extUnits--
+	}
+	if s.waitedFor(sp.name.Bytes, u.key) {
+		sp.waited--
 	}
 	if sp.keys != nil {
 		sp.keys.Delete(u)

@@ -96,17 +96,8 @@ func (ns *namespace) listByPriority(ctx context.Context, sp *spec, q coordinate.
 	for _, u := range top {
 		inTop[u.key] = true
 	}
-	out := make([]*coordinate.WorkUnit, 0, min(q.Limit, len(top)+len(walked)))
-	for len(out) < q.Limit && (len(top) > 0 || len(walked) > 0) {
-		switch {
-		case len(walked) > 0 && inTop[walked[0].Key.Bytes]:
-			walked = walked[1:]
-		case len(walked) == 0 || len(top) > 0 && unitBeforeView(top[0], walked[0]):
-			out, top = append(out, unitView(top[0])), top[1:]
-		default:
-			out, walked = append(out, walked[0]), walked[1:]
-		}
-	}
+	walked = slices.DeleteFunc(walked, func(w *coordinate.WorkUnit) bool { return inTop[w.Key.Bytes] })
+	out := mergeBest(top, walked, q.Limit, unitBeforeView, unitView, func(w *coordinate.WorkUnit) *coordinate.WorkUnit { return w })
 	return withinBytes(out, q.MaxBytes), nil
 }
 

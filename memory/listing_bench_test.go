@@ -2,9 +2,11 @@ package memory
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"testing"
 	"time"
 
@@ -67,7 +69,7 @@ func startProber(b *testing.B, ns *namespace) *prober {
 			default:
 			}
 			t := time.Now()
-			if _, err := ns.CountWorkUnits(context.Background(), "s"); err != nil {
+			if _, err := ns.CountWorkUnits(context.Background(), "s"); err != nil && !errors.Is(err, coordinate.ErrNoSuchWorkSpec) {
 				b.Error(err)
 				return
 			}
@@ -91,10 +93,17 @@ func (p *prober) report(b *testing.B) {
 // Unlike max-wait-ms it excludes the machine's scheduling delays of other
 // goroutines, though not those of the holder (preempted while it holds
 // the lock): on a loaded machine the mean hold says more than the longest.
+//
+// With cpu set (the holder's goroutine locked to its thread, Linux), it
+// also reports the most CPU time one hold used (max-hold-cpu-ms): the work
+// in a hold, without the time the machine kept the holder off a CPU.
 type holdTimer struct {
 	since        time.Time
 	longest, sum time.Duration
 	holds        int
+	cpu          bool
+	cpuSince     time.Duration
+	cpuLongest   time.Duration
 }
 
 func watchHolds(ns *namespace) *holdTimer {
@@ -106,19 +115,31 @@ func watchHolds(ns *namespace) *holdTimer {
 // watch times ns's holds too.
 func (h *holdTimer) watch(ns *namespace) {
 	ns.betweenChunks = h.release
-	ns.relocked = func() { h.since = time.Now() }
+	ns.relocked = h.start
 }
 
-func (h *holdTimer) start() { h.since = time.Now() }
+func (h *holdTimer) start() {
+	h.since = time.Now()
+	if h.cpu {
+		h.cpuSince = threadCPU()
+	}
+}
+
 func (h *holdTimer) release() {
 	d := time.Since(h.since)
 	h.longest, h.sum, h.holds = max(h.longest, d), h.sum+d, h.holds+1
+	if h.cpu {
+		h.cpuLongest = max(h.cpuLongest, threadCPU()-h.cpuSince)
+	}
 }
 
 // report reports the longest hold and the mean one (mean-hold-ms).
 func (h *holdTimer) report(b *testing.B) {
 	b.ReportMetric(float64(h.longest.Microseconds())/1000, "max-hold-ms")
 	b.ReportMetric(float64(h.sum.Microseconds())/1000/float64(max(h.holds, 1)), "mean-hold-ms")
+	if h.cpu {
+		b.ReportMetric(float64(h.cpuLongest.Microseconds())/1000, "max-hold-cpu-ms")
+	}
 }
 
 func BenchmarkListPage(b *testing.B) {
@@ -217,38 +238,69 @@ func BenchmarkAddWorkUnitsIndexed(b *testing.B) {
 	}
 }
 
-// BenchmarkSpecScans times the calls that still visit every unit of a
-// spec under the namespace lock (docs/architecture.md, "Listing units
-// without stalling the namespace"): ns/op is one call, all of it a lock
-// hold. Each call runs on a fresh spec of the given size, a tenth of it
-// FAILED (listSpec).
+// BenchmarkSpecScans times the calls that visit every unit of a spec
+// (docs/architecture.md, "Deleting and archiving in chunks"): ns/op is one
+// call, max-hold-ms and mean-hold-ms its lock holds (the whole call before
+// unitdelete.go), max-wait-ms the longest a CountWorkUnits prober beside
+// it waited. Each call runs on a fresh spec of the given size, a tenth of
+// it FAILED (listSpec); delete-spec-grouped has one more unit, in a group,
+// so that the spec's units are walked (dropspec.go).
 func BenchmarkSpecScans(b *testing.B) {
 	failed := []coordinate.Status{coordinate.StatusFailed}
+	deleteSpec := func(ctx context.Context, ns *namespace) error { return ns.DeleteWorkSpec(ctx, "s") }
 	for _, tc := range []struct {
-		name string
-		call func(ctx context.Context, ns *namespace) error
+		name  string
+		setup func(ctx context.Context, ns *namespace) error
+		call  func(ctx context.Context, ns *namespace) error
 	}{
-		{"delete-failed", func(ctx context.Context, ns *namespace) error {
+		{"delete-failed", nil, func(ctx context.Context, ns *namespace) error {
 			_, err := ns.DeleteWorkUnits(ctx, "s", coordinate.DeleteQuery{Statuses: failed})
 			return err
 		}},
-		{"archive-failed", func(ctx context.Context, ns *namespace) error {
+		{"delete-all", nil, func(ctx context.Context, ns *namespace) error {
+			_, err := ns.DeleteWorkUnits(ctx, "s", coordinate.DeleteQuery{All: true})
+			return err
+		}},
+		{"archive-failed", nil, func(ctx context.Context, ns *namespace) error {
 			return ns.Archive(ctx, []string{"s"}, coordinate.RetentionPolicy{MaxCount: 0})
 		}},
-		{"delete-spec", func(ctx context.Context, ns *namespace) error {
-			return ns.DeleteWorkSpec(ctx, "s")
-		}},
+		{"delete-spec", nil, deleteSpec},
+		{"delete-spec-grouped", func(ctx context.Context, ns *namespace) error {
+			return ns.AddWorkUnits(ctx, "s", []coordinate.WorkUnitInput{{Key: coordinate.Name{Bytes: "grouped", Text: true}, Data: smallData, Group: "g"}})
+		}, deleteSpec},
 	} {
 		for _, size := range listSizes(b) {
 			b.Run(fmt.Sprintf("%s/%d", tc.name, size), func(b *testing.B) {
+				// The calls run on this goroutine: kept on one thread,
+				// the holds' CPU time is that thread's.
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
+				var worst time.Duration
+				h := &holdTimer{cpu: haveThreadCPU}
 				for range b.N {
 					b.StopTimer()
 					ns := listSpec(b, size)
+					if tc.setup != nil {
+						if err := tc.setup(b.Context(), ns); err != nil {
+							b.Fatal(err)
+						}
+					}
+					p := startProber(b, ns)
+					h.watch(ns)
 					b.StartTimer()
+					h.start()
 					if err := tc.call(b.Context(), ns); err != nil {
 						b.Fatal(err)
 					}
+					h.release()
+					b.StopTimer()
+					close(p.stop)
+					<-p.done
+					worst = max(worst, p.worst)
+					b.StartTimer()
 				}
+				b.ReportMetric(float64(worst.Microseconds())/1000, "max-wait-ms")
+				h.report(b)
 			})
 		}
 	}

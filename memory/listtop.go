@@ -49,12 +49,21 @@ func selectFromHeaps(sp *spec, statuses []coordinate.Status, start string, limit
 			}
 		}
 	}, keep, availableFirst, limit)
-	out := make([]*unit, 0, min(limit, len(best)+len(rest)))
-	for len(out) < limit && (len(best) > 0 || len(rest) > 0) {
-		if len(rest) == 0 || len(best) > 0 && availableFirst(best[0], rest[0]) {
-			out, best = append(out, best[0]), best[1:]
+	same := func(u *unit) *unit { return u }
+	return mergeBest(best, rest, limit, availableFirst, same, same)
+}
+
+// mergeBest merges a and b, each best first, into their best limit items:
+// a's first goes before b's when aFirst says so. fromA and fromB give the
+// items out. The one merge of a heap's top with the rest of a listing
+// (selectFromHeaps, listByPriority).
+func mergeBest[A, B, T any](a []A, b []B, limit int, aFirst func(A, B) bool, fromA func(A) T, fromB func(B) T) []T {
+	out := make([]T, 0, min(limit, len(a)+len(b)))
+	for len(out) < limit && (len(a) > 0 || len(b) > 0) {
+		if len(b) == 0 || len(a) > 0 && aFirst(a[0], b[0]) {
+			out, a = append(out, fromA(a[0])), a[1:]
 		} else {
-			out, rest = append(out, rest[0]), rest[1:]
+			out, b = append(out, fromB(b[0])), b[1:]
 		}
 	}
 	return out

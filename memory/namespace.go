@@ -38,8 +38,8 @@ type namespace struct {
 	// go of mu between two chunks of its work (yieldLock); relocked, when
 	// it has taken mu again (benchmarks time the holds between them).
 	betweenChunks, relocked func()
-	// heapScanMax: see listing.go.
-	heapScanMax int
+	// heapScanMax: see listing.go; deleteChunk: see unitdelete.go.
+	heapScanMax, deleteChunk int
 
 	// workReady holds the coordinate.WorkNotifier callbacks
 	// (workready.go).
@@ -57,6 +57,7 @@ func newNamespace(name string, opts Options) *namespace {
 		st:           newState(),
 		locks:        newLockTable(opts.Clock),
 		heapScanMax:  heapScanMax,
+		deleteChunk:  deleteChunk,
 	}
 }
 
@@ -207,8 +208,16 @@ func (ns *namespace) DeleteWorkSpec(ctx context.Context, name string) (err error
 		return err
 	}
 	defer ns.end(ctx, &err)
-	if _, err := ns.spec(name); err != nil {
+	sp, err := ns.spec(name)
+	if err != nil {
 		return err
+	}
+	for len(sp.units) > ns.deleteChunk && ns.st.deleteWalks(sp) {
+		// Its units first, a chunk per lock hold (unitdelete.go).
+		if err := ns.emptyInChunks(ctx, sp); err != nil {
+			return gone(err)
+		}
+		now = ns.expire()
 	}
 	ns.commit(&opDeleteWorkSpec{Spec: name, Now: now})
 	return nil
@@ -350,8 +359,12 @@ func (ns *namespace) DeleteWorkUnits(ctx context.Context, specName string, q coo
 		return 0, err
 	}
 	defer ns.end(ctx, &err)
-	if _, err := ns.spec(specName); err != nil {
+	sp, err := ns.spec(specName)
+	if err != nil {
 		return 0, err
+	}
+	if q.Keys == nil && (q.All || len(q.Statuses) > 0) && len(sp.units) > ns.deleteChunk {
+		return ns.deleteInChunks(ctx, sp, q) // unitdelete.go
 	}
 	q.Keys = slices.Clone(q.Keys)
 	q.Statuses = slices.Clone(q.Statuses)
@@ -449,6 +462,19 @@ func (ns *namespace) Archive(ctx context.Context, names []string, policy coordin
 	defer ns.end(ctx, &err)
 	if policy.MaxCount < 0 && policy.MaxAge <= 0 {
 		return nil // keeps everything
+	}
+	specs := names
+	if len(specs) == 0 {
+		specs = sortedSpecNames(ns.st.specs)
+	}
+	units := 0
+	for _, name := range specs {
+		if sp := ns.st.specs[name]; sp != nil {
+			units += len(sp.units)
+		}
+	}
+	if units > ns.deleteChunk {
+		return ns.archiveInChunks(ctx, specs, policy, now) // unitdelete.go
 	}
 	ns.commit(&opArchive{Now: now, Specs: slices.Clone(names), Policy: policy})
 	return nil

@@ -127,7 +127,7 @@ func (s *state) addUnits(sp *spec, units []coordinate.WorkUnitInput, now int64) 
 			if in.Priority != nil {
 				u.priority = *in.Priority
 			}
-			sp.link(u)
+			s.link(sp, u)
 		} else {
 			s.touch(u)
 			if in.Priority != nil {
@@ -244,6 +244,41 @@ func (o *opDeleteWorkUnits) apply(s *state) {
 	}
 	o.deleted += len(victims)
 	s.removeUnits(sp, victims, o.Now, false)
+}
+
+// opDropUnits removes the units of explicit keys of one spec, in order:
+// one chunk of a delete or archive that lets go of the namespace lock
+// between chunks (unitdelete.go). The namespace chose the keys in the
+// same lock hold, so apply removes every one still present without
+// looking at its status (replay sees the same state). Archive counts them
+// as archived; Forget zeroes the archived counts of those statuses first
+// and counts them as deleted (delete by status or all).
+type opDropUnits struct {
+	_ struct{} `cbor:",toarray"`
+
+	Spec    string
+	Now     int64
+	Keys    []string
+	Archive bool
+	Forget  []coordinate.Status
+
+	// deleted is the number reported to the caller.
+	deleted int
+}
+
+func (o *opDropUnits) apply(s *state) {
+	sp := s.specs[o.Spec]
+	o.deleted = 0
+	for _, st := range o.Forget {
+		o.deleted += sp.archived[st]
+		sp.archived[st] = 0
+	}
+	for _, k := range o.Keys {
+		if u := sp.units[k]; u != nil {
+			s.removeUnit(u, o.Now, o.Archive)
+			o.deleted++
+		}
+	}
 }
 
 // opUpdateWorkUnit applies update_work_unit to one existing unit. A

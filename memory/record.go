@@ -45,6 +45,7 @@ const (
 	recUnregisterWorker
 	recCancelGroup
 	recImportWorkSpec
+	recDropUnits // added in format 2: an older build refuses a journal holding one
 )
 
 // opKind returns the record kind of an op.
@@ -80,6 +81,8 @@ func opKind(o op) byte {
 		return recCancelGroup
 	case *opImportWorkSpec:
 		return recImportWorkSpec
+	case *opDropUnits:
+		return recDropUnits
 	}
 	panic(fmt.Sprintf("memory: op %T has no journal record kind", o))
 }

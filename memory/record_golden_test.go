@@ -57,6 +57,8 @@ func goldenRecords() []goldenRecord {
 			Worker: w, Mode: []byte{0x64, 'i', 'd', 'l', 'e'}, Data: []byte{0xa0}, Parent: &coordinate.Name{Bytes: "parent"}, Expire: time.Minute}}},
 		{"14-unregister-worker", "ns", &opUnregisterWorker{Worker: "worker-1"}},
 		{"15-cancel-group", "ns", &opCancelGroup{Group: "g", Now: 1700000000000000009}},
+		{"16-drop-units", "ns", &opDropUnits{Spec: "s", Now: 1700000000000000010, Keys: []string{"k1", "\xff\x00"}, Archive: true,
+			Forget: []coordinate.Status{coordinate.StatusFinished, coordinate.StatusFailed}}},
 	}
 }
 
@@ -95,6 +97,9 @@ func TestRecordGoldenCurrent(t *testing.T) {
 // own types) wrote them, so existing data directories still load.
 func TestRecordGoldenV1(t *testing.T) {
 	for _, g := range goldenRecords() {
+		if addedInFormat2[g.name] {
+			continue
+		}
 		t.Run(g.name, func(t *testing.T) {
 			rec, err := os.ReadFile(goldenPath("v1", g.name))
 			if err != nil {
@@ -104,6 +109,10 @@ func TestRecordGoldenV1(t *testing.T) {
 		})
 	}
 }
+
+// addedInFormat2 are the record kinds added to format 2 after it was
+// first written: format 1 never held them.
+var addedInFormat2 = map[string]bool{"16-drop-units": true}
 
 func checkDecodes(t *testing.T, rec []byte, format uint32, g goldenRecord) {
 	t.Helper()

@@ -122,6 +122,15 @@ type bodyDeleteWorkUnits struct {
 	Now   int64
 }
 
+type bodyDropUnits struct {
+	_       struct{} `cbor:",toarray"`
+	Spec    string
+	Now     int64
+	Keys    []string
+	Archive bool
+	Forget  []int64
+}
+
 type bodyUpdateWorkUnit struct {
 	_       struct{} `cbor:",toarray"`
 	Spec    string
@@ -247,14 +256,10 @@ func recordBody(o op, sc *bodyScratch) any {
 	case *opPrioritizeWorkUnits:
 		return &bodyPrioritizeWorkUnits{Spec: o.Spec, Keys: o.Keys, Priority: o.Priority, Adjustment: o.Adjustment}
 	case *opDeleteWorkUnits:
-		q := recDeleteQuery{All: o.Query.All, Keys: o.Query.Keys}
-		if o.Query.Statuses != nil {
-			q.Statuses = make([]int64, len(o.Query.Statuses))
-			for i, st := range o.Query.Statuses {
-				q.Statuses[i] = int64(st)
-			}
-		}
+		q := recDeleteQuery{All: o.Query.All, Keys: o.Query.Keys, Statuses: recStatusesOf(o.Query.Statuses)}
 		return &bodyDeleteWorkUnits{Spec: o.Spec, Query: q, Now: o.Now}
+	case *opDropUnits:
+		return &bodyDropUnits{Spec: o.Spec, Now: o.Now, Keys: o.Keys, Archive: o.Archive, Forget: recStatusesOf(o.Forget)}
 	case *opUpdateWorkUnit:
 		u := o.Update
 		r := &sc.update
@@ -325,6 +330,8 @@ func newRecordBody(kind byte) any {
 		return &bodyPrioritizeWorkUnits{}
 	case recDeleteWorkUnits:
 		return &bodyDeleteWorkUnits{}
+	case recDropUnits:
+		return &bodyDropUnits{}
 	case recUpdateWorkUnit:
 		return &bodyUpdateWorkUnit{}
 	case recExpire:
@@ -371,16 +378,18 @@ func bodyOp(body any) (op, error) {
 	case *bodyPrioritizeWorkUnits:
 		return &opPrioritizeWorkUnits{Spec: r.Spec, Keys: r.Keys, Priority: r.Priority, Adjustment: r.Adjustment}, nil
 	case *bodyDeleteWorkUnits:
-		q := coordinate.DeleteQuery{All: r.Query.All, Keys: r.Query.Keys}
-		if r.Query.Statuses != nil {
-			q.Statuses = make([]coordinate.Status, len(r.Query.Statuses))
-			for i, st := range r.Query.Statuses {
-				if q.Statuses[i] = coordinate.Status(st); !q.Statuses[i].Valid() {
-					return nil, fmt.Errorf("delete of spec %q: invalid status %d", r.Spec, st)
-				}
-			}
+		statuses, err := statusesOf(r.Query.Statuses)
+		if err != nil {
+			return nil, fmt.Errorf("delete of spec %q: %w", r.Spec, err)
 		}
+		q := coordinate.DeleteQuery{All: r.Query.All, Keys: r.Query.Keys, Statuses: statuses}
 		return &opDeleteWorkUnits{Spec: r.Spec, Query: q, Now: r.Now}, nil
+	case *bodyDropUnits:
+		forget, err := statusesOf(r.Forget)
+		if err != nil {
+			return nil, fmt.Errorf("deleting units of spec %q: %w", r.Spec, err)
+		}
+		return &opDropUnits{Spec: r.Spec, Now: r.Now, Keys: r.Keys, Archive: r.Archive, Forget: forget}, nil
 	case *bodyUpdateWorkUnit:
 		u := r.Update
 		o := &opUpdateWorkUnit{Spec: r.Spec, Key: r.Key, Now: r.Now, LeaseID: r.LeaseID,
@@ -431,6 +440,32 @@ func bodyOp(body any) (op, error) {
 		return o, nil
 	}
 	return nil, fmt.Errorf("no op for record body %T", body)
+}
+
+// recStatusesOf writes statuses as the protocol's numbers (nil stays nil).
+func recStatusesOf(sts []coordinate.Status) []int64 {
+	if sts == nil {
+		return nil
+	}
+	out := make([]int64, len(sts))
+	for i, st := range sts {
+		out[i] = int64(st)
+	}
+	return out
+}
+
+// statusesOf reads statuses written by recStatusesOf.
+func statusesOf(sts []int64) ([]coordinate.Status, error) {
+	if sts == nil {
+		return nil, nil
+	}
+	out := make([]coordinate.Status, len(sts))
+	for i, st := range sts {
+		if out[i] = coordinate.Status(st); !out[i].Valid() {
+			return nil, fmt.Errorf("invalid status %d", st)
+		}
+	}
+	return out, nil
 }
 
 func recNameOf(n coordinate.Name) recName { return recName{Bytes: n.Bytes, Text: n.Text} }

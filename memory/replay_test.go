@@ -31,6 +31,7 @@ var opTypes = map[string]func() op{
 	"UnregisterWorker":    func() op { return &opUnregisterWorker{} },
 	"CancelGroup":         func() op { return &opCancelGroup{} },
 	"ImportWorkSpec":      func() op { return &opImportWorkSpec{} },
+	"DropUnits":           func() op { return &opDropUnits{} },
 }
 
 func opTypeName(o op) string { return reflect.TypeOf(o).Elem().Name()[2:] }
@@ -96,6 +97,9 @@ func TestReplayRebuildsState(t *testing.T) {
 // checking invariants as it goes.
 func randomWorkload(t *testing.T, ns *namespace, clock *coordinate.FakeClock, r *rand.Rand, n int) {
 	t.Helper()
+	// Deletes by status and archives of more than 20 units go in chunks
+	// (unitdelete.go), so every test driving this workload meets them.
+	ns.deleteChunk = 20
 	ctx := context.Background()
 	enc := func(v any) coordinate.Data {
 		b, err := cbor.Marshal(v)

@@ -171,7 +171,7 @@ func (s *state) linkRestored(sp *spec, u *unit) error {
 	}
 	u.spec = sp
 	n := len(sp.units)
-	sp.link(u)
+	s.link(sp, u)
 	if len(sp.units) == n {
 		return fmt.Errorf("spec %q unit %q listed twice", sp.name.Bytes, u.key)
 	}

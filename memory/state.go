@@ -122,6 +122,10 @@ type spec struct {
 	// dependencies, now or once): while it is 0 no group or dependency
 	// edge holds one of them (dropspec.go).
 	extUnits int
+	// waited counts the units in units that units wait for (state.dependents
+	// has their ref), kept by state.link/unlink and addEdge/dropTarget
+	// (dropspec.go).
+	waited int
 
 	// keys orders units by key once a listing needed it (keyindex.go):
 	// nil until then; keysBuilt is open while it is being built.
@@ -305,7 +309,7 @@ func (s *state) removeUnit(u *unit, now int64, archived bool) {
 	if archived {
 		sp.archived[u.status]++
 	}
-	sp.unlink(u)
+	s.unlink(sp, u)
 	s.markGone(u)
 	s.workers.dropUnit(u)
 	if u.ext != nil {
