@@ -71,8 +71,9 @@ type DueReporter interface {
 // WorkNotifier is a Namespace that says when its own changes made units
 // available to hand out now (the memory backend: added, given back,
 // retried, released by an expired lease, unblocked by a dependency
-// finishing; PostgreSQL: unblocked by a dependency finishing), so a
-// long-polling get_work can try again at once.
+// finishing, a max_running slot freed; PostgreSQL: unblocked by a
+// dependency finishing, a max_running slot freed by this daemon's
+// updates), so a long-polling get_work can try again at once.
 type WorkNotifier interface {
 	// NotifyWork arranges for f to be called after each such change. f
 	// is called without the namespace's locks held and must not block.

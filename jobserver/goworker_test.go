@@ -209,11 +209,11 @@ func testGetWorkWaitWakesWhenDependencyFinishes(t *testing.T, newServer serverFa
 	}, "when its unleased dependency finished", `128([128(['go', 'c', {}]), null])`)
 }
 
-// TestGetWorkWaitWakesWhenMaxRunningSlotFrees: on the memory backend a
-// waiting get_work is woken when a spec at its max_running finishes a
-// unit and so may hand out the next one.
-func TestGetWorkWaitWakesWhenMaxRunningSlotFrees(t *testing.T) {
-	js, _ := newMemoryServer(t, Config{})
+// testGetWorkWaitWakesWhenMaxRunningSlotFrees: on a coordinate.WorkNotifier
+// (both backends) a waiting get_work is woken when a spec at its
+// max_running finishes a unit and so may hand out the next one.
+func testGetWorkWaitWakesWhenMaxRunningSlotFrees(t *testing.T, newServer serverFactory) {
+	js, _ := newServer(t, Config{})
 	addSpec(t, js, "go", m{"runtime": "go", "max_running": 1})
 	call(t, js, "add_work_units", b("go"), []any{tuple{b("a"), m{}}, tuple{b("b"), m{}}})
 	expect(t, "a first", call(t, js, "get_work", b("w1"), m{"runtime": "go"}), `128([128(['go', 'a', {}]), null])`)

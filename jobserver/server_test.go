@@ -56,6 +56,7 @@ var methodTests = []struct {
 	{"GetWorkWait", testGetWorkWait},
 	{"GetWorkWaitWakesWhenDue", testGetWorkWaitWakesWhenDue},
 	{"GetWorkWaitWakesWhenDependencyFinishes", testGetWorkWaitWakesWhenDependencyFinishes},
+	{"GetWorkWaitWakesWhenMaxRunningSlotFrees", testGetWorkWaitWakesWhenMaxRunningSlotFrees},
 	{"GetWorkUnitsReplyBound", testGetWorkUnitsReplyBound}, // limits_test.go
 	{"GetWorkReplyBound", testGetWorkReplyBound},
 }

@@ -72,6 +72,14 @@ func (c *counters) groupSynced(start time.Time) {
 // segment).
 func (c *counters) synced() { c.syncs.Add(1) }
 
+// GroupCounts returns Stats().Flushes and Stats().Waiters without copying
+// the distributions: for a caller that polls them (the daemon's adaptive
+// processor count, cmd/coordinated/procs.go).
+func (j *Journal) GroupCounts() (groups, waiters uint64) {
+	g, _ := j.counters.hists()
+	return g.Count(), j.counters.waiters.Load()
+}
+
 // Stats returns the counters so far.
 func (j *Journal) Stats() Stats {
 	g, s := j.counters.hists()

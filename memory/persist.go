@@ -533,6 +533,16 @@ func (b *Backend) closeJournal() error {
 	return errors.Join(errs...)
 }
 
+// JournalGroups returns the journal's written groups and the Wait calls
+// they released (journal.Journal.GroupCounts; zero for a volatile
+// backend).
+func (b *Backend) JournalGroups() (groups, waiters uint64) {
+	if b.wal == nil {
+		return 0, 0
+	}
+	return b.wal.j.GroupCounts()
+}
+
 // JournalStats returns the journal's counters (zero for a volatile backend).
 func (b *Backend) JournalStats() journal.Stats {
 	if b.wal == nil {

@@ -215,6 +215,8 @@ type namespace struct {
 	watched *watchedNamespace
 	// sole is the spec get_work may claim without reading (schedguess.go).
 	sole soleSpecs
+	// specRows are the spec rows its scheduler's reads decoded (specrows.go).
+	specRows specRows
 }
 
 var _ coordinate.Namespace = (*namespace)(nil)

@@ -495,6 +495,7 @@ func (c *committer) applyLane(batch []*commitItem) {
 	if err == nil {
 		c.fast.Add(int64(out.fast))
 		c.b.events.committed(out.events)
+		freedSlots(batch, results, out.again, &out.ready) // workready.go
 		c.b.workReady.ready(out.ready)
 		claimed := 0
 		for _, it := range batch {

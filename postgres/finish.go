@@ -12,9 +12,12 @@ import (
 
 var (
 	//go:embed queries/finish.sql
-	finishSQL string
+	finishText string
 	//go:embed queries/finish_chain.sql
-	finishChainSQL string
+	finishChainText string
+
+	finishSQL      = withFragments(finishText)
+	finishChainSQL = withFragments(finishChainText)
 )
 
 // The fast finish path. Nearly every update_work_unit a worker sends
@@ -164,43 +167,53 @@ func (f fastFinishes) units(updates []*updateRequest) []unitKey {
 	return units
 }
 
+// finishArrays are the parameters finish.sql and finish_chain.sql take
+// for their requests, slot j for one request: its unit, the data sent
+// (nil: keep the unit's), the lease that must still hold, now and its
+// index in the batch.
+type finishArrays struct {
+	nss         []int64
+	specs, keys []string
+	datas       [][]byte
+	leases      []*int64
+	nows        []int64
+	reqs        []int32
+}
+
+// newFinishArrays builds the arrays for the updates idx names.
+func newFinishArrays(updates []*updateRequest, idx []int) finishArrays {
+	n := len(idx)
+	a := finishArrays{
+		nss: make([]int64, n), specs: make([]string, n), keys: make([]string, n),
+		datas: make([][]byte, n), leases: make([]*int64, n), nows: make([]int64, n), reqs: make([]int32, n),
+	}
+	for j, i := range idx {
+		r := updates[i]
+		u := r.unit()
+		a.nss[j], a.specs[j], a.keys[j] = u.ns, u.spec, u.key
+		a.datas[j] = []byte(r.upd.Data)
+		a.leases[j] = r.leaseID
+		a.nows[j] = r.now.UnixNano()
+		a.reqs[j] = int32(i)
+	}
+	return a
+}
+
 // queueFinish queues finish.sql.
 func (f fastFinishes) queueFinish(b *pgx.Batch, updates []*updateRequest) {
-	n := len(f.reqs)
-	var (
-		units    = make([]unitKey, n)
-		datas    = make([][]byte, n)
-		nochains = make([]bool, n)
-		leases   = make([]*int64, n)
-		nows     = make([]int64, n)
-		reqs     = make([]int32, n)
-	)
+	a := newFinishArrays(updates, f.reqs)
+	nochains := make([]bool, len(f.reqs))
 	for j, i := range f.reqs {
-		r := updates[i]
-		units[j] = r.unit()
-		if r.upd.Data != nil {
-			datas[j] = []byte(r.upd.Data)
-			nochains[j] = !r.chains
-		}
-		leases[j] = r.leaseID
-		nows[j] = r.now.UnixNano()
-		reqs[j] = int32(i)
+		nochains[j] = updates[i].upd.Data != nil && !updates[i].chains
 	}
-	nss, specs, keys := unitKeyArrays(units)
-	b.Queue(finishSQL, nss, specs, keys, datas, nochains, leases, nows, reqs)
+	b.Queue(finishSQL, a.nss, a.specs, a.keys, a.datas, nochains, a.leases, a.nows, a.reqs)
 }
 
 // queueChains queues finish_chain.sql, with each unit to chain as
 // insertIfNew (add.go) writes it.
 func (f fastFinishes) queueChains(b *pgx.Batch, updates []*updateRequest) {
-	n := len(f.chains)
+	a := newFinishArrays(updates, f.chains)
 	var (
-		units  = make([]unitKey, n)
-		datas  = make([][]byte, n)
-		leases = make([]*int64, n)
-		nows   = make([]int64, n)
-		reqs   = make([]int32, n)
-
 		ureqs        []int32
 		ukeys, udata [][]byte
 		utexts       []bool
@@ -208,13 +221,8 @@ func (f fastFinishes) queueChains(b *pgx.Batch, updates []*updateRequest) {
 		unbs         []*int64
 		ugrps        [][]byte
 	)
-	for j, i := range f.chains {
+	for _, i := range f.chains {
 		r := updates[i]
-		units[j] = r.unit()
-		datas[j] = []byte(r.upd.Data)
-		leases[j] = r.leaseID
-		nows[j] = r.now.UnixNano()
-		reqs[j] = int32(i)
 		for k := range f.chained[i] {
 			in := &f.chained[i][k]
 			ureqs = append(ureqs, int32(i))
@@ -230,8 +238,7 @@ func (f fastFinishes) queueChains(b *pgx.Batch, updates []*updateRequest) {
 			ugrps = append(ugrps, groupCol(in.Group))
 		}
 	}
-	nss, specs, keys := unitKeyArrays(units)
-	b.Queue(finishChainSQL, nss, specs, keys, datas, leases, nows, reqs,
+	b.Queue(finishChainSQL, a.nss, a.specs, a.keys, a.datas, a.leases, a.nows, a.reqs,
 		ureqs, ukeys, utexts, udata, uprios, unbs, ugrps)
 }
 

@@ -154,7 +154,7 @@ func (ns *namespace) candidates(ctx context.Context, req coordinate.WorkRequest,
 	var cands []candidate
 	b.Queue(candidatesSQL, ns.id, filterNames(req.WorkSpecs), now.UnixNano(), true).Query(func(rows pgx.Rows) error {
 		var err error
-		cands, err = collectCandidates(rows)
+		cands, err = collectCandidates(rows, &ns.specRows)
 		return err
 	})
 	b.Queue("COMMIT")

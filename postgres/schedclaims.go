@@ -98,7 +98,7 @@ func (s *schedReads) read(br pgx.BatchResults) error {
 		if err != nil {
 			return err
 		}
-		cands, err := collectCandidates(rows)
+		cands, err := collectCandidates(rows, &s.byKey[k][0].ns.specRows)
 		if err != nil {
 			return err
 		}
@@ -157,23 +157,4 @@ func filterNames(specs []string) [][]byte {
 		names[i] = bytesOf(n)
 	}
 	return names
-}
-
-// collectCandidates reads candidates.sql's rows. A lone spec with
-// available units that was not probed gets priority 0: there is nothing
-// to compare, and its claim finds out whether they are all delayed.
-func collectCandidates(rows pgx.Rows) ([]candidate, error) {
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (candidate, error) {
-		var (
-			c      candidate
-			probed bool
-			err    error
-		)
-		c.row, err = scanSpecWith(r, &c.available, &c.pending, &c.best, &probed)
-		if c.available > 0 && !probed {
-			var zero float64
-			c.best = &zero
-		}
-		return c, err
-	})
 }

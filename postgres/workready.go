@@ -20,6 +20,14 @@ import (
 // a wake for nothing, which the waiters' holdoff bounds); the committer
 // calls the namespace's listeners once the transaction has committed.
 
+// Also a max_running slot freed: an update this daemon committed that
+// ended a lease (a finish, a failure, a give-back, a lease ended at once)
+// of a spec with max_running may let a waiting get_work take the next
+// unit. The daemon knows which specs have max_running from its
+// scheduler's reads (specrows.go): a get_work that found a spec at its
+// max_running read its row there, so no SQL is added to the finish for
+// this; a spec that lost its max_running since makes a wake for nothing.
+
 // workListeners are the NotifyWork callbacks by namespace id.
 type workListeners struct {
 	mu sync.Mutex
@@ -53,6 +61,27 @@ func (w *workListeners) ready(nss []int64) {
 	}
 }
 
+// freedSlots notes the namespaces where an update of batch that is done
+// (committed, results[i] nil, not left to the general path: again) ended
+// a lease of a spec with max_running, so a slot may have freed.
+func freedSlots(batch []*commitItem, results []error, again []bool, into *[]int64) {
+	for i, it := range batch {
+		u := it.upd
+		if u == nil || results[i] != nil || (i < len(again) && again[i]) || !u.endsLease() {
+			continue
+		}
+		if u.ns.specRows.isCapped(u.spec) {
+			*into = append(*into, u.ns.id)
+		}
+	}
+}
+
+// endsLease reports whether r, applied, ends the lease of a PENDING unit.
+func (r *updateRequest) endsLease() bool {
+	s := r.upd.Status
+	return (s != 0 && s != coordinate.StatusPending) || (r.upd.LeaseTime != nil && *r.upd.LeaseTime <= 0)
+}
+
 // resolvedReady notes the namespaces of finished, the units the batch
 // finished, when resolveFinishedSQL's command tag says some unit given to
 // it has dependents.
@@ -81,5 +110,6 @@ func onResolved(q *pgx.QueuedQuery, finished []unitKey, into *[]int64) {
 var _ coordinate.WorkNotifier = (*watchedNamespace)(nil)
 
 // NotifyWork registers f (coordinate.WorkNotifier): it is called after a
-// finish committed by this daemon unblocked dependents in the namespace.
+// finish committed by this daemon unblocked dependents in the namespace,
+// or an update it committed ended a lease of a spec with max_running.
 func (w *watchedNamespace) NotifyWork(f func()) { w.ns.b.workReady.add(w.ns.id, f) }

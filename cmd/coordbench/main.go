@@ -7,7 +7,7 @@
 //
 //	coordbench -addr 127.0.0.1:5932 [-workload all|add,drain1,...] [-conns 8]
 //	           [-units 20000] [-queued 10000,100000,1000000] [-sample 50000] [-per-call 1] [-settle 0s]
-//	           [-seed 1] [-json] [-cpuprofile FILE]
+//	           [-think 0s] [-seed 1] [-json] [-cpuprofile FILE]
 //
 // Every workload uses its own work-spec names (prefixed "coordbench_") and
 // deletes them when it ends.
@@ -45,7 +45,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	sample := fs.Int("sample", 50000, "drainN: units drained at each depth (all if fewer are queued)")
 	perCall := fs.Int("per-call", 1, "drainN: units each get_work asks for (1 as drain1, 100 as drain100)")
 	settle := fs.Duration("settle", 0, "drainN: wait this long after preloading before draining (lets the database finish the maintenance a bulk load sets off, so the sample sees a queue at rest)")
-	seed := fs.Int64("seed", 1, "seed for key order and payload sizes")
+	think := fs.Duration("think", 0, "drain workloads: before finishing each unit, wait a random time below this (a worker doing the work; 0: none)")
+	seed := fs.Int64("seed", 1, "seed for key order, payload sizes and think times")
 	asJSON := fs.Bool("json", false, "print one JSON object per workload instead of text")
 	timeout := fs.Duration("timeout", 10*time.Minute, "give up on a workload after this long")
 	cpuProfile := fs.String("cpuprofile", "", "write the load generator's own CPU profile to this `file`")
@@ -62,8 +63,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "coordbench: -workload: %v\n", err)
 		return 2
 	}
-	if *settle < 0 {
-		fmt.Fprintln(stderr, "coordbench: -settle must not be negative")
+	if *settle < 0 || *think < 0 {
+		fmt.Fprintln(stderr, "coordbench: -settle and -think must not be negative")
 		return 2
 	}
 	if *conns < 1 || *units < 1 || *sample < 1 || *perCall < 1 {
@@ -90,6 +91,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		sample:  *sample,
 		perCall: *perCall,
 		settle:  *settle,
+		think:   *think,
 		seed:    *seed,
 		timeout: *timeout,
 		log:     slog.New(slog.NewTextHandler(stderr, nil)),

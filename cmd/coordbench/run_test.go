@@ -46,7 +46,7 @@ func TestRunAllWorkloads(t *testing.T) {
 	addr := startDaemon(t)
 	var out, errOut bytes.Buffer
 	code := run([]string{"-addr", addr, "-workload", "all", "-units", "300", "-conns", "4",
-		"-queued", "100,400", "-sample", "250", "-per-call", "10", "-settle", "10ms", "-json"}, &out, &errOut)
+		"-queued", "100,400", "-sample", "250", "-per-call", "10", "-settle", "10ms", "-think", "100us", "-json"}, &out, &errOut)
 	if code != 0 {
 		t.Fatalf("coordbench exited %d: %s", code, errOut.String())
 	}
@@ -78,6 +78,7 @@ func TestRunAllWorkloads(t *testing.T) {
 func TestRunRejectsBadFlags(t *testing.T) {
 	for _, args := range [][]string{
 		{"-settle", "-1s"},
+		{"-think", "-1ms"},
 		{"-conns", "0"},
 		{"-per-call", "0"},
 		{"-workload", "nope"},

@@ -24,6 +24,7 @@ type bench struct {
 	sample  int
 	perCall int           // drainN: units per get_work
 	settle  time.Duration // drainN: pause between preloading and draining
+	think   time.Duration // drains: a unit is finished after a random wait below this
 	seed    int64
 	timeout time.Duration
 	log     *slog.Logger
@@ -269,6 +270,7 @@ func (b *bench) drain(ctx context.Context, workload string, specNames []any, tar
 	finishOpts := mustEncode(opts{"status": 4})
 	lat, err := b.withConns(ctx, b.conns, func(ctx context.Context, c *conn) error {
 		worker := mustEncode([]byte(fmt.Sprintf("coordbench-%d-%d", pid, c.id)))
+		thinks := rand.New(rand.NewPCG(uint64(b.seed), uint64(c.id)))
 		workOpts := &workOptions{specs: specNames}
 		var idleSince time.Time
 		for {
@@ -300,6 +302,9 @@ func (b *bench) drain(ctx context.Context, workload string, specNames []any, tar
 			}
 			idleSince = time.Time{}
 			for _, u := range units {
+				if b.think > 0 {
+					time.Sleep(time.Duration(thinks.Int64N(int64(b.think))))
+				}
 				o := finishOpts
 				if finishData != nil {
 					if d := finishData(u); d != nil {

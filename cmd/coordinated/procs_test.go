@@ -196,7 +196,7 @@ func TestProcsRespectEnvironment(t *testing.T) {
 // journalStub is a backend with journal counts and nothing else.
 type journalStub struct{ coordinate.Backend }
 
-func (journalStub) JournalStats() journal.Stats { return journal.Stats{} }
+func (journalStub) JournalGroups() (groups, waiters uint64) { return 0, 0 }
 
 // The controller runs only for the durable memory backend under -sync
 // group, without -adaptive-procs=false and without GOMAXPROCS in the

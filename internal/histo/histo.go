@@ -49,6 +49,10 @@ func (h *Histogram) Observe(v float64) {
 	}
 }
 
+// Count returns how many values were observed, without copying the
+// buckets.
+func (h *Histogram) Count() uint64 { return h.count.Load() }
+
 // Snapshot is a histogram's state at one moment.
 type Snapshot struct {
 	Bounds     []float64 // bucket upper bounds, ascending

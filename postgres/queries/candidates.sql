@@ -1,4 +1,5 @@
--- The scheduler's view of a namespace's runnable specs: control settings
+-- The scheduler's view of a namespace's runnable specs (those with
+-- available units, and continuous ones): control settings
 -- and unit counts from unit_count (no unit scan), and, when more than one
 -- spec has available units or $4 is set, for each spec with available
 -- units the priority of the best one that can be handed out at $3 (now,
@@ -9,13 +10,20 @@
 -- column says whether the spec was probed.
 -- The spec columns are the fragment spec_cols and the counts spec_counts
 -- (sql/specs.sql), which withFragments puts in; c's columns are the spec's,
--- then available and pending.
+-- then available, pending and the row's version (xmin:
+-- postgres/specrows.go decodes the spec columns of a row it knows only
+-- once).
 WITH c AS (
-    SELECT {{spec_cols}}, COALESCE(c.available, 0)::bigint AS available, COALESCE(c.pending, 0)::bigint AS pending
+    SELECT {{spec_cols}}, COALESCE(c.available, 0)::bigint AS available, COALESCE(c.pending, 0)::bigint AS pending,
+        s.xmin AS version
     FROM work_spec s
     {{spec_counts}}
     WHERE s.namespace_id = $1 AND NOT s.paused AND s.weight > 0
         AND (cardinality($2::bytea[]) = 0 OR s.name = ANY($2))
+        -- A spec without available units that is not continuous is not
+        -- one the scheduler can choose (coordinate.ChooseWorkSpec's
+        -- eligible): its row would be decoded and passed over.
+        AND (c.available > 0 OR s.continuous)
 ), probe AS (
     SELECT $4::boolean OR count(*) FILTER (WHERE available > 0) > 1 AS probe_all FROM c
 )

@@ -10,7 +10,8 @@
 -- PENDING + FINISHED: completion time in expires, worker kept, lease gone.
 -- Answers each applied request's index and spec id. Keeps unit_count
 -- (this connection's slot), the workers' outstanding
--- sets and group progress in step. Edges to the finished units are
+-- sets and group progress in step (finish_bookkeeping in sql/finish.sql,
+-- shared with finish_chain.sql). Edges to the finished units are
 -- resolved by the next statement, which sees edges committed while this
 -- one waited for a row.
 WITH r AS (
@@ -31,23 +32,10 @@ WITH r AS (
         AND (r.lease IS NULL OR u.lease_id = r.lease)
         AND (r.nochain OR (SELECT s.then_name FROM work_spec s WHERE s.id = u.spec_id) = '')
     RETURNING r.req, u.spec_id, u.key, r.ns AS namespace_id, u.grp, r.now
-), unlisted AS (
-    DELETE FROM worker_unit w USING done WHERE w.spec_id = done.spec_id AND w.key = done.key
-), counted AS (
-    -- unit_count_add (migration 0008), inline: a function call costs here.
-    INSERT INTO unit_count (spec_id, status, slot, n)
-    SELECT d.spec_id, d.status, (pg_backend_pid() % 64)::smallint, d.n FROM (
-        SELECT spec_id, 3 AS status, -count(*) AS n FROM done GROUP BY spec_id
-        UNION ALL SELECT spec_id, 4, count(*) FROM done GROUP BY spec_id
-    ) d
-    ORDER BY d.spec_id, d.status
-    ON CONFLICT (spec_id, status, slot) DO UPDATE SET n = unit_count.n + EXCLUDED.n
-), progressed AS (
-    INSERT INTO unit_group (namespace_id, name, last_progress)
-    SELECT namespace_id, grp, max(now) FROM done WHERE grp IS NOT NULL
-    GROUP BY namespace_id, grp
-    ORDER BY namespace_id, grp
-    ON CONFLICT (namespace_id, name) DO UPDATE
-    SET last_progress = GREATEST(unit_group.last_progress, EXCLUDED.last_progress)
-)
+), moved AS (
+    SELECT spec_id, 3 AS status, -1 AS n FROM done
+    UNION ALL SELECT spec_id, 4, 1 FROM done
+), touched AS (
+    SELECT namespace_id, grp, now FROM done
+), {{finish_bookkeeping}}
 SELECT req, spec_id FROM done

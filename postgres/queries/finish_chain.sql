@@ -27,7 +27,7 @@
 -- Answers each applied request's index, spec id, target spec id (NULL:
 -- nothing chained) and number of units added. Keeps unit_count (this
 -- connection's slot), the workers' outstanding sets and group progress
--- in step; edges to the finished units are resolved by the next
+-- in step (finish_bookkeeping in sql/finish.sql); edges to the finished units are resolved by the next
 -- statement, as for finish.sql.
 WITH r AS (
     -- Each request with its spec's id (NULL when there is no such spec)
@@ -63,29 +63,13 @@ WITH r AS (
     SELECT target, key, key_text, data, 1, prio, nb, grp, GREATEST(now, nb)
     FROM chained
     ORDER BY target, key
-), unlisted AS (
-    DELETE FROM worker_unit w USING done WHERE w.spec_id = done.spec_id AND w.key = done.key
-), counted AS (
-    -- unit_count_add (migration 0008), inline, as in finish.sql.
-    INSERT INTO unit_count (spec_id, status, slot, n)
-    SELECT d.spec_id, d.status, (pg_backend_pid() % 64)::smallint, sum(d.n) FROM (
-        SELECT spec_id, 3 AS status, -count(*) AS n FROM done GROUP BY spec_id
-        UNION ALL SELECT spec_id, 4, count(*) FROM done GROUP BY spec_id
-        UNION ALL SELECT target, 1, count(*) FROM chained GROUP BY target
-    ) d
-    GROUP BY d.spec_id, d.status
-    ORDER BY d.spec_id, d.status
-    ON CONFLICT (spec_id, status, slot) DO UPDATE SET n = unit_count.n + EXCLUDED.n
-), progressed AS (
-    INSERT INTO unit_group (namespace_id, name, last_progress)
-    SELECT namespace_id, grp, max(now) FROM (
-        SELECT namespace_id, grp, now FROM done WHERE grp IS NOT NULL
-        UNION ALL SELECT namespace_id, grp, now FROM chained WHERE grp IS NOT NULL
-    ) g
-    GROUP BY namespace_id, grp
-    ORDER BY namespace_id, grp
-    ON CONFLICT (namespace_id, name) DO UPDATE
-    SET last_progress = GREATEST(unit_group.last_progress, EXCLUDED.last_progress)
-)
+), moved AS (
+    SELECT spec_id, 3 AS status, -1 AS n FROM done
+    UNION ALL SELECT spec_id, 4, 1 FROM done
+    UNION ALL SELECT target, 1, 1 FROM chained
+), touched AS (
+    SELECT namespace_id, grp, now FROM done
+    UNION ALL SELECT namespace_id, grp, now FROM chained
+), {{finish_bookkeeping}}
 SELECT d.req, d.spec_id, d.target, (SELECT count(*) FROM c WHERE c.req = d.req AND d.target IS NOT NULL)
 FROM done d
