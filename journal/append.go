@@ -96,7 +96,6 @@ func (j *Journal) Wait(ctx context.Context, t Ticket) error {
 			j.roundWaiters++
 		} else {
 			j.nextWaiters++
-			kick = j.gatherWant == 0 || j.nextWaiters >= j.gatherWant
 		}
 		j.mu.Unlock()
 		if kick {

@@ -41,19 +41,14 @@ type Journal struct {
 	// waiters counts the Waits that went to sleep on roundDone and
 	// nextDone (an overcount if some gave up on their context).
 	roundWaiters, nextWaiters int
-	// gatherWant, while the flusher gathers the next round (gather.go),
-	// is the count of its waiters that makes one of them kick it; 0: any
-	// waiter kicks.
-	gatherWant int
 
 	kick chan struct{} // wakes the flusher (capacity 1)
 	stop chan struct{} // closed by Close
 	done chan struct{} // closed when the flusher exits
 
 	// Owned by the flusher goroutine once Replay has started it.
-	seg      *segmentFile // nil once closed or after a failed switch
-	gatherer gatherer     // the waiters recent groups released (gather.go)
-	spare    []byte       // guarded by mu: the buffer takePending hands out next
+	seg   *segmentFile // nil once closed or after a failed switch
+	spare []byte       // guarded by mu: the buffer takePending hands out next
 
 	snapMu   sync.Mutex // serialises WriteSnapshot and WriteDelta
 	lastSnap uint64     // sequence number of the newest snapshot or delta on disk (the chain's end)
@@ -122,7 +117,6 @@ func Open(opts Options) (*Journal, error) {
 		kick:     make(chan struct{}, 1),
 		stop:     make(chan struct{}),
 		done:     make(chan struct{}),
-		gatherer: newGatherer(),
 
 		openDataSync: openDataSync,
 	}
