@@ -103,24 +103,8 @@ func (ns *namespace) buildKeyIndex(ctx context.Context, sp *spec) (err error) {
 		close(done)
 	}()
 	bg := context.WithoutCancel(ctx)
-	var all []*unit
-	size := len(sp.units)
-	err = ns.yieldLock(bg, sp, func() { all = make([]*unit, 0, size+size/8) }) // 80 MB at 10M units
-	if err != nil {
-		return err
-	}
-	n := 0
-	for _, u := range sp.units {
-		all = append(all, u)
-		if n++; n%keyChunk == 0 {
-			if err := ns.yieldLock(bg, sp, nil); err != nil {
-				return err
-			}
-		}
-	}
-	err = ns.yieldLock(bg, sp, func() {
-		slices.SortFunc(all, func(a, b *unit) int { return strings.Compare(a.key, b.key) })
-	})
+	// 80 MB at 10M units.
+	all, err := collectUnits(bg, ns, sp, len(sp.units), keyChunk, func(u *unit) (*unit, bool) { return u, true }, keyOrder)
 	if err != nil {
 		return err
 	}
@@ -168,6 +152,38 @@ func (ns *namespace) yieldLock(ctx context.Context, sp *spec, during func()) err
 	}
 	return nil
 }
+
+// collectUnits returns pick's value for each unit of sp it accepts,
+// sorted by order. It walks sp's map per units per lock hold (yieldLock;
+// a Go map iteration tolerates changes between steps) and makes the
+// slice, for about size values, and sorts it with ns.mu released. The
+// caller holds ns.mu; it returns holding it, with yieldLock's error. The
+// key index build and the chunked deletes (unitdelete.go) collect so.
+func collectUnits[T any](ctx context.Context, ns *namespace, sp *spec, size, per int, pick func(*unit) (T, bool), order func(a, b T) int) ([]T, error) {
+	var out []T
+	if err := ns.yieldLock(ctx, sp, func() { out = make([]T, 0, size+size/8) }); err != nil {
+		return nil, err
+	}
+	n := 0
+	for _, u := range sp.units {
+		if v, ok := pick(u); ok {
+			out = append(out, v)
+		}
+		if n++; n%per == 0 {
+			if err := ns.yieldLock(ctx, sp, nil); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if err := ns.yieldLock(ctx, sp, func() { slices.SortFunc(out, order) }); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// keyOrder orders units by key, as the key index and every removal of
+// many units (allUnits) do.
+func keyOrder(a, b *unit) int { return strings.Compare(a.key, b.key) }
 
 // walkKeys calls visit on sp's units with key >= start in key order, with
 // ns.mu held (the caller holds it), until visit returns false or the units

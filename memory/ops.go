@@ -586,7 +586,7 @@ func allUnits(sp *spec) []*unit {
 	for _, u := range sp.units {
 		out = append(out, u)
 	}
-	slices.SortFunc(out, func(a, b *unit) int { return strings.Compare(a.key, b.key) })
+	slices.SortFunc(out, keyOrder)
 	return out
 }
 

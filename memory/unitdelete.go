@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"strings"
 
 	"github.com/coordinated/coordinated/coordinate"
 )
@@ -57,26 +56,12 @@ type victim struct {
 }
 
 // collectVictims returns the units of sp that pass keep, about size of
-// them, visiting 4*deleteChunk units per lock hold. The caller holds
-// ns.mu.
-func (ns *namespace) collectVictims(ctx context.Context, sp *spec, size int, keep func(*unit) bool) ([]victim, error) {
-	var out []victim
-	// 16 MB at 1M victims: allocated (and zeroed) without the lock.
-	if err := ns.yieldLock(ctx, sp, func() { out = make([]victim, 0, size+size/8) }); err != nil {
-		return nil, err
-	}
-	n := 0
-	for _, u := range sp.units {
-		if keep(u) {
-			out = append(out, victim{u, u.expiration})
-		}
-		if n++; n%(4*ns.deleteChunk) == 0 {
-			if err := ns.yieldLock(ctx, sp, nil); err != nil {
-				return nil, err
-			}
-		}
-	}
-	return out, nil
+// them, sorted by order (collectUnits), visiting 4*deleteChunk units per
+// lock hold; 16 MB at 1M victims. The caller holds ns.mu.
+func (ns *namespace) collectVictims(ctx context.Context, sp *spec, size int, keep func(*unit) bool, order func(a, b victim) int) ([]victim, error) {
+	return collectUnits(ctx, ns, sp, size, 4*ns.deleteChunk, func(u *unit) (victim, bool) {
+		return victim{u, u.expiration}, keep(u)
+	}, order)
 }
 
 // dropVictims removes the victims still in sp that pass still, in order,
@@ -109,12 +94,7 @@ func (ns *namespace) dropVictims(ctx context.Context, sp *spec, vs []victim, sti
 	return deleted, nil
 }
 
-// sortVictims sorts vs by cmp with the lock released.
-func (ns *namespace) sortVictims(ctx context.Context, sp *spec, vs []victim, cmp func(a, b victim) int) error {
-	return ns.yieldLock(ctx, sp, func() { slices.SortFunc(vs, cmp) })
-}
-
-func byKey(a, b victim) int { return strings.Compare(a.u.key, b.u.key) }
+func byKey(a, b victim) int { return keyOrder(a.u, b.u) }
 
 // newestFirst is the order opArchive keeps completed units in.
 func newestFirst(a, b victim) int {
@@ -144,10 +124,7 @@ func (ns *namespace) deleteInChunks(ctx context.Context, sp *spec, q coordinate.
 	if size == 0 && len(forget) == 0 {
 		return 0, nil
 	}
-	vs, err := ns.collectVictims(ctx, sp, size, func(u *unit) bool { return want(u.status) })
-	if err == nil {
-		err = ns.sortVictims(ctx, sp, vs, byKey)
-	}
+	vs, err := ns.collectVictims(ctx, sp, size, func(u *unit) bool { return want(u.status) }, byKey)
 	if err != nil {
 		return 0, gone(err)
 	}
@@ -184,10 +161,7 @@ func (ns *namespace) archiveSpec(ctx context.Context, sp *spec, policy coordinat
 		if n := sp.counts[st]; n == 0 || n <= policy.MaxCount && policy.MaxAge <= 0 {
 			continue // nothing to archive
 		}
-		vs, err := ns.collectVictims(ctx, sp, sp.counts[st], func(u *unit) bool { return u.status == st })
-		if err == nil {
-			err = ns.sortVictims(ctx, sp, vs, newestFirst)
-		}
+		vs, err := ns.collectVictims(ctx, sp, sp.counts[st], func(u *unit) bool { return u.status == st }, newestFirst)
 		if err != nil {
 			return err
 		}
@@ -211,10 +185,7 @@ func (ns *namespace) archiveSpec(ctx context.Context, sp *spec, policy coordinat
 // opDeleteWorkSpec would, before DeleteWorkSpec deletes the spec.
 func (ns *namespace) emptyInChunks(ctx context.Context, sp *spec) error {
 	ctx = context.WithoutCancel(ctx)
-	vs, err := ns.collectVictims(ctx, sp, len(sp.units), func(*unit) bool { return true })
-	if err == nil {
-		err = ns.sortVictims(ctx, sp, vs, byKey)
-	}
+	vs, err := ns.collectVictims(ctx, sp, len(sp.units), func(*unit) bool { return true }, byKey)
 	if err == nil {
 		_, err = ns.dropVictims(ctx, sp, vs, func(victim) bool { return true }, false, nil)
 	}
