@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 	"time"
@@ -491,27 +492,36 @@ func (o *opArchive) apply(s *state) {
 					done = append(done, u)
 				}
 			}
-			// Most recent completion first.
 			slices.SortFunc(done, func(a, b *unit) int {
-				if a.expiration != b.expiration {
-					if a.expiration > b.expiration {
-						return -1
-					}
-					return 1
-				}
-				return strings.Compare(a.key, b.key)
+				return archiveOrder(a.expiration, a.key, b.expiration, b.key)
 			})
 			var drop []*unit
 			for i, u := range done {
-				tooMany := o.Policy.MaxCount >= 0 && i >= o.Policy.MaxCount
-				tooOld := o.Policy.MaxAge > 0 && u.expiration < o.Now-int64(o.Policy.MaxAge)
-				if tooMany || tooOld {
+				if archives(o.Policy, i, u.expiration, o.Now) {
 					drop = append(drop, u)
 				}
 			}
 			s.removeUnits(sp, drop, o.Now, true)
 		}
 	}
+}
+
+// archiveOrder is the order archive ranks a spec's completed units of a
+// status in, on (completion time, key) pairs: most recent completion
+// first, then key (opArchive; archiveSpec, unitdelete.go, in chunks).
+func archiveOrder(expA int64, keyA string, expB int64, keyB string) int {
+	if c := cmp.Compare(expB, expA); c != 0 {
+		return c
+	}
+	return strings.Compare(keyA, keyB)
+}
+
+// archives reports whether policy archives the completed unit of rank i
+// in archiveOrder, completed at exp, at time now.
+func archives(policy coordinate.RetentionPolicy, i int, exp, now int64) bool {
+	tooMany := policy.MaxCount >= 0 && i >= policy.MaxCount
+	tooOld := policy.MaxAge > 0 && exp < now-int64(policy.MaxAge)
+	return tooMany || tooOld
 }
 
 // opHeartbeat creates or replaces a worker record.

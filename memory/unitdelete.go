@@ -1,7 +1,6 @@
 package memory
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"slices"
@@ -98,10 +97,7 @@ func byKey(a, b victim) int { return keyOrder(a.u, b.u) }
 
 // newestFirst is the order opArchive keeps completed units in.
 func newestFirst(a, b victim) int {
-	if c := cmp.Compare(b.exp, a.exp); c != 0 {
-		return c
-	}
-	return byKey(a, b)
+	return archiveOrder(a.exp, a.u.key, b.exp, b.u.key)
 }
 
 // deleteInChunks answers DeleteWorkUnits by status (q.Statuses) or all
@@ -167,9 +163,7 @@ func (ns *namespace) archiveSpec(ctx context.Context, sp *spec, policy coordinat
 		}
 		drop := vs[:0]
 		for i, v := range vs {
-			tooMany := policy.MaxCount >= 0 && i >= policy.MaxCount
-			tooOld := policy.MaxAge > 0 && v.exp < now-int64(policy.MaxAge)
-			if tooMany || tooOld {
+			if archives(policy, i, v.exp, now) {
 				drop = append(drop, v)
 			}
 		}
