@@ -35,7 +35,7 @@ import "github.com/coordinated/coordinated/coordinate"
 // canDropWhole reports whether deleting sp may skip the unit-by-unit walk,
 // in O(1).
 func (s *state) canDropWhole(sp *spec) bool {
-	return !s.walkSpecDeletes && s.cow == nil && sp.extUnits == 0 && sp.waited == 0
+	return !s.walkSpecDeletes && !s.deleteWalks(sp)
 }
 
 // waitedFor reports whether units wait for the unit of spec name and key
@@ -49,9 +49,10 @@ func (s *state) waitedFor(name, key string) bool {
 	return ok
 }
 
-// deleteWalks reports whether opDeleteWorkSpec on sp would visit its
-// units: DeleteWorkSpec then removes them a chunk per lock hold first
-// (unitdelete.go).
+// deleteWalks reports whether opDeleteWorkSpec on sp must visit its
+// units (a capture under way, or units entangled with others: the file
+// comment): DeleteWorkSpec then removes them a chunk per lock hold first
+// (unitdelete.go). walkSpecDeletes (tests) makes it visit them anyway.
 func (s *state) deleteWalks(sp *spec) bool {
 	return s.cow != nil || sp.extUnits > 0 || sp.waited > 0
 }
