@@ -106,16 +106,15 @@ func (ns *namespace) deleteInChunks(ctx context.Context, sp *spec, q coordinate.
 	ctx = context.WithoutCancel(ctx)
 	want := func(st coordinate.Status) bool { return q.All || slices.Contains(q.Statuses, st) }
 	var forget []coordinate.Status
-	for st := coordinate.StatusAvailable; st <= coordinate.StatusFailed; st++ {
-		if want(st) && sp.archived[st] > 0 {
-			forget = append(forget, st)
-		}
-	}
 	size := 0
 	for st := coordinate.StatusAvailable; st <= coordinate.StatusFailed; st++ {
-		if want(st) {
-			size += sp.counts[st]
+		if !want(st) {
+			continue
 		}
+		if sp.archived[st] > 0 {
+			forget = append(forget, st)
+		}
+		size += sp.counts[st]
 	}
 	if size == 0 && len(forget) == 0 {
 		return 0, nil
