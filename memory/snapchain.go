@@ -20,10 +20,10 @@ import (
 //     last delta), about 2.4 us each at 10M units, five times a unit of
 //     the full snapshot (decoded on one goroutine, cache misses), so
 //     deltas holding a sixteenth of its units add about a third of its
-//     load time (0.8 us since full snapshots are in heap order and
-//     deltas decoded aside, one run on a loaded machine:
-//     docs/persistence.md "Full snapshots in heap order, deltas decoded
-//     aside"; the share waits for a quiet measurement). The worst case
+//     load time (about 0.3 us since full snapshots are in heap order and
+//     deltas decoded aside, on the quiet machine: docs/persistence.md
+//     "Full snapshots in heap order, deltas decoded aside"; the share was
+//     left as it was). The worst case
 //     this allows at 10M units, with a 64 MiB journal tail, restarted in
 //     8.5 s (10.3-10.4 s at an eighth):
 //     docs/persistence.md, "Restart at 10M units",
