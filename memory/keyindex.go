@@ -124,9 +124,10 @@ func (ns *namespace) buildKeyIndex(ctx context.Context, sp *spec) (err error) {
 // yieldLock lets other calls through in the middle of a long one: it
 // releases ns.mu, runs the namespace's betweenChunks hook and during (if
 // not nil) without it, takes it again (then runs the relocked hook) and
-// applies what expired meanwhile, as begin does. The journal ticket of what this call
-// committed before is kept for its end to wait on. It returns holding the
-// lock, with ctx's error or ErrNoSuchWorkSpec if sp was deleted meanwhile.
+// applies what expired meanwhile, as begin does. The journal ticket of
+// what this call committed before is kept for its end to wait on. It
+// returns holding the lock, with ctx's error or ErrNoSuchWorkSpec if sp
+// was deleted meanwhile.
 func (ns *namespace) yieldLock(ctx context.Context, sp *spec, during func()) error {
 	t := ns.ticket
 	ns.ticket = 0
