@@ -168,6 +168,57 @@ func deleteScenarios(seeds int) []deleteScenario {
 	return out
 }
 
+// twinNamespaces builds sc in two volatile namespaces, each on its own
+// fake clock, for tests that do one thing two ways and compare.
+func twinNamespaces(t *testing.T, sc deleteScenario) ([2]*namespace, [2]*coordinate.FakeClock) {
+	t.Helper()
+	var nss [2]*namespace
+	var clocks [2]*coordinate.FakeClock
+	for i := range nss {
+		clocks[i] = coordinate.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+		nss[i] = newNamespace("", Options{Clock: clocks[i], StallTimeout: time.Minute})
+		sc.build(t, nss[i], clocks[i])
+	}
+	return nss, clocks
+}
+
+// compareTwins requires the twin namespaces, left by the two ways named,
+// to hold the same state and show clients the same (observe), first
+// "after" them and again after more work on both: spec t made again with
+// a key it had, the workers leasing, every lease lapsing. Nothing of the
+// old units may linger either way.
+func compareTwins(t *testing.T, nss [2]*namespace, clocks [2]*coordinate.FakeClock, ways [2]string, after string) {
+	t.Helper()
+	ctx := context.Background()
+	compare := func(when string) {
+		t.Helper()
+		if a, b := dump(nss[0].st), dump(nss[1].st); a != b {
+			t.Fatalf("%s, state differs (%s, %s):\n%s", when, ways[0], ways[1], dumpDiff(a, b))
+		}
+		if a, b := observe(t, nss[0]), observe(t, nss[1]); a != b {
+			t.Fatalf("%s, clients see\n%s\nafter %s, and after %s\n%s", when, a, ways[0], ways[1], b)
+		}
+	}
+	compare(after)
+	for i, ns := range nss {
+		defineSpec(t, ctx, ns, "t")
+		if err := ns.AddWorkUnits(ctx, "t", []coordinate.WorkUnitInput{{Key: coordinate.Name{Bytes: "k001", Text: true}, Data: coordinate.EmptyMap}}); err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range []string{"w1", "w2", "w3"} {
+			if _, err := ns.GetWork(ctx, coordinate.WorkRequest{Worker: coordinate.Name{Bytes: w, Text: true}, LeaseTime: time.Minute, MaxJobs: 5}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		clocks[i].Add(2 * time.Hour)
+		if _, err := ns.CountWorkUnits(ctx, "o"); err != nil {
+			t.Fatal(err)
+		}
+		checkInvariants(t, ns.st)
+	}
+	compare("after more work")
+}
+
 // TestDeleteSpecFastMatchesWalk deletes a spec in the same state twice,
 // once letting the namespace skip the unit-by-unit walk when it can and
 // once forcing the walk, and requires everything observable to be the
@@ -177,13 +228,9 @@ func TestDeleteSpecFastMatchesWalk(t *testing.T) {
 	fast := 0
 	for _, sc := range deleteScenarios(32) {
 		t.Run(sc.String(), func(t *testing.T) {
-			var nss [2]*namespace
-			var clocks [2]*coordinate.FakeClock
-			for i := range nss {
-				clocks[i] = coordinate.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-				nss[i] = newNamespace("", Options{Clock: clocks[i], StallTimeout: time.Minute})
-				sc.build(t, nss[i], clocks[i])
-				checkInvariants(t, nss[i].st)
+			nss, clocks := twinNamespaces(t, sc)
+			for _, ns := range nss {
+				checkInvariants(t, ns.st)
 			}
 			if a, b := dump(nss[0].st), dump(nss[1].st); a != b {
 				t.Fatalf("the scenario is not deterministic:\n%s", dumpDiff(a, b))
@@ -208,35 +255,7 @@ func TestDeleteSpecFastMatchesWalk(t *testing.T) {
 				}
 				checkInvariants(t, ns.st)
 			}
-			compare := func(when string) {
-				t.Helper()
-				if a, b := dump(nss[0].st), dump(nss[1].st); a != b {
-					t.Fatalf("%s, state differs (fast, walk):\n%s", when, dumpDiff(a, b))
-				}
-				if a, b := observe(t, nss[0]), observe(t, nss[1]); a != b {
-					t.Fatalf("%s, clients see\n%s\nafter the fast path, and after the walk\n%s", when, a, b)
-				}
-			}
-			compare("after the delete")
-			// The spec made again with the same keys, the workers going
-			// on: nothing of the old units may linger.
-			for i, ns := range nss {
-				defineSpec(t, ctx, ns, "t")
-				if err := ns.AddWorkUnits(ctx, "t", []coordinate.WorkUnitInput{{Key: coordinate.Name{Bytes: "k001", Text: true}, Data: coordinate.EmptyMap}}); err != nil {
-					t.Fatal(err)
-				}
-				for _, w := range []string{"w1", "w2", "w3"} {
-					if _, err := ns.GetWork(ctx, coordinate.WorkRequest{Worker: coordinate.Name{Bytes: w, Text: true}, LeaseTime: time.Minute, MaxJobs: 5}); err != nil {
-						t.Fatal(err)
-					}
-				}
-				clocks[i].Add(2 * time.Hour)
-				if _, err := ns.CountWorkUnits(ctx, "o"); err != nil {
-					t.Fatal(err)
-				}
-				checkInvariants(t, ns.st)
-			}
-			compare("after more work")
+			compareTwins(t, nss, clocks, [2]string{"the fast path", "the walk"}, "after the delete")
 		})
 	}
 	if fast == 0 || fast == 32 {

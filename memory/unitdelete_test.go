@@ -86,14 +86,10 @@ func TestChunkedDeleteMatchesOneShot(t *testing.T) {
 	for _, sc := range chunkedScenarios() {
 		for _, c := range chunkedCalls() {
 			t.Run(sc.String()+"/"+c.name, func(t *testing.T) {
-				var nss [2]*namespace
-				var clocks [2]*coordinate.FakeClock
-				for i := range nss {
-					clocks[i] = coordinate.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-					nss[i] = newNamespace("", Options{Clock: clocks[i], StallTimeout: time.Minute})
-					sc.build(t, nss[i], clocks[i])
+				nss, clocks := twinNamespaces(t, sc)
+				for _, ns := range nss {
 					// Archived counts, which deletes by status forget.
-					if err := nss[i].Archive(ctx, []string{"t"}, coordinate.RetentionPolicy{MaxCount: 6}); err != nil {
+					if err := ns.Archive(ctx, []string{"t"}, coordinate.RetentionPolicy{MaxCount: 6}); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -115,33 +111,7 @@ func TestChunkedDeleteMatchesOneShot(t *testing.T) {
 				if counts[0] != counts[1] {
 					t.Fatalf("the call in chunks reports %d, the one-shot op %d", counts[0], counts[1])
 				}
-				compare := func(when string) {
-					t.Helper()
-					if a, b := dump(nss[0].st), dump(nss[1].st); a != b {
-						t.Fatalf("%s, state differs (chunks, one shot):\n%s", when, dumpDiff(a, b))
-					}
-					if a, b := observe(t, nss[0]), observe(t, nss[1]); a != b {
-						t.Fatalf("%s, clients see\n%s\nafter the chunks, and after the one-shot op\n%s", when, a, b)
-					}
-				}
-				compare("after the call")
-				for i, ns := range nss {
-					defineSpec(t, ctx, ns, "t")
-					if err := ns.AddWorkUnits(ctx, "t", []coordinate.WorkUnitInput{{Key: coordinate.Name{Bytes: "k001", Text: true}, Data: coordinate.EmptyMap}}); err != nil {
-						t.Fatal(err)
-					}
-					for _, w := range []string{"w1", "w2", "w3"} {
-						if _, err := ns.GetWork(ctx, coordinate.WorkRequest{Worker: coordinate.Name{Bytes: w, Text: true}, LeaseTime: time.Minute, MaxJobs: 5}); err != nil {
-							t.Fatal(err)
-						}
-					}
-					clocks[i].Add(2 * time.Hour)
-					if _, err := ns.CountWorkUnits(ctx, "o"); err != nil {
-						t.Fatal(err)
-					}
-					checkInvariants(t, ns.st)
-				}
-				compare("after more work")
+				compareTwins(t, nss, clocks, [2]string{"the chunks", "the one-shot op"}, "after the call")
 			})
 		}
 	}
