@@ -263,6 +263,46 @@ func TestDeleteSpecFastMatchesWalk(t *testing.T) {
 	}
 }
 
+// journaledScenario opens a journaled backend in a new directory, builds
+// sc in its namespace and takes a full snapshot.
+func journaledScenario(t *testing.T, sc deleteScenario) (dir string, clock *coordinate.FakeClock, b *Backend, ns *namespace) {
+	t.Helper()
+	dir = t.TempDir()
+	clock = coordinate.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	b = openPersistent(t, dir, clock, 1<<40)
+	ns = nsOf(t, b, "")
+	sc.build(t, ns, clock)
+	snapshot(t, b)
+	return dir, clock, b, ns
+}
+
+// restartedState crashes b (no final snapshot), opens dir again, checks
+// the restored namespace's invariants and returns its state.
+func restartedState(t *testing.T, b *Backend, dir string, clock *coordinate.FakeClock) string {
+	t.Helper()
+	crashClose(b)
+	r := openPersistent(t, dir, clock, 1<<40)
+	defer r.Close()
+	checkInvariants(t, nsOf(t, r, "").st)
+	return dumpAll(r)
+}
+
+// checkSnapshotAt flushes b's journal and requires the snapshots in a
+// copy of dir, without the journal after them, to hold atBoundary.
+func checkSnapshotAt(t *testing.T, b *Backend, dir string, clock *coordinate.FakeClock, atBoundary string) {
+	t.Helper()
+	if err := b.wal.j.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	copied := t.TempDir()
+	if err := os.CopyFS(copied, os.DirFS(dir)); err != nil {
+		t.Fatal(err)
+	}
+	if got := snapshotOnly(t, copied, clock); got != atBoundary {
+		t.Fatalf("the snapshot differs from the state at its boundary:\n%s", dumpDiff(got, atBoundary))
+	}
+}
+
 // TestDeleteSpecJournalAndDelta deletes a spec in a journaled namespace
 // (both ways) after a full snapshot, takes a delta snapshot, and requires
 // a restart from the delta, and one from the journal alone, to restore
@@ -274,12 +314,7 @@ func TestDeleteSpecJournalAndDelta(t *testing.T) {
 			var wants [2]string
 			for walk := range 2 {
 				for _, delta := range []bool{false, true} {
-					dir := t.TempDir()
-					clock := coordinate.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-					b := openPersistent(t, dir, clock, 1<<40)
-					ns := nsOf(t, b, "")
-					sc.build(t, ns, clock)
-					snapshot(t, b)
+					dir, clock, b, ns := journaledScenario(t, sc)
 					b.wal.maxDeltas, b.wal.deltaShare = 1000, 0
 					ns.st.walkSpecDeletes = walk == 1
 					if err := ns.DeleteWorkSpec(ctx, "t"); err != nil {
@@ -291,12 +326,7 @@ func TestDeleteSpecJournalAndDelta(t *testing.T) {
 							t.Fatalf("snapshot after the delete: %+v; want a delta without tombstones", st)
 						}
 					}
-					crashClose(b)
-					r := openPersistent(t, dir, clock, 1<<40)
-					got := dumpAll(r)
-					checkInvariants(t, nsOf(t, r, "").st)
-					r.Close()
-					if got != want {
+					if got := restartedState(t, b, dir, clock); got != want {
 						t.Fatalf("walk=%v delta=%v: restored state differs:\n%s", walk == 1, delta, dumpDiff(got, want))
 					}
 					if wants[walk] == "" {
@@ -324,13 +354,8 @@ func TestDeleteSpecDuringCapture(t *testing.T) {
 	}
 	for _, full := range []bool{true, false} {
 		t.Run(fmt.Sprintf("full%v", full), func(t *testing.T) {
-			dir := t.TempDir()
-			clock := coordinate.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-			b := openPersistent(t, dir, clock, 1<<40)
+			dir, clock, b, ns := journaledScenario(t, sc)
 			defer b.Close()
-			ns := nsOf(t, b, "")
-			sc.build(t, ns, clock)
-			snapshot(t, b)
 			defineSpec(t, ctx, ns, "s")
 			fill(t, ns, ctx, "more", 60) // dirty units, so that a delta's capture lets go of the lock too
 			old := ns.st.specs["t"]
@@ -349,22 +374,9 @@ func TestDeleteSpecDuringCapture(t *testing.T) {
 			if !ns.st.track || len(old.gone) != n {
 				t.Fatalf("the delete during a capture left %d tombstones for %d units: it did not walk them", len(old.gone), n)
 			}
-			if err := w.j.Flush(ctx); err != nil {
-				t.Fatal(err)
-			}
-			copied := t.TempDir()
-			if err := os.CopyFS(copied, os.DirFS(dir)); err != nil {
-				t.Fatal(err)
-			}
-			if got := snapshotOnly(t, copied, clock); got != atBoundary {
-				t.Fatalf("the snapshot differs from the state at its boundary:\n%s", dumpDiff(got, atBoundary))
-			}
+			checkSnapshotAt(t, b, dir, clock, atBoundary)
 			want := dumpAll(b)
-			crashClose(b)
-			r := openPersistent(t, dir, clock, 1<<40)
-			defer r.Close()
-			checkInvariants(t, nsOf(t, r, "").st)
-			if got := dumpAll(r); got != want {
+			if got := restartedState(t, b, dir, clock); got != want {
 				t.Fatalf("restored state differs from the live one:\n%s", dumpDiff(got, want))
 			}
 		})

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"testing"
 	"time"
@@ -325,12 +324,7 @@ func TestChunkedDeleteJournalAndDelta(t *testing.T) {
 	for _, c := range someChunkedCalls() {
 		for _, delta := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/delta=%v", c.name, delta), func(t *testing.T) {
-				dir := t.TempDir()
-				clock := coordinate.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-				b := openPersistent(t, dir, clock, 1<<40)
-				ns := nsOf(t, b, "")
-				sc.build(t, ns, clock)
-				snapshot(t, b)
+				dir, clock, b, ns := journaledScenario(t, sc)
 				b.wal.maxDeltas, b.wal.deltaShare = 1000, 0
 				ns.deleteChunk = 3
 				drops := 0
@@ -347,11 +341,7 @@ func TestChunkedDeleteJournalAndDelta(t *testing.T) {
 						t.Fatalf("snapshot after the call: %+v; want a delta", st)
 					}
 				}
-				crashClose(b)
-				r := openPersistent(t, dir, clock, 1<<40)
-				defer r.Close()
-				checkInvariants(t, nsOf(t, r, "").st)
-				if got := dumpAll(r); got != want {
+				if got := restartedState(t, b, dir, clock); got != want {
 					t.Fatalf("restored state differs:\n%s", dumpDiff(got, want))
 				}
 			})
@@ -369,13 +359,8 @@ func TestChunkedDeleteDuringCapture(t *testing.T) {
 	for _, c := range someChunkedCalls() {
 		for _, full := range []bool{true, false} {
 			t.Run(fmt.Sprintf("%s/full=%v", c.name, full), func(t *testing.T) {
-				dir := t.TempDir()
-				clock := coordinate.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-				b := openPersistent(t, dir, clock, 1<<40)
+				dir, clock, b, ns := journaledScenario(t, sc)
 				defer b.Close()
-				ns := nsOf(t, b, "")
-				sc.build(t, ns, clock)
-				snapshot(t, b)
 				defineSpec(t, ctx, ns, "s")
 				fill(t, ns, ctx, "more", 60) // dirty units, so that a delta's capture lets go of the lock too
 				ns.deleteChunk = 3
@@ -399,22 +384,9 @@ func TestChunkedDeleteDuringCapture(t *testing.T) {
 				if !called || st.Delta == full || drops < 2 {
 					t.Fatalf("snapshot %+v: called during it %v, in %d chunks", st, called, drops)
 				}
-				if err := w.j.Flush(ctx); err != nil {
-					t.Fatal(err)
-				}
-				copied := t.TempDir()
-				if err := os.CopyFS(copied, os.DirFS(dir)); err != nil {
-					t.Fatal(err)
-				}
-				if got := snapshotOnly(t, copied, clock); got != atBoundary {
-					t.Fatalf("the snapshot differs from the state at its boundary:\n%s", dumpDiff(got, atBoundary))
-				}
+				checkSnapshotAt(t, b, dir, clock, atBoundary)
 				want := dumpAll(b)
-				crashClose(b)
-				r := openPersistent(t, dir, clock, 1<<40)
-				defer r.Close()
-				checkInvariants(t, nsOf(t, r, "").st)
-				if got := dumpAll(r); got != want {
+				if got := restartedState(t, b, dir, clock); got != want {
 					t.Fatalf("restored state differs from the live one:\n%s", dumpDiff(got, want))
 				}
 			})
