@@ -205,18 +205,11 @@ func TestChunkedDeleteUnderChanges(t *testing.T) {
 			ns.betweenChunks = func() {
 				between++
 				if between == 1 {
-					if !ns.mu.TryLock() {
-						t.Error("the namespace lock is held between chunks")
-						return
-					}
-					ns.mu.Unlock()
-					done := make(chan error)
-					go func() {
+					if !otherCallGoesThrough(t, ns, func() error {
 						_, err := ns.GetWork(ctx, coordinate.WorkRequest{Worker: coordinate.Name{Bytes: "w", Text: true}, LeaseTime: time.Hour, MaxJobs: 1})
-						done <- err
-					}()
-					if err := <-done; err != nil {
-						t.Error(err)
+						return err
+					}) {
+						return
 					}
 				}
 				clock.Add(time.Second)
