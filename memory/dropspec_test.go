@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"testing"
 	"time"
 
@@ -291,14 +290,7 @@ func restartedState(t *testing.T, b *Backend, dir string, clock *coordinate.Fake
 // copy of dir, without the journal after them, to hold atBoundary.
 func checkSnapshotAt(t *testing.T, b *Backend, dir string, clock *coordinate.FakeClock, atBoundary string) {
 	t.Helper()
-	if err := b.wal.j.Flush(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	copied := t.TempDir()
-	if err := os.CopyFS(copied, os.DirFS(dir)); err != nil {
-		t.Fatal(err)
-	}
-	if got := snapshotOnly(t, copied, clock); got != atBoundary {
+	if got := snapshotOnly(t, flushedCopy(t, b, dir), clock); got != atBoundary {
 		t.Fatalf("the snapshot differs from the state at its boundary:\n%s", dumpDiff(got, atBoundary))
 	}
 }
