@@ -25,9 +25,11 @@ import (
 // then: a delay ending, a lease running out. A namespace that says when
 // its changes made units available (coordinate.WorkNotifier: the memory
 // backend for every such change and for a max_running slot freed,
-// PostgreSQL for dependents a finish unblocked) wakes the waiters for
-// them. Units that become available otherwise (on PostgreSQL, a
-// max_running slot freed by a finish) are found at the end of the wait.
+// PostgreSQL for dependents a finish unblocked and for a max_running slot
+// an update it committed freed) wakes the waiters for them. Units that
+// become available otherwise (on PostgreSQL, a slot freed in a spec whose
+// max_running its scheduler's reads have not seen) are found at the end
+// of the wait.
 // A waiter woken for nothing it can take ignores wakes for wakeHoldoff, so
 // a stream of changes to specs it cannot run costs each waiter at most
 // one get_work per holdoff. Requests of one connection are answered in

@@ -49,13 +49,7 @@ func TestSnapshotDuringChanges(t *testing.T) {
 			deltas++
 		}
 		// The snapshot plus the journal after it is the live state.
-		if err := b.wal.j.Flush(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		copied := t.TempDir()
-		if err := os.CopyFS(copied, os.DirFS(dir)); err != nil {
-			t.Fatal(err)
-		}
+		copied := flushedCopy(t, b, dir)
 		if got := snapshotOnly(t, copied, clock); got != atBoundary {
 			t.Fatalf("snapshot %d differs from the state at its boundary:\n--- snapshot\n%s\n--- at the boundary\n%s", snaps, got, atBoundary)
 		}
@@ -133,6 +127,20 @@ func TestRestoreKeepsUnmovedLayout(t *testing.T) {
 			}
 		}
 	}
+}
+
+// flushedCopy flushes b's journal and copies its data directory dir to a
+// new one, which it returns.
+func flushedCopy(t *testing.T, b *Backend, dir string) string {
+	t.Helper()
+	if err := b.wal.j.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	copied := t.TempDir()
+	if err := os.CopyFS(copied, os.DirFS(dir)); err != nil {
+		t.Fatal(err)
+	}
+	return copied
 }
 
 // snapshotOnly loads the newest snapshot of a copied data directory and

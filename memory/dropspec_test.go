@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"testing"
 	"time"
 
@@ -168,6 +167,57 @@ func deleteScenarios(seeds int) []deleteScenario {
 	return out
 }
 
+// twinNamespaces builds sc in two volatile namespaces, each on its own
+// fake clock, for tests that do one thing two ways and compare.
+func twinNamespaces(t *testing.T, sc deleteScenario) ([2]*namespace, [2]*coordinate.FakeClock) {
+	t.Helper()
+	var nss [2]*namespace
+	var clocks [2]*coordinate.FakeClock
+	for i := range nss {
+		clocks[i] = coordinate.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+		nss[i] = newNamespace("", Options{Clock: clocks[i], StallTimeout: time.Minute})
+		sc.build(t, nss[i], clocks[i])
+	}
+	return nss, clocks
+}
+
+// compareTwins requires the twin namespaces, left by the two ways named,
+// to hold the same state and show clients the same (observe), first
+// "after" them and again after more work on both: spec t made again with
+// a key it had, the workers leasing, every lease lapsing. Nothing of the
+// old units may linger either way.
+func compareTwins(t *testing.T, nss [2]*namespace, clocks [2]*coordinate.FakeClock, ways [2]string, after string) {
+	t.Helper()
+	ctx := context.Background()
+	compare := func(when string) {
+		t.Helper()
+		if a, b := dump(nss[0].st), dump(nss[1].st); a != b {
+			t.Fatalf("%s, state differs (%s, %s):\n%s", when, ways[0], ways[1], dumpDiff(a, b))
+		}
+		if a, b := observe(t, nss[0]), observe(t, nss[1]); a != b {
+			t.Fatalf("%s, clients see\n%s\nafter %s, and after %s\n%s", when, a, ways[0], ways[1], b)
+		}
+	}
+	compare(after)
+	for i, ns := range nss {
+		defineSpec(t, ctx, ns, "t")
+		if err := ns.AddWorkUnits(ctx, "t", []coordinate.WorkUnitInput{{Key: coordinate.Name{Bytes: "k001", Text: true}, Data: coordinate.EmptyMap}}); err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range []string{"w1", "w2", "w3"} {
+			if _, err := ns.GetWork(ctx, coordinate.WorkRequest{Worker: coordinate.Name{Bytes: w, Text: true}, LeaseTime: time.Minute, MaxJobs: 5}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		clocks[i].Add(2 * time.Hour)
+		if _, err := ns.CountWorkUnits(ctx, "o"); err != nil {
+			t.Fatal(err)
+		}
+		checkInvariants(t, ns.st)
+	}
+	compare("after more work")
+}
+
 // TestDeleteSpecFastMatchesWalk deletes a spec in the same state twice,
 // once letting the namespace skip the unit-by-unit walk when it can and
 // once forcing the walk, and requires everything observable to be the
@@ -177,13 +227,9 @@ func TestDeleteSpecFastMatchesWalk(t *testing.T) {
 	fast := 0
 	for _, sc := range deleteScenarios(32) {
 		t.Run(sc.String(), func(t *testing.T) {
-			var nss [2]*namespace
-			var clocks [2]*coordinate.FakeClock
-			for i := range nss {
-				clocks[i] = coordinate.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-				nss[i] = newNamespace("", Options{Clock: clocks[i], StallTimeout: time.Minute})
-				sc.build(t, nss[i], clocks[i])
-				checkInvariants(t, nss[i].st)
+			nss, clocks := twinNamespaces(t, sc)
+			for _, ns := range nss {
+				checkInvariants(t, ns.st)
 			}
 			if a, b := dump(nss[0].st), dump(nss[1].st); a != b {
 				t.Fatalf("the scenario is not deterministic:\n%s", dumpDiff(a, b))
@@ -208,39 +254,44 @@ func TestDeleteSpecFastMatchesWalk(t *testing.T) {
 				}
 				checkInvariants(t, ns.st)
 			}
-			compare := func(when string) {
-				t.Helper()
-				if a, b := dump(nss[0].st), dump(nss[1].st); a != b {
-					t.Fatalf("%s, state differs (fast, walk):\n%s", when, dumpDiff(a, b))
-				}
-				if a, b := observe(t, nss[0]), observe(t, nss[1]); a != b {
-					t.Fatalf("%s, clients see\n%s\nafter the fast path, and after the walk\n%s", when, a, b)
-				}
-			}
-			compare("after the delete")
-			// The spec made again with the same keys, the workers going
-			// on: nothing of the old units may linger.
-			for i, ns := range nss {
-				defineSpec(t, ctx, ns, "t")
-				if err := ns.AddWorkUnits(ctx, "t", []coordinate.WorkUnitInput{{Key: coordinate.Name{Bytes: "k001", Text: true}, Data: coordinate.EmptyMap}}); err != nil {
-					t.Fatal(err)
-				}
-				for _, w := range []string{"w1", "w2", "w3"} {
-					if _, err := ns.GetWork(ctx, coordinate.WorkRequest{Worker: coordinate.Name{Bytes: w, Text: true}, LeaseTime: time.Minute, MaxJobs: 5}); err != nil {
-						t.Fatal(err)
-					}
-				}
-				clocks[i].Add(2 * time.Hour)
-				if _, err := ns.CountWorkUnits(ctx, "o"); err != nil {
-					t.Fatal(err)
-				}
-				checkInvariants(t, ns.st)
-			}
-			compare("after more work")
+			compareTwins(t, nss, clocks, [2]string{"the fast path", "the walk"}, "after the delete")
 		})
 	}
 	if fast == 0 || fast == 32 {
 		t.Fatalf("%d of 32 scenarios could take the fast path: both paths must be compared", fast)
+	}
+}
+
+// journaledScenario opens a journaled backend in a new directory, builds
+// sc in its namespace and takes a full snapshot.
+func journaledScenario(t *testing.T, sc deleteScenario) (dir string, clock *coordinate.FakeClock, b *Backend, ns *namespace) {
+	t.Helper()
+	dir = t.TempDir()
+	clock = coordinate.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	b = openPersistent(t, dir, clock, 1<<40)
+	ns = nsOf(t, b, "")
+	sc.build(t, ns, clock)
+	snapshot(t, b)
+	return dir, clock, b, ns
+}
+
+// restartedState crashes b (no final snapshot), opens dir again, checks
+// the restored namespace's invariants and returns its state.
+func restartedState(t *testing.T, b *Backend, dir string, clock *coordinate.FakeClock) string {
+	t.Helper()
+	crashClose(b)
+	r := openPersistent(t, dir, clock, 1<<40)
+	defer r.Close()
+	checkInvariants(t, nsOf(t, r, "").st)
+	return dumpAll(r)
+}
+
+// checkSnapshotAt flushes b's journal and requires the snapshots in a
+// copy of dir, without the journal after them, to hold atBoundary.
+func checkSnapshotAt(t *testing.T, b *Backend, dir string, clock *coordinate.FakeClock, atBoundary string) {
+	t.Helper()
+	if got := snapshotOnly(t, flushedCopy(t, b, dir), clock); got != atBoundary {
+		t.Fatalf("the snapshot differs from the state at its boundary:\n%s", dumpDiff(got, atBoundary))
 	}
 }
 
@@ -255,12 +306,7 @@ func TestDeleteSpecJournalAndDelta(t *testing.T) {
 			var wants [2]string
 			for walk := range 2 {
 				for _, delta := range []bool{false, true} {
-					dir := t.TempDir()
-					clock := coordinate.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-					b := openPersistent(t, dir, clock, 1<<40)
-					ns := nsOf(t, b, "")
-					sc.build(t, ns, clock)
-					snapshot(t, b)
+					dir, clock, b, ns := journaledScenario(t, sc)
 					b.wal.maxDeltas, b.wal.deltaShare = 1000, 0
 					ns.st.walkSpecDeletes = walk == 1
 					if err := ns.DeleteWorkSpec(ctx, "t"); err != nil {
@@ -272,12 +318,7 @@ func TestDeleteSpecJournalAndDelta(t *testing.T) {
 							t.Fatalf("snapshot after the delete: %+v; want a delta without tombstones", st)
 						}
 					}
-					crashClose(b)
-					r := openPersistent(t, dir, clock, 1<<40)
-					got := dumpAll(r)
-					checkInvariants(t, nsOf(t, r, "").st)
-					r.Close()
-					if got != want {
+					if got := restartedState(t, b, dir, clock); got != want {
 						t.Fatalf("walk=%v delta=%v: restored state differs:\n%s", walk == 1, delta, dumpDiff(got, want))
 					}
 					if wants[walk] == "" {
@@ -305,13 +346,8 @@ func TestDeleteSpecDuringCapture(t *testing.T) {
 	}
 	for _, full := range []bool{true, false} {
 		t.Run(fmt.Sprintf("full%v", full), func(t *testing.T) {
-			dir := t.TempDir()
-			clock := coordinate.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-			b := openPersistent(t, dir, clock, 1<<40)
+			dir, clock, b, ns := journaledScenario(t, sc)
 			defer b.Close()
-			ns := nsOf(t, b, "")
-			sc.build(t, ns, clock)
-			snapshot(t, b)
 			defineSpec(t, ctx, ns, "s")
 			fill(t, ns, ctx, "more", 60) // dirty units, so that a delta's capture lets go of the lock too
 			old := ns.st.specs["t"]
@@ -330,22 +366,9 @@ func TestDeleteSpecDuringCapture(t *testing.T) {
 			if !ns.st.track || len(old.gone) != n {
 				t.Fatalf("the delete during a capture left %d tombstones for %d units: it did not walk them", len(old.gone), n)
 			}
-			if err := w.j.Flush(ctx); err != nil {
-				t.Fatal(err)
-			}
-			copied := t.TempDir()
-			if err := os.CopyFS(copied, os.DirFS(dir)); err != nil {
-				t.Fatal(err)
-			}
-			if got := snapshotOnly(t, copied, clock); got != atBoundary {
-				t.Fatalf("the snapshot differs from the state at its boundary:\n%s", dumpDiff(got, atBoundary))
-			}
+			checkSnapshotAt(t, b, dir, clock, atBoundary)
 			want := dumpAll(b)
-			crashClose(b)
-			r := openPersistent(t, dir, clock, 1<<40)
-			defer r.Close()
-			checkInvariants(t, nsOf(t, r, "").st)
-			if got := dumpAll(r); got != want {
+			if got := restartedState(t, b, dir, clock); got != want {
 				t.Fatalf("restored state differs from the live one:\n%s", dumpDiff(got, want))
 			}
 		})

@@ -163,6 +163,25 @@ func TestListingPagesUnderConcurrentChanges(t *testing.T) {
 	}
 }
 
+// otherCallGoesThrough, run between the chunks of a call on ns, requires
+// the namespace lock to be free and call, from another goroutine, to
+// complete; it reports (with t.Error) and returns false if the lock is
+// held.
+func otherCallGoesThrough(t *testing.T, ns *namespace, call func() error) bool {
+	t.Helper()
+	if !ns.mu.TryLock() {
+		t.Error("the namespace lock is held between chunks")
+		return false
+	}
+	ns.mu.Unlock()
+	done := make(chan error)
+	go func() { done <- call() }()
+	if err := <-done; err != nil {
+		t.Error(err)
+	}
+	return true
+}
+
 // TestListingLetsOtherCallsThrough: while a listing reads a big spec,
 // another goroutine's call gets the namespace and completes before the
 // listing returns.
@@ -175,18 +194,11 @@ func TestListingLetsOtherCallsThrough(t *testing.T) {
 		if len(events) > 1 {
 			return
 		}
-		if !ns.mu.TryLock() {
-			t.Error("the namespace lock is held between chunks")
-			return
-		}
-		ns.mu.Unlock()
-		done := make(chan error)
-		go func() {
+		if !otherCallGoesThrough(t, ns, func() error {
 			_, err := ns.CountWorkUnits(ctx, "s")
-			done <- err
-		}()
-		if err := <-done; err != nil {
-			t.Error(err)
+			return err
+		}) {
+			return
 		}
 		events = append(events, "other call done")
 	}

@@ -179,33 +179,45 @@ func BenchmarkListPage(b *testing.B) {
 	}
 }
 
+// benchFreshCalls times call b.N times, each on a namespace fresh from
+// setup (untimed), with a prober beside it and its lock holds timed by h,
+// and reports the longest any prober waited (max-wait-ms) and h's holds.
+func benchFreshCalls(b *testing.B, h *holdTimer, setup func() *namespace, call func(ctx context.Context, ns *namespace) error) {
+	var worst time.Duration
+	for range b.N {
+		b.StopTimer()
+		ns := setup()
+		p := startProber(b, ns)
+		h.watch(ns)
+		b.StartTimer()
+		h.start()
+		if err := call(b.Context(), ns); err != nil {
+			b.Fatal(err)
+		}
+		h.release()
+		b.StopTimer()
+		close(p.stop)
+		<-p.done
+		worst = max(worst, p.worst)
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(worst.Microseconds())/1000, "max-wait-ms")
+	h.report(b)
+}
+
 // BenchmarkKeyIndexBuild times the first listing by key of a spec, which
 // builds its key index, and the longest another client waited meanwhile.
 func BenchmarkKeyIndexBuild(b *testing.B) {
 	for _, size := range listSizes(b) {
 		b.Run(fmt.Sprint(size), func(b *testing.B) {
-			var worst time.Duration
-			h := &holdTimer{}
-			for range b.N {
-				b.StopTimer()
+			benchFreshCalls(b, &holdTimer{}, func() *namespace {
 				ns, ctx := benchNamespace(b)
 				fill(b, ns, ctx, "q", size)
-				p := startProber(b, ns)
-				h.watch(ns)
-				b.StartTimer()
-				h.start()
-				if _, err := ns.ListWorkUnits(ctx, "s", coordinate.WorkUnitQuery{Limit: 100}); err != nil {
-					b.Fatal(err)
-				}
-				h.release()
-				b.StopTimer()
-				close(p.stop)
-				<-p.done
-				worst = max(worst, p.worst)
-				b.StartTimer()
-			}
-			b.ReportMetric(float64(worst.Microseconds())/1000, "max-wait-ms")
-			h.report(b)
+				return ns
+			}, func(ctx context.Context, ns *namespace) error {
+				_, err := ns.ListWorkUnits(ctx, "s", coordinate.WorkUnitQuery{Limit: 100})
+				return err
+			})
 		})
 	}
 }
@@ -275,32 +287,15 @@ func BenchmarkSpecScans(b *testing.B) {
 				// the holds' CPU time is that thread's.
 				runtime.LockOSThread()
 				defer runtime.UnlockOSThread()
-				var worst time.Duration
-				h := &holdTimer{cpu: haveThreadCPU}
-				for range b.N {
-					b.StopTimer()
+				benchFreshCalls(b, &holdTimer{cpu: haveThreadCPU}, func() *namespace {
 					ns := listSpec(b, size)
 					if tc.setup != nil {
 						if err := tc.setup(b.Context(), ns); err != nil {
 							b.Fatal(err)
 						}
 					}
-					p := startProber(b, ns)
-					h.watch(ns)
-					b.StartTimer()
-					h.start()
-					if err := tc.call(b.Context(), ns); err != nil {
-						b.Fatal(err)
-					}
-					h.release()
-					b.StopTimer()
-					close(p.stop)
-					<-p.done
-					worst = max(worst, p.worst)
-					b.StartTimer()
-				}
-				b.ReportMetric(float64(worst.Microseconds())/1000, "max-wait-ms")
-				h.report(b)
+					return ns
+				}, tc.call)
 			})
 		}
 	}

@@ -145,9 +145,9 @@ func BenchmarkSnapshotFullShuffled(b *testing.B) {
 	defineSpec(b, ctx, ns, "s")
 	perm := rand.New(rand.NewPCG(1, 2)).Perm(units)
 	batch := make([]coordinate.WorkUnitInput, 0, 10000)
-	for _, i := range perm {
+	for k, i := range perm {
 		batch = append(batch, coordinate.WorkUnitInput{Key: coordinate.Name{Bytes: fmt.Sprintf("q%09d", i), Text: true}, Data: smallData})
-		if len(batch) == cap(batch) {
+		if len(batch) == cap(batch) || k == len(perm)-1 {
 			if err := ns.AddWorkUnits(ctx, "s", batch); err != nil {
 				b.Fatal(err)
 			}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"testing"
 	"time"
@@ -86,14 +85,10 @@ func TestChunkedDeleteMatchesOneShot(t *testing.T) {
 	for _, sc := range chunkedScenarios() {
 		for _, c := range chunkedCalls() {
 			t.Run(sc.String()+"/"+c.name, func(t *testing.T) {
-				var nss [2]*namespace
-				var clocks [2]*coordinate.FakeClock
-				for i := range nss {
-					clocks[i] = coordinate.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-					nss[i] = newNamespace("", Options{Clock: clocks[i], StallTimeout: time.Minute})
-					sc.build(t, nss[i], clocks[i])
+				nss, clocks := twinNamespaces(t, sc)
+				for _, ns := range nss {
 					// Archived counts, which deletes by status forget.
-					if err := nss[i].Archive(ctx, []string{"t"}, coordinate.RetentionPolicy{MaxCount: 6}); err != nil {
+					if err := ns.Archive(ctx, []string{"t"}, coordinate.RetentionPolicy{MaxCount: 6}); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -115,33 +110,7 @@ func TestChunkedDeleteMatchesOneShot(t *testing.T) {
 				if counts[0] != counts[1] {
 					t.Fatalf("the call in chunks reports %d, the one-shot op %d", counts[0], counts[1])
 				}
-				compare := func(when string) {
-					t.Helper()
-					if a, b := dump(nss[0].st), dump(nss[1].st); a != b {
-						t.Fatalf("%s, state differs (chunks, one shot):\n%s", when, dumpDiff(a, b))
-					}
-					if a, b := observe(t, nss[0]), observe(t, nss[1]); a != b {
-						t.Fatalf("%s, clients see\n%s\nafter the chunks, and after the one-shot op\n%s", when, a, b)
-					}
-				}
-				compare("after the call")
-				for i, ns := range nss {
-					defineSpec(t, ctx, ns, "t")
-					if err := ns.AddWorkUnits(ctx, "t", []coordinate.WorkUnitInput{{Key: coordinate.Name{Bytes: "k001", Text: true}, Data: coordinate.EmptyMap}}); err != nil {
-						t.Fatal(err)
-					}
-					for _, w := range []string{"w1", "w2", "w3"} {
-						if _, err := ns.GetWork(ctx, coordinate.WorkRequest{Worker: coordinate.Name{Bytes: w, Text: true}, LeaseTime: time.Minute, MaxJobs: 5}); err != nil {
-							t.Fatal(err)
-						}
-					}
-					clocks[i].Add(2 * time.Hour)
-					if _, err := ns.CountWorkUnits(ctx, "o"); err != nil {
-						t.Fatal(err)
-					}
-					checkInvariants(t, ns.st)
-				}
-				compare("after more work")
+				compareTwins(t, nss, clocks, [2]string{"the chunks", "the one-shot op"}, "after the call")
 			})
 		}
 	}
@@ -236,18 +205,11 @@ func TestChunkedDeleteUnderChanges(t *testing.T) {
 			ns.betweenChunks = func() {
 				between++
 				if between == 1 {
-					if !ns.mu.TryLock() {
-						t.Error("the namespace lock is held between chunks")
-						return
-					}
-					ns.mu.Unlock()
-					done := make(chan error)
-					go func() {
+					if !otherCallGoesThrough(t, ns, func() error {
 						_, err := ns.GetWork(ctx, coordinate.WorkRequest{Worker: coordinate.Name{Bytes: "w", Text: true}, LeaseTime: time.Hour, MaxJobs: 1})
-						done <- err
-					}()
-					if err := <-done; err != nil {
-						t.Error(err)
+						return err
+					}) {
+						return
 					}
 				}
 				clock.Add(time.Second)
@@ -355,12 +317,7 @@ func TestChunkedDeleteJournalAndDelta(t *testing.T) {
 	for _, c := range someChunkedCalls() {
 		for _, delta := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/delta=%v", c.name, delta), func(t *testing.T) {
-				dir := t.TempDir()
-				clock := coordinate.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-				b := openPersistent(t, dir, clock, 1<<40)
-				ns := nsOf(t, b, "")
-				sc.build(t, ns, clock)
-				snapshot(t, b)
+				dir, clock, b, ns := journaledScenario(t, sc)
 				b.wal.maxDeltas, b.wal.deltaShare = 1000, 0
 				ns.deleteChunk = 3
 				drops := 0
@@ -377,11 +334,7 @@ func TestChunkedDeleteJournalAndDelta(t *testing.T) {
 						t.Fatalf("snapshot after the call: %+v; want a delta", st)
 					}
 				}
-				crashClose(b)
-				r := openPersistent(t, dir, clock, 1<<40)
-				defer r.Close()
-				checkInvariants(t, nsOf(t, r, "").st)
-				if got := dumpAll(r); got != want {
+				if got := restartedState(t, b, dir, clock); got != want {
 					t.Fatalf("restored state differs:\n%s", dumpDiff(got, want))
 				}
 			})
@@ -399,13 +352,8 @@ func TestChunkedDeleteDuringCapture(t *testing.T) {
 	for _, c := range someChunkedCalls() {
 		for _, full := range []bool{true, false} {
 			t.Run(fmt.Sprintf("%s/full=%v", c.name, full), func(t *testing.T) {
-				dir := t.TempDir()
-				clock := coordinate.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-				b := openPersistent(t, dir, clock, 1<<40)
+				dir, clock, b, ns := journaledScenario(t, sc)
 				defer b.Close()
-				ns := nsOf(t, b, "")
-				sc.build(t, ns, clock)
-				snapshot(t, b)
 				defineSpec(t, ctx, ns, "s")
 				fill(t, ns, ctx, "more", 60) // dirty units, so that a delta's capture lets go of the lock too
 				ns.deleteChunk = 3
@@ -429,22 +377,9 @@ func TestChunkedDeleteDuringCapture(t *testing.T) {
 				if !called || st.Delta == full || drops < 2 {
 					t.Fatalf("snapshot %+v: called during it %v, in %d chunks", st, called, drops)
 				}
-				if err := w.j.Flush(ctx); err != nil {
-					t.Fatal(err)
-				}
-				copied := t.TempDir()
-				if err := os.CopyFS(copied, os.DirFS(dir)); err != nil {
-					t.Fatal(err)
-				}
-				if got := snapshotOnly(t, copied, clock); got != atBoundary {
-					t.Fatalf("the snapshot differs from the state at its boundary:\n%s", dumpDiff(got, atBoundary))
-				}
+				checkSnapshotAt(t, b, dir, clock, atBoundary)
 				want := dumpAll(b)
-				crashClose(b)
-				r := openPersistent(t, dir, clock, 1<<40)
-				defer r.Close()
-				checkInvariants(t, nsOf(t, r, "").st)
-				if got := dumpAll(r); got != want {
+				if got := restartedState(t, b, dir, clock); got != want {
 					t.Fatalf("restored state differs from the live one:\n%s", dumpDiff(got, want))
 				}
 			})

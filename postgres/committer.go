@@ -434,7 +434,8 @@ type laneJob struct {
 // lane runs the claims lanes of batches (apply) until the committer
 // stops. It lives as long as the committer: a goroutine started per
 // batch grew its stack to pgx's depth on every batch, about 5% of the
-// daemon's CPU at 8 connections (docs/postgres.md, "Fourth pass").
+// daemon's CPU at 8 connections (docs/postgres.md, "Fourth pass: the
+// daemon's CPU per unit").
 func (c *committer) lane() {
 	defer c.stopped.Done()
 	for {

@@ -46,31 +46,26 @@ type fastArrays struct{ pgtype.Codec }
 
 func (c fastArrays) PlanEncode(m *pgtype.Map, oid uint32, format int16, value any) pgtype.EncodePlan {
 	if format == pgtype.BinaryFormatCode {
+		var (
+			plan  pgtype.EncodePlan
+			array uint32 // the array type plan writes
+		)
 		switch value.(type) {
 		case [][]byte:
-			if oid == pgtype.ByteaArrayOID {
-				return encodeByteaArray
-			}
+			plan, array = encodeByteaArray, pgtype.ByteaArrayOID
 		case []string:
-			if oid == pgtype.ByteaArrayOID {
-				return encodeStringsAsBytea
-			}
+			plan, array = encodeStringsAsBytea, pgtype.ByteaArrayOID
 		case []int64:
-			if oid == pgtype.Int8ArrayOID {
-				return encodeInt8Array
-			}
+			plan, array = encodeInt8Array, pgtype.Int8ArrayOID
 		case []*int64:
-			if oid == pgtype.Int8ArrayOID {
-				return encodeNullableInt8Array
-			}
+			plan, array = encodeNullableInt8Array, pgtype.Int8ArrayOID
 		case []int32:
-			if oid == pgtype.Int4ArrayOID {
-				return encodeInt4Array
-			}
+			plan, array = encodeInt4Array, pgtype.Int4ArrayOID
 		case []bool:
-			if oid == pgtype.BoolArrayOID {
-				return encodeBoolArray
-			}
+			plan, array = encodeBoolArray, pgtype.BoolArrayOID
+		}
+		if plan != nil && oid == array {
+			return plan
 		}
 	}
 	return c.Codec.PlanEncode(m, oid, format, value)

@@ -26,8 +26,8 @@ import (
 // checked against. So the guarded claim leases exactly what the read and
 // claim would have. When the guard fails the claim leases nothing, the
 // guess is forgotten and the get_work goes through the committer again
-// with the read (GetWork). docs/postgres.md, "Fourth pass", has what
-// this saves.
+// with the read (GetWork). docs/postgres.md, "Fourth pass: claims
+// without the scheduler's read", has what this saves.
 
 var (
 	//go:embed queries/claim_guard.sql

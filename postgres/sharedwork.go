@@ -171,9 +171,9 @@ func (s *sharedWork) queueLocked(channel, payload string) {
 	go s.send()
 }
 
-// send sends the pending notifications, waiting announceEvery after each
-// round so that what arrives meanwhile goes in the next one, and stops
-// when nothing is pending.
+// send sends the pending notifications, each round's in one round trip,
+// waiting announceEvery after each round so that what arrives meanwhile
+// goes in the next one, and stops when nothing is pending.
 func (s *sharedWork) send() {
 	defer s.wg.Done()
 	for {
@@ -186,11 +186,14 @@ func (s *sharedWork) send() {
 		batch := s.pending
 		s.pending = map[[2]string]struct{}{}
 		s.mu.Unlock()
-		ctx, cancel := context.WithTimeout(s.stopCtx, s.b.opts.RequestTimeout)
+		// One round trip for the round, not one per notification.
+		var notify pgx.Batch
 		for n := range batch {
-			if _, err := s.b.pool.Exec(ctx, sharedWorkNotifySQL, n[0], n[1]); err != nil {
-				s.b.log.Debug("postgres backend: notify", "channel", n[0], "err", err)
-			}
+			notify.Queue(sharedWorkNotifySQL, n[0], n[1])
+		}
+		ctx, cancel := context.WithTimeout(s.stopCtx, s.b.opts.RequestTimeout)
+		if err := s.b.pool.SendBatch(ctx, &notify).Close(); err != nil {
+			s.b.log.Debug("postgres backend: notify", "notifications", len(batch), "err", err)
 		}
 		cancel()
 		select {

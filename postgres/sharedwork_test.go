@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -111,5 +112,16 @@ func TestSharedWorkAcrossDaemons(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("a's watcher of x was not woken by b's announcement")
+	}
+	// The next announcement, a's in y (where b waits), comes after any
+	// sent before it: had b's in z been sent, the raw listener would
+	// see it first.
+	y[0].AnnounceWork()
+	n, err = raw.WaitForNotification(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("%d %s - ", y[0].(*watchedNamespace).ns.id, bs[0].shared.instance); !strings.HasPrefix(n.Payload, want) {
+		t.Errorf("second announcement = %q, want a's in y (%q...)", n.Payload, want)
 	}
 }

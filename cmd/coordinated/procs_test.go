@@ -52,6 +52,28 @@ func (j *fakeJournal) window(groups, waiters uint64) {
 	}
 }
 
+// win is one window: groups releasing waiters in total.
+type win struct{ groups, waiters uint64 }
+
+// repeat feeds the windows of pattern, in order, times times.
+func (j *fakeJournal) repeat(times int, pattern ...win) {
+	for range times {
+		for _, w := range pattern {
+			j.window(w.groups, w.waiters)
+		}
+	}
+}
+
+// expect fails t unless GOMAXPROCS is n after the controller made calls
+// calls (with none, n can only be the default: only set and restore
+// change it).
+func (p *fakeProcs) expect(t *testing.T, n, calls int, after string) {
+	t.Helper()
+	if p.n != n || len(p.calls) != calls {
+		t.Fatalf("%s: GOMAXPROCS %d, calls %v; want %d after %d calls", after, p.n, p.calls, n, calls)
+	}
+}
+
 func testProcsPolicy() procsPolicy {
 	return procsPolicy{minGroups: 100, raiseAt: 2, dropBelow: 1.5, raiseAfter: 2, dropAfter: 4}
 }
@@ -103,41 +125,19 @@ func TestProcsRiseAndFall(t *testing.T) {
 // windows start over.
 func TestProcsHysteresis(t *testing.T) {
 	p, j := newFakeController(noEnv)
-	for range 10 {
-		j.window(500, 850) // 1.7 waiters per group: neither high nor low
-	}
-	if len(p.calls) != 0 {
-		t.Fatalf("between the thresholds from the default: calls %v, want none", p.calls)
-	}
-	for range 10 {
-		j.window(500, 2000)
-		j.window(500, 500)
-	}
-	for range 10 {
-		j.window(500, 2000)
-		j.window(500, 850)
-	}
-	if len(p.calls) != 0 {
-		t.Fatalf("high windows alternating with low or in-between ones: calls %v, want none", p.calls)
-	}
+	j.repeat(10, win{500, 850}) // 1.7 waiters per group: neither high nor low
+	p.expect(t, 2, 0, "between the thresholds from the default")
+	j.repeat(10, win{500, 2000}, win{500, 500})
+	j.repeat(10, win{500, 2000}, win{500, 850})
+	p.expect(t, 2, 0, "high windows alternating with low or in-between ones")
 
-	j.window(500, 2000)
-	j.window(500, 2000)
+	j.repeat(2, win{500, 2000})
 	if p.n != 3 {
 		t.Fatalf("two high windows: GOMAXPROCS %d, want 3", p.n)
 	}
-	for range 10 {
-		j.window(500, 850)
-	}
-	for range 10 {
-		j.window(500, 500)
-		j.window(500, 500)
-		j.window(500, 500)
-		j.window(500, 2000)
-	}
-	if p.n != 3 || len(p.calls) != 1 {
-		t.Fatalf("raised, then windows between the thresholds and fewer than four low ones in a row: GOMAXPROCS %d, calls %v; want 3 and only the raise", p.n, p.calls)
-	}
+	j.repeat(10, win{500, 850})
+	j.repeat(10, win{500, 500}, win{500, 500}, win{500, 500}, win{500, 2000})
+	p.expect(t, 3, 1, "raised, then windows between the thresholds and fewer than four low ones in a row")
 }
 
 // An idle journal (fewer than minGroups groups per window) counts as low:
@@ -145,21 +145,11 @@ func TestProcsHysteresis(t *testing.T) {
 // and a raised count goes back to the default.
 func TestProcsIdle(t *testing.T) {
 	p, j := newFakeController(noEnv)
-	for range 10 {
-		j.window(50, 400)
-	}
-	if len(p.calls) != 0 {
-		t.Fatalf("idle windows of 8 waiters per group: calls %v, want none", p.calls)
-	}
-	j.window(500, 2000)
-	j.window(500, 2000)
-	for range 2 {
-		j.window(50, 400)
-		j.window(0, 0)
-	}
-	if p.n != 2 || len(p.calls) != 2 {
-		t.Fatalf("raised, then four idle windows (the busiest at 8 waiters per group): GOMAXPROCS %d, calls %v; want the default 2 restored", p.n, p.calls)
-	}
+	j.repeat(10, win{50, 400})
+	p.expect(t, 2, 0, "idle windows of 8 waiters per group")
+	j.repeat(2, win{500, 2000})
+	j.repeat(2, win{50, 400}, win{0, 0})
+	p.expect(t, 2, 2, "raised, then four idle windows (the busiest at 8 waiters per group)")
 }
 
 // stop restores the default if the controller raised the count, and does

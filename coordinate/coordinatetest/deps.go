@@ -202,7 +202,7 @@ func testDepRetryDependent(e *env) {
 	e.checkKeys("then its dependents", e.drain(), []string{"L1", "L2"})
 }
 
-// testDepOwnFailureSurvivesRetryOfDependency: only a unit failed because a
+// testDepOwnFailureSurvivesRetry: only a unit failed because a
 // dependency failed is blocked again when that dependency is retried. A
 // dependent that was retried, finished and made AVAILABLE, or leased by
 // hand, and then failed on its own stays FAILED.

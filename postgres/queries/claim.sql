@@ -10,7 +10,7 @@
 -- available_since (migration 0009) is cleared: it means nothing once the
 -- unit is leased, and a row version without it is 8 bytes smaller.
 -- The /*guard...*/ comments are where schedguess.go puts the guard of a
--- claim made without the scheduler's read (sql/getwork.sql, claim_guard).
+-- claim made without the scheduler's read (queries/claim_guard.sql).
 WITH /*guard*/ locked AS (
     SELECT key, priority, octet_length(data) AS size FROM work_unit
     WHERE spec_id = $1 AND status = 1 AND (not_before IS NULL OR not_before <= $2) /*guard_cond*/
