@@ -105,26 +105,27 @@ func collectCandidates(rows pgx.Rows, known *specRows) ([]candidate, error) {
 	)
 	for rows.Next() {
 		var (
-			c       candidate
-			probed  bool
-			version uint32
+			c         candidate
+			probed    bool
+			version   uint32
+			knownBest *float64 // in c.best already (candidates.sql)
 		)
 		if skip == nil {
 			n := len(rows.FieldDescriptions())
 			skip = make([]any, n)
 		}
-		// The id, the counts, the version, the best priority and whether it
-		// was probed; nil skips a column.
+		// The id, the counts, the version, the known best priority, the
+		// best priority and whether it was wanted; nil skips a column.
 		skip[0] = &c.row.id
-		tail := skip[len(skip)-5:]
-		tail[0], tail[1], tail[2], tail[3], tail[4] = &c.available, &c.pending, &version, &c.best, &probed
+		tail := skip[len(skip)-6:]
+		tail[0], tail[1], tail[2], tail[3], tail[4], tail[5] = &c.available, &c.pending, &version, &knownBest, &c.best, &probed
 		if err := rows.Scan(skip...); err != nil {
 			return nil, err
 		}
 		row, ok := known.lookup(c.row.id, version)
 		if !ok {
 			var err error
-			row, err = scanSpecWith(rows, &c.available, &c.pending, &version, &c.best, &probed)
+			row, err = scanSpecWith(rows, &c.available, &c.pending, &version, &knownBest, &c.best, &probed)
 			if err != nil {
 				return nil, err
 			}

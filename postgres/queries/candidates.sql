@@ -6,16 +6,20 @@
 -- ns): one probe of the partial index, NULL when all are delayed. With a
 -- lone such spec there is nothing to compare, so the probe (which passes
 -- the index entries of units claimed moments before) is left to the
--- claim. $1 namespace id, $2 spec-name filter (empty = all). The last
--- column says whether the spec was probed.
+-- claim. A spec whose available units all have one priority, as the
+-- bounds migration 0012 keeps say (and none has a not_before), is not
+-- probed either: that priority is its best. $1 namespace id, $2 spec-name
+-- filter (empty = all). The last column says whether the spec's best
+-- priority was wanted (probed or known).
 -- The spec columns are the fragment spec_cols and the counts spec_counts
 -- (sql/specs.sql), which withFragments puts in; c's columns are the spec's,
--- then available, pending and the row's version (xmin:
+-- then available, pending, the row's version (xmin:
 -- postgres/specrows.go decodes the spec columns of a row it knows only
--- once).
+-- once) and the best priority when the bounds know it.
 WITH c AS (
     SELECT {{spec_cols}}, COALESCE(c.available, 0)::bigint AS available, COALESCE(c.pending, 0)::bigint AS pending,
-        s.xmin AS version
+        s.xmin AS version,
+        CASE WHEN s.available_low = s.available_high AND NOT s.available_delayed THEN s.available_low END AS known_best
     FROM work_spec s
     {{spec_counts}}
     WHERE s.namespace_id = $1 AND NOT s.paused AND s.weight > 0
@@ -29,11 +33,12 @@ WITH c AS (
 )
 -- (SELECT probe_all FROM probe) is an InitPlan, computed once; a join with
 -- probe was recomputed for every spec.
-SELECT c.*, b.priority, c.available > 0 AND (SELECT probe_all FROM probe)
+SELECT c.*, COALESCE(b.priority, CASE WHEN c.available > 0 AND (SELECT probe_all FROM probe) THEN c.known_best END),
+    c.available > 0 AND (SELECT probe_all FROM probe)
 FROM c
 LEFT JOIN LATERAL (
     SELECT u.priority FROM work_unit u
-    WHERE c.available > 0 AND (SELECT probe_all FROM probe)
+    WHERE c.available > 0 AND c.known_best IS NULL AND (SELECT probe_all FROM probe)
         AND u.spec_id = c.id AND u.status = 1 AND (u.not_before IS NULL OR u.not_before <= $3)
     ORDER BY u.priority DESC, u.key
     LIMIT 1
