@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -11,16 +12,16 @@ import (
 )
 
 // TestPriorityBoundsFollowEveryPath: the scheduler's read does not probe
-// a spec whose available units all have one priority (the bounds of
-// migration 0012); every path that makes a unit of another priority
-// available must widen them, or the read would report the old priority
+// a spec whose units all have one priority (the bounds of migration
+// 0012); a unit of another priority must have widened them by the time
+// any path makes it available, or the read would report the old priority
 // and the scheduler choose by weights instead. Specs "lo" (weight 100)
 // and "hi" (weight 1) hold units of priority 0, so the first get_work
 // takes a unit of lo; then each path makes a unit of hi with priority 10
 // available, and the next get_work must take it (best-unit priority comes
-// before weights). A unit that is only leased, blocked or failed when the
-// first read runs had its bounds narrowed to 0 by hand: the bounds cover
-// available units only, as after the migration.
+// before weights). The paths that change a unit's status keep its
+// priority, which its insert put in the bounds, whatever its status then
+// (a blocked unit's too).
 func TestPriorityBoundsFollowEveryPath(t *testing.T) {
 	ten := 10.0
 	high := func(key string) coordinate.WorkUnitInput {
@@ -28,14 +29,12 @@ func TestPriorityBoundsFollowEveryPath(t *testing.T) {
 		u.Priority = &ten
 		return u
 	}
-	// leased adds hi/x of priority 10, leases it and narrows hi's bounds
-	// back to what its available units have.
+	// leased adds hi/x of priority 10 and leases it.
 	leased := func(e *fastEnv) {
 		e.add("hi", high("x"))
 		if as := e.getWork([]string{"hi"}, 1); len(as) != 1 || as[0].Key.Bytes != "x" {
 			e.t.Fatalf("leasing hi/x got %s", specsOf(as))
 		}
-		e.exec("UPDATE work_spec SET available_low = 0, available_high = 0 WHERE name = 'hi'")
 	}
 	update := func(e *fastEnv, key string, upd coordinate.WorkUnitUpdate) {
 		e.t.Helper()
@@ -112,29 +111,35 @@ func TestPriorityBoundsFollowEveryPath(t *testing.T) {
 }
 
 // TestPriorityBoundsProbeDelayedUnits: a spec that has had a delayed unit
-// is probed, so a spec whose available units are all delayed is not
-// chosen (as if the bounds' priority were its best unit's, it would be:
-// it has the higher weight).
+// (added so, or re-added with a delay) is probed, so a spec whose
+// available units are all delayed is not chosen (were the bounds'
+// priority taken for its best unit's, it would be: it has the higher
+// weight).
 func TestPriorityBoundsProbeDelayedUnits(t *testing.T) {
-	e := newFastEnv(t)
-	e.spec(map[string]any{"name": "lo", "weight": 1})
-	e.spec(map[string]any{"name": "later", "weight": 100})
-	e.add("lo", numbered(3)...)
-	u := unit("x", map[string]any{})
-	u.Delay = time.Hour
-	e.add("later", u)
-	if as := e.getWork(nil, 1); len(as) != 1 || as[0].Spec.Bytes != "lo" {
-		t.Errorf("get_work got %s, want a unit of lo (later's only unit is delayed)", specsOf(as))
-	}
-	e.clock.Add(2 * time.Hour)
-	if as := e.getWork(nil, 1); len(as) != 1 || as[0].Spec.Bytes != "later" {
-		t.Errorf("get_work after the delay got %s, want later/x", specsOf(as))
+	for _, readd := range []bool{false, true} {
+		e := newFastEnv(t)
+		e.spec(map[string]any{"name": "lo", "weight": 1})
+		e.spec(map[string]any{"name": "later", "weight": 100})
+		e.add("lo", numbered(3)...)
+		u := unit("x", map[string]any{})
+		if readd {
+			e.add("later", u)
+		}
+		u.Delay = time.Hour
+		e.add("later", u)
+		if as := e.getWork(nil, 1); len(as) != 1 || as[0].Spec.Bytes != "lo" {
+			t.Errorf("re-added %v: get_work got %s, want a unit of lo (later's only unit is delayed)", readd, specsOf(as))
+		}
+		e.clock.Add(2 * time.Hour)
+		if as := e.getWork(nil, 1); len(as) != 1 || as[0].Spec.Bytes != "later" {
+			t.Errorf("re-added %v: get_work after the delay got %s, want later/x", readd, specsOf(as))
+		}
 	}
 }
 
-// TestPriorityBoundsSkipTheProbe: with every available unit of each spec
-// at one priority, the read reports that priority without probing; the
-// bounds are what the migration computes from the units.
+// TestPriorityBoundsSkipTheProbe: with every unit of a spec at one
+// priority, the read reports that priority without probing; the bounds
+// are the lowest and highest priority of the spec's units.
 func TestPriorityBoundsSkipTheProbe(t *testing.T) {
 	e := newFastEnv(t)
 	e.spec(map[string]any{"name": "a"})
@@ -144,7 +149,7 @@ func TestPriorityBoundsSkipTheProbe(t *testing.T) {
 	u.Priority = &five
 	e.add("a", numbered(2)...)
 	e.add("b", u, unit("q", map[string]any{}))
-	got := e.rows("SELECT format('%s %s %s %s', convert_from(name, 'UTF8'), available_low, available_high, available_delayed) FROM work_spec ORDER BY name")
+	got := e.rows("SELECT format('%s %s %s %s', convert_from(name, 'UTF8'), units_priority_low, units_priority_high, units_delayed) FROM work_spec ORDER BY name")
 	want := []string{"a 0 0 f", "b 0 5 f"}
 	if len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
 		t.Errorf("bounds %q, want %q", got, want)
@@ -186,5 +191,55 @@ func TestPriorityBoundsSkipTheProbe(t *testing.T) {
 	}
 	if !strings.Contains(probes, "loops=1)") {
 		t.Errorf("the probes ran %q, want once (for b):\n%s", probes, strings.Join(plan, "\n"))
+	}
+}
+
+// TestMigrationToPriorityBounds: migration 0012 computes each spec's
+// bounds from the units it already has, whatever their status.
+func TestMigrationToPriorityBounds(t *testing.T) {
+	ctx := t.Context()
+	conn, err := pgx.Connect(ctx, freshSchema(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	if err := migrateConnTo(ctx, conn, 11); err != nil {
+		t.Fatal(err)
+	}
+	var nsID int64
+	if err := conn.QueryRow(ctx, `INSERT INTO namespace (name) VALUES ('') RETURNING id`).Scan(&nsID); err != nil {
+		t.Fatal(err)
+	}
+	for _, sql := range []string{
+		`INSERT INTO work_spec (namespace_id, name, name_text, definition, priority, weight, paused,
+			continuous, can_be_continuous, interval_ns, max_running, max_getwork, max_retries, min_gb,
+			then_name, then_preempts, runtime)
+		SELECT $1, n, true, '\xa0', 0, 20, false, false, false, 0, 0, 0, 0, 0, '', false, ''
+		FROM unnest(ARRAY['a', 'b', 'c']::bytea[]) n`,
+		`INSERT INTO work_unit (spec_id, key, key_text, data, status, priority, not_before)
+		SELECT s.id, u.k, true, '\xa0', u.st, u.p, u.nb FROM work_spec s
+		JOIN (VALUES ('a'::bytea, 'a1'::bytea, 1::smallint, 1::float8, NULL::bigint), ('a', 'a2', 3, 3, NULL),
+			('b', 'b1', 1, 2, 5)) u (spec, k, st, p, nb) ON s.name = u.spec
+		WHERE s.namespace_id = $1`,
+	} {
+		if _, err := conn.Exec(ctx, sql, nsID); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+	}
+	if err := migrateConnTo(ctx, conn, 12); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := conn.Query(ctx, `SELECT format('%s %s %s %s', convert_from(name, 'UTF8'), units_priority_low,
+		units_priority_high, units_delayed) FROM work_spec ORDER BY name`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"a 1 3 f", "b 2 2 t", "c   f"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("bounds after migrating %q, want %q", got, want)
 	}
 }

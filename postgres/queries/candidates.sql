@@ -6,9 +6,9 @@
 -- ns): one probe of the partial index, NULL when all are delayed. With a
 -- lone such spec there is nothing to compare, so the probe (which passes
 -- the index entries of units claimed moments before) is left to the
--- claim. A spec whose available units all have one priority, as the
--- bounds migration 0012 keeps say (and none has a not_before), is not
--- probed either: that priority is its best. $1 namespace id, $2 spec-name
+-- claim. A spec whose units all have one priority, as the bounds
+-- migration 0012 keeps say (and none has a not_before), is not probed
+-- either: that priority is its best available unit's. $1 namespace id, $2 spec-name
 -- filter (empty = all). The last column says whether the spec's best
 -- priority was wanted (probed or known).
 -- The spec columns are the fragment spec_cols and the counts spec_counts
@@ -19,7 +19,7 @@
 WITH c AS (
     SELECT {{spec_cols}}, COALESCE(c.available, 0)::bigint AS available, COALESCE(c.pending, 0)::bigint AS pending,
         s.xmin AS version,
-        CASE WHEN s.available_low = s.available_high AND NOT s.available_delayed THEN s.available_low END AS known_best
+        CASE WHEN s.units_priority_low = s.units_priority_high AND NOT s.units_delayed THEN s.units_priority_low END AS known_best
     FROM work_spec s
     {{spec_counts}}
     WHERE s.namespace_id = $1 AND NOT s.paused AND s.weight > 0

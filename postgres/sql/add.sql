@@ -38,23 +38,28 @@ INSERT INTO work_unit (spec_id, key, key_text, data, status, priority,
 -- Replaces existing units of spec $11 (slot i: key, data, status, priority
 -- and whether given, not-before, whether to clear the lease, completion
 -- time, failed-by-dependency flag, group); AVAILABLE ones since $12 (now)
--- or the end of their delay.
+-- or the end of their delay. The spec's priority bounds (migration 0012)
+-- are widened to the units' new priorities and delays.
 -- name: units_replace
-UPDATE work_unit u SET
-        data = i.d,
-        status = i.s,
-        available_since = CASE WHEN i.s = 1 THEN GREATEST($12::bigint, i.nb) END,
-        priority = CASE WHEN i.hp THEN i.p ELSE u.priority END,
-        not_before = i.nb,
-        expires = CASE WHEN i.c THEN i.e ELSE u.expires END,
-        worker = CASE WHEN i.c THEN NULL ELSE u.worker END,
-        worker_text = CASE WHEN i.c THEN NULL ELSE u.worker_text END,
-        lease_id = CASE WHEN i.c THEN NULL ELSE u.lease_id END,
-        dep_failed = CASE WHEN i.c THEN i.df ELSE u.dep_failed END,
-        grp = i.g
-    FROM unnest($1::bytea[], $2::bytea[], $3::smallint[], $4::float8[], $5::boolean[], $6::bigint[],
-        $7::boolean[], $8::bigint[], $9::boolean[], $10::bytea[]) AS i (k, d, s, p, hp, nb, c, e, df, g)
-    WHERE u.spec_id = $11 AND u.key = i.k
+WITH replaced AS (
+    UPDATE work_unit u SET
+            data = i.d,
+            status = i.s,
+            available_since = CASE WHEN i.s = 1 THEN GREATEST($12::bigint, i.nb) END,
+            priority = CASE WHEN i.hp THEN i.p ELSE u.priority END,
+            not_before = i.nb,
+            expires = CASE WHEN i.c THEN i.e ELSE u.expires END,
+            worker = CASE WHEN i.c THEN NULL ELSE u.worker END,
+            worker_text = CASE WHEN i.c THEN NULL ELSE u.worker_text END,
+            lease_id = CASE WHEN i.c THEN NULL ELSE u.lease_id END,
+            dep_failed = CASE WHEN i.c THEN i.df ELSE u.dep_failed END,
+            grp = i.g
+        FROM unnest($1::bytea[], $2::bytea[], $3::smallint[], $4::float8[], $5::boolean[], $6::bigint[],
+            $7::boolean[], $8::bigint[], $9::boolean[], $10::bytea[]) AS i (k, d, s, p, hp, nb, c, e, df, g)
+        WHERE u.spec_id = $11 AND u.key = i.k
+        RETURNING u.priority, u.not_before
+)
+SELECT widen_priority_bounds($11, min(priority), max(priority), bool_or(not_before IS NOT NULL)) FROM replaced
 
 -- name: deps_drop
 DELETE FROM unit_dep WHERE spec_id = $1 AND key = ANY($2)

@@ -34,10 +34,15 @@ SELECT status, sum(n)::bigint FROM (
     GROUP BY status
 
 -- Sets ($3) or adjusts by $4 the priority of the units of spec $1 with
--- keys in $2.
+-- keys in $2, and widens the spec's priority bounds (migration 0012) to
+-- take them.
 -- name: units_prioritize
-UPDATE work_unit SET priority = COALESCE($3::float8, priority + $4::float8)
-    WHERE spec_id = $1 AND key = ANY($2)
+WITH prioritized AS (
+    UPDATE work_unit SET priority = COALESCE($3::float8, priority + $4::float8)
+        WHERE spec_id = $1 AND key = ANY($2)
+        RETURNING priority
+)
+SELECT widen_priority_bounds($1, min(priority), max(priority), false) FROM prioritized
 
 -- name: units_delete_all
 DELETE FROM work_unit WHERE spec_id = $1 RETURNING status, key
