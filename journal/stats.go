@@ -20,24 +20,29 @@ type Stats struct {
 	// which Records / Flushes overstates with the records nobody waits
 	// for (a lease riding along with a finish).
 	Waiters uint64
+	// Overlapped counts the groups whose write started while an earlier
+	// group's was still in flight (Options.SyncsInFlight, overlap.go).
+	Overlapped uint64
 
 	// GroupRecords is the distribution of records per written group, and
 	// SyncSeconds that of the group fsyncs' durations.
 	GroupRecords, SyncSeconds histo.Snapshot
 }
 
-// counters are updated without the journal lock. Each figure has one
-// owner: Append counts records and bytes; the flush loop counts groups and
-// the waiters they released (observeGroup, once per round that wrote
-// records) and syncs (groupSynced for a group's sync, synced for the
-// others).
+// counters are updated without the journal lock, but for observeGroup.
+// Each figure has one owner: Append counts records and bytes; the
+// publication of rounds (round.go) counts groups and the waiters they
+// released (observeGroup, once per round that wrote records, under
+// Journal.mu, in journal order); a group's writer counts its sync
+// (groupSynced: the flusher, or with overlapping writes the waiting
+// caller that wrote it) and the flusher the others (synced).
 type counters struct {
-	records, bytes, syncs, waiters atomic.Uint64
+	records, bytes, syncs, waiters, overlapped atomic.Uint64
 
 	histOnce     sync.Once
 	groupRecords *histo.Histogram
 	syncSeconds  *histo.Histogram
-	lastGroupEnd Ticket // last ticket counted in groupRecords (flush loop only)
+	lastGroupEnd Ticket // last ticket counted in groupRecords (under Journal.mu)
 }
 
 func (c *counters) hists() (groups, syncs *histo.Histogram) {
@@ -90,6 +95,7 @@ func (j *Journal) Stats() Stats {
 		Flushes:      groups.Count,
 		Syncs:        j.counters.syncs.Load(),
 		Waiters:      j.counters.waiters.Load(),
+		Overlapped:   j.counters.overlapped.Load(),
 		GroupRecords: groups,
 		SyncSeconds:  s.Snapshot(),
 	}

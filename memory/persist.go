@@ -529,7 +529,7 @@ func (b *Backend) closeJournal() error {
 	}
 	w.log.Info("journal closed", "records", st.Records, "bytes", st.Bytes, "groups", st.Flushes,
 		"fsyncs", st.Syncs, "records_per_group", fmt.Sprintf("%.1f", perGroup),
-		"waiters_per_group", fmt.Sprintf("%.2f", waitersPerGroup))
+		"waiters_per_group", fmt.Sprintf("%.2f", waitersPerGroup), "overlapped_groups", st.Overlapped)
 	return errors.Join(errs...)
 }
 
