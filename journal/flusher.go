@@ -68,15 +68,27 @@ func (j *Journal) flushLoop() {
 }
 
 // flushRound takes and writes one round: through the overlapping
-// descriptor when it can (overlap.go), else, once nothing else is in
-// flight, by writeChunks as a lone writer. It reports how many waiters the
+// descriptor when it can (overlap.go; if only the age of the write in
+// flight forbids it, once that write is published), else, once nothing
+// else is in flight, by writeChunks as a lone writer. It reports how many waiters the
 // publication woke and whether the journal is closing (the last round).
 func (j *Journal) flushRound(forced bool) (woke int, closing bool) {
-	j.mu.Lock()
-	r, buf, off, f := j.takeWriteLocked(false)
-	j.mu.Unlock()
-	if r != nil {
-		return j.writeRound(r, buf, off, f), false
+	for {
+		j.mu.Lock()
+		r, buf, off, f := j.takeWriteLocked(false)
+		var wait chan struct{}
+		if r == nil && j.ov.file != nil && len(j.inflight) > 0 && !j.closed && j.failed == nil &&
+			len(j.pending) == 1 && j.pending[0].seg == j.ov.seq {
+			wait = j.inflight[len(j.inflight)-1].done
+		}
+		j.mu.Unlock()
+		if r != nil {
+			return j.writeRound(r, buf, off, f), false
+		}
+		if wait == nil {
+			break
+		}
+		<-wait
 	}
 	j.quiesce()
 	chunks, r, closing := j.takePending()

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"time"
 )
 
 // Journal is an append-only log of opaque records, split into segments and
@@ -121,7 +122,7 @@ func Open(opts Options) (*Journal, error) {
 		log:      log.With("journal", opts.Dir),
 		lock:     lock,
 		nextDone: make(chan struct{}),
-		ov:       overlap{max: opts.syncsInFlight()},
+		ov:       overlap{max: opts.syncsInFlight(), sync: time.Second},
 		kick:     make(chan struct{}, 1),
 		stop:     make(chan struct{}),
 		done:     make(chan struct{}),

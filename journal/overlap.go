@@ -38,8 +38,9 @@ type overlap struct {
 	active    bool
 	file      *os.File // the O_DSYNC descriptor of segment seq
 	seq       uint64
-	end       int64 // end of the writes issued to it
-	published int64 // end of the published ones: how far the mark may go
+	end       int64         // end of the writes issued to it
+	published int64         // end of the published ones: how far the mark may go
+	sync      time.Duration // moving average of a group write's duration
 }
 
 // takeWriteLocked takes a round for a write through the overlapping
@@ -47,8 +48,12 @@ type overlap struct {
 // segment it writes (no rotation pending), fewer than ov.max writes are
 // in flight, and the journal is neither failed nor closing. A leader (a
 // waiting caller, not the flusher) also needs a write in flight (else the
-// flusher, kicked, writes as it always did) and records to write. The
-// caller holds mu.
+// flusher, kicked, writes as it always did) and records to write. A write
+// does not start beside one that has run for more than half the moving
+// average of a group write (ov.sync, starting at 1 s so the first writes
+// may overlap): that one ends soon, and the next round gathers the
+// callers arriving meanwhile (the flusher then waits for it, flushRound).
+// The caller holds mu.
 //
 // A write that starts while others are in flight rewrites their bytes
 // too: it covers everything from the start of the oldest round not yet
@@ -67,6 +72,9 @@ func (j *Journal) takeWriteLocked(leader bool) (r *round, buf []byte, off int64,
 	pending := j.pending[0].buf
 	if leader && (n == 0 || len(pending) == 0) {
 		return nil, nil, 0, nil
+	}
+	if n > 0 && len(pending) > 0 && time.Since(j.inflight[n-1].started) > ov.sync/2 {
+		return nil, nil, 0, nil // the write in flight ends soon: the next round gathers more
 	}
 	off, buf = ov.end, pending
 	switch {
@@ -96,6 +104,7 @@ func (j *Journal) takeWriteLocked(leader bool) (r *round, buf []byte, off int64,
 	r.start, r.own = off, ov.end
 	ov.end += int64(len(pending))
 	r.end, r.buf = ov.end, buf
+	r.started = time.Now()
 	return r, buf, off, ov.file
 }
 
@@ -109,7 +118,10 @@ func (j *Journal) writeRound(r *round, buf []byte, off int64, f *os.File) (woke 
 		if err = j.writeGroup(f, buf, off); err != nil {
 			err = fmt.Errorf("journal: writing %s: %w", f.Name(), err)
 		} else {
-			j.counters.groupSynced(start)
+			d := j.counters.groupSynced(start)
+			j.mu.Lock()
+			j.ov.sync += (d - j.ov.sync) / 8
+			j.mu.Unlock()
 		}
 	}
 	return j.complete(r, wrote, err, false)

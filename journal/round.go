@@ -1,5 +1,7 @@
 package journal
 
+import "time"
+
 // A round is one group being written: the records appended up to upTo
 // that the flusher (or, overlapping it, a waiting caller: overlap.go) took
 // in one go. Rounds are published strictly in the order they were taken:
@@ -18,6 +20,7 @@ type round struct {
 	// (writeChunks).
 	start, own, end int64
 	buf             []byte
+	started         time.Time
 
 	// Set by the round's writer when its write has returned.
 	written bool

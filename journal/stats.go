@@ -67,10 +67,12 @@ func (c *counters) observeGroup(upTo Ticket, waiters int) {
 
 // groupSynced counts a group's sync, which started at start, and records
 // its duration.
-func (c *counters) groupSynced(start time.Time) {
+func (c *counters) groupSynced(start time.Time) time.Duration {
 	_, s := c.hists()
-	s.Observe(time.Since(start).Seconds())
+	d := time.Since(start)
+	s.Observe(d.Seconds())
 	c.syncs.Add(1)
+	return d
 }
 
 // synced counts a sync that is not a group's (preallocation, a finished
