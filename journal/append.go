@@ -90,34 +90,17 @@ func (j *Journal) Wait(ctx context.Context, t Ticket) error {
 			j.mu.Unlock()
 			return ErrClosed
 		}
-		if r := j.roundOfLocked(t); r != nil {
-			r.waiters++ // being written: no need to kick
-			ch := r.done
-			j.mu.Unlock()
-			select {
-			case <-ch:
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-			continue
+		ch, kick := j.nextDone, true
+		if t <= j.taken && j.roundDone != nil {
+			ch, kick = j.roundDone, false // being written: no need to kick
+			j.roundWaiters++
+		} else {
+			j.nextWaiters++
 		}
-		if r, buf, off, f := j.takeWriteLocked(true); r != nil {
-			// A group is being written: write this one beside it
-			// (overlap.go) rather than wait for it to end.
-			r.waiters++
-			j.mu.Unlock()
-			j.lead(r, buf, off, f)
-			select {
-			case <-r.done: // published, with every round before it
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-			continue
-		}
-		ch := j.nextDone
-		j.nextWaiters++
 		j.mu.Unlock()
-		j.wake() // the flusher may not know anyone waits (see Append)
+		if kick {
+			j.wake() // the flusher may not know anyone waits (see Append)
+		}
 		select {
 		case <-ch:
 		case <-ctx.Done():

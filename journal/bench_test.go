@@ -2,29 +2,19 @@ package journal
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"testing"
 )
 
 // BenchmarkAppendWait measures acknowledged appends per second from 8
 // goroutines, each appending a 200-byte record and waiting for it, as RPC
-// handlers would. "records/sync" is the average group size. The group
-// cases run with one group write at a time and with two overlapping
-// (Options.SyncsInFlight).
+// handlers would. "records/sync" is the average group size.
 func BenchmarkAppendWait(b *testing.B) {
-	for _, c := range []struct {
-		policy   SyncPolicy
-		inFlight int
-	}{{SyncGroup, 1}, {SyncGroup, 2}, {SyncNone, 1}} {
-		name := c.policy.String()
-		if c.policy == SyncGroup {
-			name = fmt.Sprintf("%v/inflight=%d", c.policy, c.inFlight)
-		}
-		b.Run(name, func(b *testing.B) {
+	for _, policy := range []SyncPolicy{SyncGroup, SyncNone} {
+		b.Run(policy.String(), func(b *testing.B) {
 			const goroutines = 8
 			opts := testOptions(b.TempDir(), nil)
-			opts.Sync, opts.SyncsInFlight = c.policy, c.inFlight
+			opts.Sync = policy
 			j, _ := mustOpen(b, opts)
 			rec := make([]byte, 200)
 			var stateMu sync.Mutex

@@ -9,29 +9,28 @@ import (
 // not pin its memory forever.
 const spareLimit = 4 << 20
 
-// flushLoop is the background writer. Each round takes everything
+// flushLoop is the single background writer. Each round takes everything
 // appended so far, writes it with one write call per segment, synchronous
 // under SyncGroup (segment.go, useDataSyncWrites; or followed by one
 // fdatasync) and releases every waiter up to the last ticket taken.
 // Appends made meanwhile form the next round's group, which starts as soon
 // as this one is published and its waiters had the processor: there is no
-// gathering delay, and with overlapping writes (overlap.go) a caller
-// waiting meanwhile starts it even before. Zeros are preallocated after
-// publishing, so waiters never wait for them unless they appended during
-// that step.
+// gathering delay. Zeros are
+// preallocated after publishing, so waiters never wait for them unless
+// they appended during that step.
 //
 // Under SyncInterval a round only writes; the first round that leaves the
 // segment unsynced arms a timer, and the round it starts when it fires
 // syncs (so a write waits at most one interval for its fsync).
 func (j *Journal) flushLoop() {
 	defer close(j.done)
+	failed := false     // a round failed: the journal writes nothing more
 	var due *time.Timer // SyncInterval: armed while written data is unsynced
 	defer func() {
 		if due != nil {
 			due.Stop()
 		}
 	}()
-	j.startOverlap()
 	for {
 		var dueC <-chan time.Time
 		if due != nil {
@@ -44,11 +43,22 @@ func (j *Journal) flushLoop() {
 		case <-dueC:
 			due, forced = nil, true
 		}
-		woke, closing := j.flushRound(forced)
+		chunks, upTo, closing := j.takePending()
+		wrote, err := j.writeChunks(chunks, j.opts.Sync == SyncGroup || closing || forced)
+		if closing && j.seg != nil {
+			if ferr := j.seg.finishClose(); err == nil {
+				err = ferr
+			}
+			j.seg = nil
+		}
+		woke := j.publish(upTo, err, closing, wrote)
 		if closing {
 			return
 		}
-		failed := j.hasFailed() || !j.markAcknowledged()
+		failed = failed || err != nil
+		if !failed {
+			failed = !j.markAcknowledged()
+		}
 		if woke > 0 {
 			// The waiters just woken were queued on this goroutine's P,
 			// which the next round's write would keep in a system call
@@ -57,63 +67,13 @@ func (j *Journal) flushLoop() {
 			// their replies go out while the next group only gathers.
 			runtime.Gosched()
 		}
-		if !failed && j.needsZeros() {
+		if !failed && j.seg.needsZeros() {
 			j.preallocate()
 		}
-		j.startOverlap()
 		if !failed && due == nil && j.opts.Sync == SyncInterval && j.seg.dirty {
 			due = time.NewTimer(j.opts.SyncInterval)
 		}
 	}
-}
-
-// flushRound takes and writes one round: through the overlapping
-// descriptor when it can (overlap.go; if only the age of the write in
-// flight forbids it, once that write is published), else, once nothing
-// else is in flight, by writeChunks as a lone writer. It reports how many waiters the
-// publication woke and whether the journal is closing (the last round).
-func (j *Journal) flushRound(forced bool) (woke int, closing bool) {
-	for {
-		j.mu.Lock()
-		r, buf, off, f := j.takeWriteLocked(false)
-		var wait chan struct{}
-		if r == nil && j.ov.file != nil && len(j.inflight) > 0 && !j.closed && j.failed == nil &&
-			len(j.pending) == 1 && j.pending[0].seg == j.ov.seq {
-			wait = j.inflight[len(j.inflight)-1].done
-		}
-		j.mu.Unlock()
-		if r != nil {
-			return j.writeRound(r, buf, off, f), false
-		}
-		if wait == nil {
-			break
-		}
-		<-wait
-	}
-	j.quiesce()
-	chunks, r, closing := j.takePending()
-	wrote, err := j.writeChunks(chunks, j.opts.Sync == SyncGroup || closing || forced)
-	if closing && j.seg != nil {
-		if ferr := j.seg.finishClose(); err == nil {
-			err = ferr
-		}
-		j.seg = nil
-	}
-	return j.complete(r, wrote, err, closing), closing
-}
-
-// hasFailed reports whether the journal has failed.
-func (j *Journal) hasFailed() bool {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	return j.failed != nil
-}
-
-// needsZeros reports whether less than half a step of zeros is left ahead
-// of the write position.
-func (j *Journal) needsZeros() bool {
-	s := j.seg
-	return s != nil && s.max > 0 && s.alloc-j.writeEnd() < s.step/2
 }
 
 // markAcknowledged records in the segment's header how far its records
@@ -121,23 +81,21 @@ func (j *Journal) needsZeros() bool {
 // written to the operating system now and synced later (by the next
 // preallocation step or the finish; under SyncGroup without O_DSYNC, and
 // SyncInterval, by the next sync), so it never claims more than is
-// durable. With overlapping writes it stops at the last published round.
+// durable.
 func (j *Journal) markAcknowledged() bool {
-	if err := j.seg.markAcknowledged(j.markEnd()); err != nil {
-		j.fail(err)
+	if err := j.seg.markAcknowledged(); err != nil {
+		j.publish(0, err, false, false)
 		return false
 	}
 	return true
 }
 
-// preallocate extends the zeros ahead of the current segment, once the
-// writes in flight are published (quiesce). Failing to
+// preallocate extends the zeros ahead of the current segment. Failing to
 // write them (a full disk, say) only costs speed: it is logged and
 // preallocation stops for this segment; writing records reports the real
 // trouble, if any. A failed sync, though, fails the journal like any
 // failed sync: after it the kernel may have dropped dirty pages.
 func (j *Journal) preallocate() {
-	j.quiesce()
 	if err := j.seg.extendZeros(); err != nil {
 		j.seg.max = 0
 		j.log.Warn("journal preallocation failed; the segment grows with each write", "err", err)
@@ -149,25 +107,26 @@ func (j *Journal) preallocate() {
 	// The size changed: this sync commits metadata, once per step.
 	if err := j.seg.sync(); err != nil {
 		j.seg.max = 0
-		j.fail(err)
+		j.publish(0, err, false, false)
 		return
 	}
 	j.counters.synced()
 }
 
 // takePending swaps the pending chunks for an empty one, reusing the
-// previous round's buffer, and takes the round they form.
-func (j *Journal) takePending() (chunks []chunk, r *round, closing bool) {
+// previous round's buffer.
+func (j *Journal) takePending() (chunks []chunk, upTo Ticket, closing bool) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	chunks = j.pending
-	r = j.newRoundLocked()
+	j.taken, j.roundDone, j.nextDone = j.last, j.nextDone, make(chan struct{})
+	j.roundWaiters, j.nextWaiters = j.nextWaiters, 0
 	j.pending = []chunk{{seg: j.curSeg, buf: j.spare[:0]}}
 	j.spare = nil
 	if j.failed != nil {
 		chunks = nil // nothing more is written after a failure
 	}
-	return chunks, r, j.closed
+	return chunks, j.last, j.closed
 }
 
 // writeChunks writes the taken chunks in order, switching segment files at
@@ -268,4 +227,42 @@ func (j *Journal) preallocMax() int64 {
 		return DefaultPreallocate
 	}
 	return j.opts.Preallocate
+}
+
+// publish records the outcome of a round and wakes its waiters; after a
+// failure or the last round, every waiter. A round that wrote records
+// without error is counted as a group (with the Wait calls it releases)
+// before anyone wakes, so a woken caller's Stats include it. It reports
+// how many Wait calls slept on the round.
+func (j *Journal) publish(upTo Ticket, err error, stopped, wrote bool) (woke int) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	woke = j.roundWaiters
+	j.roundWaiters = 0
+	if wrote && err == nil {
+		j.counters.observeGroup(upTo, woke)
+	}
+	switch {
+	case j.failed != nil:
+	case err != nil:
+		j.failed = err
+	default:
+		j.durable = upTo
+	}
+	if stopped {
+		j.stopped = true
+	}
+	if j.roundDone != nil {
+		close(j.roundDone)
+		j.roundDone = nil
+	}
+	if err != nil || stopped {
+		close(j.nextDone)
+		j.nextDone = make(chan struct{})
+		j.nextWaiters = 0
+	}
+	if err != nil {
+		j.log.Error("journal write failed; no further record will be acknowledged", "err", err)
+	}
+	return woke
 }

@@ -118,7 +118,7 @@ func TestWaitersSleepOnTheirRound(t *testing.T) {
 	j.mu.Lock()
 	j.last = 3
 	j.mu.Unlock()
-	_, r1, _ := j.takePending() // round 1..3 is being written
+	j.takePending() // round 1..3 is being written
 	j.mu.Lock()
 	j.last = 4 // appended meanwhile: the next round's
 	j.mu.Unlock()
@@ -133,7 +133,7 @@ func TestWaitersSleepOnTheirRound(t *testing.T) {
 	go func() { inRound <- j.Wait(ctx, 2) }()
 	for { // until it sleeps on the round being written
 		j.mu.Lock()
-		n := r1.waiters
+		n := j.roundWaiters
 		j.mu.Unlock()
 		if n == 1 {
 			break
@@ -144,7 +144,7 @@ func TestWaitersSleepOnTheirRound(t *testing.T) {
 		t.Fatal("a waiter whose record is being written kicked the flusher")
 	}
 
-	if j.complete(r1, true, nil, false) != 1 {
+	if j.publish(3, nil, false, false) != 1 {
 		t.Error("publish of a round one Wait slept on did not report that one waiter")
 	}
 	if err := <-inRound; err != nil {
@@ -160,15 +160,15 @@ func TestWaitersSleepOnTheirRound(t *testing.T) {
 	default:
 	}
 
-	_, r2, _ := j.takePending()
-	if j.complete(r2, true, nil, false) != 1 {
+	j.takePending()
+	if j.publish(4, nil, false, false) != 1 {
 		t.Error("publish of the round Wait(4) slept on did not report that one waiter")
 	}
 	if err := <-next; err != nil {
 		t.Fatalf("Wait(4) after its round was published = %v", err)
 	}
-	_, r3, _ := j.takePending()
-	if j.complete(r3, false, nil, false) != 0 {
+	j.takePending()
+	if j.publish(4, nil, false, false) != 0 {
 		t.Error("publish of a round nobody waited for reported a waiter")
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"os"
 	"sync"
-	"time"
 )
 
 // Journal is an append-only log of opaque records, split into segments and
@@ -33,16 +32,15 @@ type Journal struct {
 	// Waiters sleep on the channel of the round that will cover their
 	// ticket, so a round's end wakes only its own waiters (not those of
 	// the round taken next, who would wake for nothing and kick the
-	// flusher into an empty round). inflight lists the rounds taken and
-	// not yet published, oldest first (round.go); nextDone is closed when
-	// the round taken next is published, and nextWaiters counts the Waits
-	// sleeping on it (an overcount if some gave up on their context).
-	inflight    []*round
-	nextDone    chan struct{}
-	nextWaiters int
-	// ov lets a second group's write start while one is in flight
-	// (overlap.go); file is nil while only the flusher writes.
-	ov overlap
+	// flusher into an empty round). taken is the last ticket of the round
+	// being written, roundDone is closed when it is published (nil
+	// between rounds), nextDone when the round after it is.
+	taken     Ticket
+	roundDone chan struct{}
+	nextDone  chan struct{}
+	// waiters counts the Waits that went to sleep on roundDone and
+	// nextDone (an overcount if some gave up on their context).
+	roundWaiters, nextWaiters int
 
 	kick chan struct{} // wakes the flusher (capacity 1)
 	stop chan struct{} // closed by Close
@@ -61,10 +59,6 @@ type Journal struct {
 	// openDataSync opens a segment for O_DSYNC writes (datasync_*.go);
 	// tests replace it between Open and Replay.
 	openDataSync func(path string) (*os.File, error)
-	// writeGroup writes a group through the overlapping descriptor
-	// (overlap.go, writeAt); tests replace it between Open and Replay to
-	// hold writes or fail them.
-	writeGroup func(f *os.File, buf []byte, off int64) error
 }
 
 // chunk is a run of encoded frames bound for one segment. A chunk whose
@@ -100,8 +94,6 @@ func Open(opts Options) (*Journal, error) {
 	switch {
 	case opts.Sync == SyncInterval && opts.SyncInterval <= 0:
 		return nil, fmt.Errorf("journal: Options.SyncInterval must be positive under SyncInterval, got %v", opts.SyncInterval)
-	case opts.SyncsInFlight < 0:
-		return nil, fmt.Errorf("journal: Options.SyncsInFlight must not be negative, got %d", opts.SyncsInFlight)
 	case opts.Sync != SyncGroup && opts.Sync != SyncNone && opts.Sync != SyncInterval:
 		return nil, fmt.Errorf("journal: invalid Options.Sync %d", int(opts.Sync))
 	}
@@ -122,13 +114,11 @@ func Open(opts Options) (*Journal, error) {
 		log:      log.With("journal", opts.Dir),
 		lock:     lock,
 		nextDone: make(chan struct{}),
-		ov:       overlap{max: opts.syncsInFlight(), sync: time.Second},
 		kick:     make(chan struct{}, 1),
 		stop:     make(chan struct{}),
 		done:     make(chan struct{}),
 
 		openDataSync: openDataSync,
-		writeGroup:   writeAt,
 	}
 	if err := j.planReplay(); err != nil {
 		unlockDir(lock)

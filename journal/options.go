@@ -110,33 +110,10 @@ type Options struct {
 	// small and double up to this. 0 means DefaultPreallocate; a negative
 	// value disables preallocation (every write then grows the file).
 	Preallocate int64
-	// SyncsInFlight is how many groups may be in their synchronous write
-	// at once under SyncGroup (overlap.go): with 2, a caller that waits
-	// while a group's write is in flight starts the next group's write at
-	// once instead of waiting for that write to end; groups are still
-	// acknowledged strictly in journal order. 1 writes one group at a
-	// time; 0 means DefaultSyncsInFlight. It applies to O_DSYNC writes
-	// only (not to the write + fdatasync fallback, nor to the other
-	// policies, which always write one group at a time).
-	SyncsInFlight int
 	// ContentVersion is the version of the caller's own record and
 	// snapshot encoding. It is stored in the header of every segment and
 	// snapshot written and handed back by Replay with what that file holds,
 	// so the caller can read files written by an older version of itself.
 	// Files of journal format 1, which had no such field, report 0.
 	ContentVersion uint32
-}
-
-// DefaultSyncsInFlight is Options.SyncsInFlight when it is 0.
-const DefaultSyncsInFlight = 2
-
-// syncsInFlight is the number of group writes allowed in flight at once.
-func (o Options) syncsInFlight() int {
-	switch {
-	case o.Sync != SyncGroup:
-		return 1
-	case o.SyncsInFlight <= 0:
-		return DefaultSyncsInFlight
-	}
-	return o.SyncsInFlight
 }

@@ -122,6 +122,12 @@ func (s *segmentFile) sync() error {
 	return nil
 }
 
+// needsZeros reports whether less than half a step of zeros is left ahead
+// of the write position.
+func (s *segmentFile) needsZeros() bool {
+	return s.max > 0 && s.alloc-s.off < s.step/2
+}
+
 // extendZeros writes the next step of zeros ahead of the write position
 // (doubling the step up to max). The caller syncs them.
 func (s *segmentFile) extendZeros() error {
@@ -167,14 +173,13 @@ func (s *segmentFile) writeMark(m mark) error {
 	return nil
 }
 
-// markAcknowledged writes the mark for the records up to end (everything
-// written so far, or with overlapping writes the published part), if it
+// markAcknowledged writes the mark for everything written so far, if it
 // moved.
-func (s *segmentFile) markAcknowledged(end int64) error {
-	if end == s.mark.end {
+func (s *segmentFile) markAcknowledged() error {
+	if s.off == s.mark.end {
 		return nil
 	}
-	return s.writeMark(mark{end: end, gen: s.mark.gen})
+	return s.writeMark(mark{end: s.off, gen: s.mark.gen})
 }
 
 // writeSlot writes mark m into slot (0 or 1) of segment seq's header.
@@ -192,7 +197,7 @@ func writeSlot(f *os.File, seq uint64, slot int, m mark) error {
 // ever be torn or carry a zero tail). The file stays open for seal; close
 // closes it.
 func (s *segmentFile) finish() error {
-	err := s.markAcknowledged(s.off)
+	err := s.markAcknowledged()
 	if err == nil {
 		err = s.sync()
 	}

@@ -20,29 +20,24 @@ type Stats struct {
 	// which Records / Flushes overstates with the records nobody waits
 	// for (a lease riding along with a finish).
 	Waiters uint64
-	// Overlapped counts the groups whose write started while an earlier
-	// group's was still in flight (Options.SyncsInFlight, overlap.go).
-	Overlapped uint64
 
 	// GroupRecords is the distribution of records per written group, and
 	// SyncSeconds that of the group fsyncs' durations.
 	GroupRecords, SyncSeconds histo.Snapshot
 }
 
-// counters are updated without the journal lock, but for observeGroup.
-// Each figure has one owner: Append counts records and bytes; the
-// publication of rounds (round.go) counts groups and the waiters they
-// released (observeGroup, once per round that wrote records, under
-// Journal.mu, in journal order); a group's writer counts its sync
-// (groupSynced: the flusher, or with overlapping writes the waiting
-// caller that wrote it) and the flusher the others (synced).
+// counters are updated without the journal lock. Each figure has one
+// owner: Append counts records and bytes; the flush loop counts groups and
+// the waiters they released (observeGroup, once per round that wrote
+// records) and syncs (groupSynced for a group's sync, synced for the
+// others).
 type counters struct {
-	records, bytes, syncs, waiters, overlapped atomic.Uint64
+	records, bytes, syncs, waiters atomic.Uint64
 
 	histOnce     sync.Once
 	groupRecords *histo.Histogram
 	syncSeconds  *histo.Histogram
-	lastGroupEnd Ticket // last ticket counted in groupRecords (under Journal.mu)
+	lastGroupEnd Ticket // last ticket counted in groupRecords (flush loop only)
 }
 
 func (c *counters) hists() (groups, syncs *histo.Histogram) {
@@ -67,12 +62,10 @@ func (c *counters) observeGroup(upTo Ticket, waiters int) {
 
 // groupSynced counts a group's sync, which started at start, and records
 // its duration.
-func (c *counters) groupSynced(start time.Time) time.Duration {
+func (c *counters) groupSynced(start time.Time) {
 	_, s := c.hists()
-	d := time.Since(start)
-	s.Observe(d.Seconds())
+	s.Observe(time.Since(start).Seconds())
 	c.syncs.Add(1)
-	return d
 }
 
 // synced counts a sync that is not a group's (preallocation, a finished
@@ -97,7 +90,6 @@ func (j *Journal) Stats() Stats {
 		Flushes:      groups.Count,
 		Syncs:        j.counters.syncs.Load(),
 		Waiters:      j.counters.waiters.Load(),
-		Overlapped:   j.counters.overlapped.Load(),
 		GroupRecords: groups,
 		SyncSeconds:  s.Snapshot(),
 	}

@@ -35,7 +35,7 @@ func TestStatsDistributions(t *testing.T) {
 	roundOver := func() bool {
 		j.mu.Lock()
 		defer j.mu.Unlock()
-		return j.last >= big && len(j.inflight) == 0 && len(j.pending) == 1 && len(j.pending[0].buf) == 0
+		return j.taken >= big && j.roundDone == nil
 	}
 	for deadline := time.Now().Add(10 * time.Second); !roundOver(); time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {

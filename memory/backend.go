@@ -22,7 +22,6 @@ type Options struct {
 	DataDir       string             // journal and snapshots; "" = volatile
 	Sync          journal.SyncPolicy // when a change counts as durable
 	SyncInterval  time.Duration      // fsync interval under journal.SyncInterval
-	SyncsInFlight int                // group writes in flight at once under journal.SyncGroup; 0 = journal's default
 	Recover       bool               // keep what is readable past damage
 	SnapshotBytes int64              // journal growth that triggers a snapshot; 0 = DefaultSnapshotBytes
 	Logger        *slog.Logger       // recovery and snapshot logs; nil = slog.Default()

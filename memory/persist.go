@@ -160,7 +160,7 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 		log = slog.Default()
 	}
 	start := time.Now()
-	j, err := journal.Open(journal.Options{Dir: opts.DataDir, Sync: opts.Sync, SyncInterval: opts.SyncInterval, SyncsInFlight: opts.SyncsInFlight, Logger: log, Recover: opts.Recover, ContentVersion: recordFormat})
+	j, err := journal.Open(journal.Options{Dir: opts.DataDir, Sync: opts.Sync, SyncInterval: opts.SyncInterval, Logger: log, Recover: opts.Recover, ContentVersion: recordFormat})
 	if err != nil {
 		return nil, fmt.Errorf("memory backend: data directory %s: %w", opts.DataDir, err)
 	}
@@ -529,7 +529,7 @@ func (b *Backend) closeJournal() error {
 	}
 	w.log.Info("journal closed", "records", st.Records, "bytes", st.Bytes, "groups", st.Flushes,
 		"fsyncs", st.Syncs, "records_per_group", fmt.Sprintf("%.1f", perGroup),
-		"waiters_per_group", fmt.Sprintf("%.2f", waitersPerGroup), "overlapped_groups", st.Overlapped)
+		"waiters_per_group", fmt.Sprintf("%.2f", waitersPerGroup))
 	return errors.Join(errs...)
 }
 

@@ -34,7 +34,6 @@ func openBackend(ctx context.Context, opts *options, clock coordinate.Clock, log
 	mopts.DataDir = opts.dataDir
 	mopts.Sync = opts.sync
 	mopts.SyncInterval = opts.syncInterval
-	mopts.SyncsInFlight = opts.syncsInFlight
 	mopts.Recover = opts.recover
 	mopts.SnapshotBytes = opts.snapshotBytes
 	mopts.Logger = log

@@ -70,7 +70,6 @@ type storage struct {
 	sync          journal.SyncPolicy
 	syncInterval  time.Duration // -sync interval=DURATION
 	syncName      string
-	syncsInFlight int // -syncs-in-flight (journal.Options.SyncsInFlight)
 	recover       bool
 	snapshotBytes int64
 }
@@ -82,7 +81,6 @@ func (s *storage) register(fs *flag.FlagSet) {
 	s.dataDirErr = dirErr
 	fs.StringVar(&s.dataDir, "data-dir", defaultDir, "`directory` where the memory backend keeps its journal and snapshots; \"\" keeps nothing (volatile)")
 	fs.StringVar(&s.syncName, "sync", journal.SyncGroup.String(), "journal `policy`: \"group\" fsyncs every group of changes before answering; \"interval=DURATION\" answers once written and fsyncs at most every DURATION (survives a crash of the daemon; a power loss loses at most about DURATION); \"none\" only writes them (survives a crash of the daemon, not of the machine)")
-	fs.IntVar(&s.syncsInFlight, "syncs-in-flight", journal.DefaultSyncsInFlight, "under -sync group, how many groups of changes may be in their synchronous write at once: with 2, a change arriving while a group is being written starts the next group's write at once; 1 writes one group at a time (changes are answered in journal order either way)")
 	fs.BoolVar(&s.recover, "recover", false, "start even if the journal is damaged before its end, keeping what can be read (damaged files are renamed aside)")
 	fs.Int64Var(&s.snapshotBytes, "snapshot-bytes", memory.DefaultSnapshotBytes, "take a snapshot once the journal has grown by this many `bytes`")
 }
@@ -102,10 +100,6 @@ func (s *storage) check(explicit map[string]bool, stderr io.Writer) error {
 	}
 	if s.snapshotBytes <= 0 {
 		fmt.Fprintln(stderr, "coordinated: -snapshot-bytes must be positive")
-		return errUsage
-	}
-	if s.syncsInFlight < 1 {
-		fmt.Fprintln(stderr, "coordinated: -syncs-in-flight must be at least 1")
 		return errUsage
 	}
 	if s.backend == "memory:" || (s.dataDirSet && s.dataDir == "") {
