@@ -13,7 +13,7 @@ import (
 // transaction commit without waiting for the WAL flush.
 func queuesClaimsOnly(b *pgx.Batch) bool {
 	for _, q := range b.QueuedQueries {
-		if q.SQL == claimsOnly {
+		if q.SQL == claimsOnly || q.SQL == implicitClaimsOnly {
 			return true
 		}
 	}

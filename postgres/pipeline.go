@@ -28,7 +28,12 @@ import (
 //     claim (claim.sql, claim_many.sql); finish.sql and finish_chain.sql for the fast finishes
 //     and the resolution of edges to what it finished; and either COMMIT
 //     (nothing for the general path: the request is done here) or the
-//     statement locking the general path's units FOR UPDATE.
+//     statement locking the general path's units FOR UPDATE. A round
+//     trip that is the whole transaction (no stage 0, no general path,
+//     no guessed claims) sends neither BEGIN nor COMMIT: the pipeline's
+//     statements up to its Sync are one implicit transaction, which
+//     PostgreSQL commits at the Sync, waiting for the flush as COMMIT
+//     would (implicitSettings).
 //  3. Lock and compute (compute): coordinate.ApplyUpdate on each locked
 //     unit (update.go's applyUpdates), queueing the writes: units,
 //     outstanding sets, dependency edges, unit_count, groups.
@@ -61,6 +66,7 @@ type batchPlan struct {
 	gets        []*getRequest // get_work requests: read and choose first (stage 0)
 	guesses     []guessStmt   // get_work requests claiming without the read (schedguess.go)
 	begun       bool          // stage 0 began the transaction
+	implicit    bool          // round trip 1 is the whole transaction, without BEGIN and COMMIT
 	settings    int           // statements before the claims in round trip 1
 	claims      []*claimRequest
 	claimGroups [][]*claimRequest // claims one statement serves together
@@ -159,6 +165,10 @@ func (p *batchPlan) queueFirstTrip(b *Backend) *pgx.Batch {
 		first.Queue(genericPlans)
 		first.Queue(endCandidatesSettings)
 		p.settings = 2
+	case len(p.slow) == 0 && len(p.guesses) == 0:
+		p.implicit = true
+		first.Queue(implicitSettings(len(p.updates) == 0))
+		p.settings = 1
 	default:
 		p.settings = p.queueBegin(first, genericPlans)
 		if len(p.guesses) > 0 {
@@ -181,11 +191,29 @@ func (p *batchPlan) queueFirstTrip(b *Backend) *pgx.Batch {
 	}
 	if len(p.slow) > 0 {
 		queueLockUnits(first, p.slow)
-	} else {
+	} else if !p.implicit {
 		first.Queue("COMMIT")
 	}
 	return first
 }
+
+// implicitSettings is the statement that makes, for the rest of an
+// implicit transaction (one the pipeline's Sync commits), the settings
+// queueBegin makes in an explicit one: genericPlans, and claimsOnly for a
+// transaction of claims alone. SET LOCAL outside BEGIN would do the same
+// but warn, in the server's log too, on every batch; set_config with
+// is_local does not.
+func implicitSettings(claimsOnly bool) string {
+	if claimsOnly {
+		return implicitClaimsOnly
+	}
+	return implicitGenericPlans
+}
+
+const (
+	implicitGenericPlans = "SELECT set_config('plan_cache_mode', 'force_generic_plan', true)"
+	implicitClaimsOnly   = implicitGenericPlans + ", set_config('synchronous_commit', 'off', true)"
+)
 
 // readFirstTrip reads stage 2's answers into the claims and out, and
 // returns the general path's locked units (nil when there is none and
@@ -230,6 +258,9 @@ func (p *batchPlan) readFirstTrip(b *Backend, br pgx.BatchResults, out *batchOut
 				out.again[p.updIdx[i]] = true
 			}
 		}
+	}
+	if p.implicit {
+		return nil, nil // committed at the pipeline's Sync, which br.Close reads
 	}
 	if len(p.slow) == 0 {
 		_, err := br.Exec() // COMMIT
@@ -286,7 +317,8 @@ func (c *committer) runBatch(ctx context.Context, batch []*commitItem, results [
 		}
 	}
 	br := conn.SendBatch(ctx, p.queueFirstTrip(c.b)) // 2
-	inTx = true
+	// An implicit transaction ends with its round trip, committed or not.
+	inTx = !p.implicit
 	locked, err := p.readFirstTrip(c.b, br, &out)
 	if cerr := br.Close(); err == nil {
 		err = cerr
