@@ -42,10 +42,11 @@ const endCandidatesSettings = "RESET enable_seqscan"
 
 // candidate is one spec as the scheduler sees it.
 type candidate struct {
-	row       specRow
+	row       *specRow // shared: never changed (specrows.go)
 	available int64
 	pending   int64
-	best      *float64
+	best      float64 // the best unit's priority, when hasBest
+	hasBest   bool    // the read wanted it (and found an available unit)
 }
 
 // maxClaimRounds bounds how often GetWork re-chooses when other callers
@@ -106,9 +107,9 @@ func (ns *namespace) GetWork(ctx context.Context, req coordinate.WorkRequest) ([
 		var as []coordinate.Attempt
 		if sc[i].Available > 0 {
 			n := coordinate.WorkCount(&c.row.spec.Meta, int(c.pending), req.MaxJobs)
-			as, err = ns.claim(ctx, g.newClaim(c.row, n))
+			as, err = ns.claim(ctx, g.newClaim(*c.row, n))
 		} else {
-			as, err = ns.claimContinuous(ctx, c.row, req.Worker, now, expires)
+			as, err = ns.claimContinuous(ctx, *c.row, req.Worker, now, expires)
 		}
 		if err != nil {
 			return nil, err
@@ -134,9 +135,9 @@ func (ns *namespace) choose(cands []candidate, req coordinate.WorkRequest, now t
 			ContinuousReady: m.Continuous && c.available == 0 && c.pending == 0 &&
 				!now.Before(m.NextContinuous),
 		}
-		if c.best != nil {
+		if c.hasBest {
 			sc[i].Available = int(c.available)
-			sc[i].BestPriority = *c.best
+			sc[i].BestPriority = c.best
 		}
 	}
 	i, ok := coordinate.ChooseWorkSpec(sc, req, coordinate.SchedulerOptions{EnforceMinGB: ns.b.opts.EnforceMinGB})
@@ -152,9 +153,10 @@ func (ns *namespace) candidates(ctx context.Context, req coordinate.WorkRequest,
 	b.Queue("BEGIN")
 	b.Queue(candidatesSettings)
 	var cands []candidate
-	b.Queue(candidatesSQL, ns.id, filterNames(req.WorkSpecs), now.UnixNano(), true).Query(func(rows pgx.Rows) error {
+	// readAll: every row comes with its settings, so the read cannot miss.
+	b.Queue(candidatesSQL, ns.id, filterNames(req.WorkSpecs), now.UnixNano(), true, readAll).Query(func(rows pgx.Rows) error {
 		var err error
-		cands, err = collectCandidates(rows, &ns.specRows)
+		cands, _, err = collectCandidates(rows, &ns.specRows, filterKey(req.WorkSpecs))
 		return err
 	})
 	b.Queue("COMMIT")

@@ -105,11 +105,34 @@ func planBatch(batch []*commitItem, results []error) *batchPlan {
 // schedule is stage 0, for a batch with get_work requests: BEGIN, the
 // settings, and the scheduler's reads (schedclaims.go), one round trip;
 // then the choice of each request's claim in Go.
+//
+// A read that missed (a row sent without its settings at a version the
+// daemon has not decoded: specrows.go) is made again with every row's
+// settings, in a round trip of its own in the same transaction, before
+// anything is chosen.
 func (p *batchPlan) schedule(ctx context.Context, conn *pgxpool.Conn) error {
 	reads := newSchedReads(p.gets)
 	b, settings := p.queueSchedule(reads)
-	br := conn.SendBatch(ctx, b)
 	p.begun = true
+	if err := sendReads(ctx, conn, b, settings, reads); err != nil {
+		return err
+	}
+	if len(reads.missed) > 0 {
+		reads.all = true
+		b := &pgx.Batch{}
+		reads.queue(b)
+		if err := sendReads(ctx, conn, b, 0, reads); err != nil {
+			return err
+		}
+	}
+	p.claims = append(p.claims, reads.choose()...)
+	return nil
+}
+
+// sendReads sends b, whose statements are settings statements and then
+// reads' reads, and reads their results.
+func sendReads(ctx context.Context, conn *pgxpool.Conn, b *pgx.Batch, settings int, reads *schedReads) error {
+	br := conn.SendBatch(ctx, b)
 	var err error
 	for range settings {
 		if _, err = br.Exec(); err != nil {
@@ -122,11 +145,7 @@ func (p *batchPlan) schedule(ctx context.Context, conn *pgxpool.Conn) error {
 	if cerr := br.Close(); err == nil {
 		err = cerr
 	}
-	if err != nil {
-		return err
-	}
-	p.claims = append(p.claims, reads.choose()...)
-	return nil
+	return err
 }
 
 // queueSchedule is stage 0's batch of statements and how many of them

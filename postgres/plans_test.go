@@ -101,7 +101,7 @@ func TestCandidatesUseCountIndex(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		rows, err := tx.Query(ctx, "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) "+candidatesSQL, nsID, [][]byte{}, e.clock.Now().UnixNano(), true)
+		rows, err := tx.Query(ctx, "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) "+candidatesSQL, nsID, [][]byte{}, e.clock.Now().UnixNano(), true, readAll)
 		if err != nil {
 			tx.Rollback(ctx) //nolint:errcheck // a transaction left open would stall the pool's close
 			t.Fatal(err)

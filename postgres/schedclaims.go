@@ -52,8 +52,11 @@ type readKey struct {
 }
 
 func (g *getRequest) readKey() readKey {
-	return readKey{g.ns.id, strings.Join(g.req.WorkSpecs, "\x00")}
+	return readKey{g.ns.id, filterKey(g.req.WorkSpecs)}
 }
+
+// filterKey is a spec filter as readKey and specRows name it.
+func filterKey(specs []string) string { return strings.Join(specs, "\x00") }
 
 // schedReads is stage 0 of a batch with get requests: one read per
 // filter, shared by the requests naming it.
@@ -61,6 +64,10 @@ type schedReads struct {
 	keys    []readKey
 	byKey   map[readKey][]*getRequest
 	results map[readKey][]candidate
+	// missed are the keys whose read missed (specrows.go), to read
+	// again with every row's settings; all says this is that read.
+	missed []readKey
+	all    bool
 }
 
 func newSchedReads(gets []*getRequest) *schedReads {
@@ -77,9 +84,15 @@ func newSchedReads(gets []*getRequest) *schedReads {
 }
 
 // queue queues the reads on b (inside the batch's transaction, after
-// candidatesSettings), each at the time of the latest request sharing it.
+// candidatesSettings), each at the time of the latest request sharing it:
+// every key's, or, once a read missed, those that missed, with every
+// row's settings.
 func (s *schedReads) queue(b *pgx.Batch) {
-	for _, k := range s.keys {
+	keys := s.keys
+	if s.all {
+		keys = s.missed
+	}
+	for _, k := range keys {
 		gets := s.byKey[k]
 		now := gets[0].now
 		for _, g := range gets {
@@ -87,20 +100,33 @@ func (s *schedReads) queue(b *pgx.Batch) {
 				now = g.now
 			}
 		}
-		b.Queue(candidatesSQL, k.ns, filterNames(gets[0].req.WorkSpecs), now.UnixNano(), false)
+		horizon := readAll
+		if !s.all {
+			horizon = gets[0].ns.specRows.horizon(k.filter)
+		}
+		b.Queue(candidatesSQL, k.ns, filterNames(gets[0].req.WorkSpecs), now.UnixNano(), false, horizon)
 	}
 }
 
-// read reads the results of queue.
+// read reads the results of queue. Keys whose read missed are left in
+// s.missed: queue them again with s.all set.
 func (s *schedReads) read(br pgx.BatchResults) error {
-	for _, k := range s.keys {
+	keys := s.keys
+	if s.all {
+		keys, s.missed = s.missed, nil
+	}
+	for _, k := range keys {
 		rows, err := br.Query()
 		if err != nil {
 			return err
 		}
-		cands, err := collectCandidates(rows, &s.byKey[k][0].ns.specRows)
+		cands, missed, err := collectCandidates(rows, &s.byKey[k][0].ns.specRows, k.filter)
 		if err != nil {
 			return err
+		}
+		if missed {
+			s.missed = append(s.missed, k)
+			continue
 		}
 		s.results[k] = cands
 	}
@@ -138,11 +164,11 @@ func (s *schedReads) choose() []*claimRequest {
 			case sc[i].Available > 0:
 				n := coordinate.WorkCount(&c.row.spec.Meta, int(c.pending), g.req.MaxJobs)
 				if n > 0 {
-					g.claim = g.newClaim(c.row, n)
+					g.claim = g.newClaim(*c.row, n)
 					claims = append(claims, g.claim)
 				}
 			default:
-				row := c.row
+				row := *c.row
 				g.continuous = &row
 			}
 		}

@@ -106,7 +106,7 @@ func (s *soleSpecs) remember(filter string, cands []candidate, sc []coordinate.S
 	if s.specs == nil {
 		s.specs = map[string]specRow{}
 	}
-	s.specs[filter] = cands[sole].row
+	s.specs[filter] = *cands[sole].row
 }
 
 func (s *soleSpecs) forget(filter string) {
@@ -135,8 +135,7 @@ func (s *soleSpecs) guess(g *getRequest) *claimRequest {
 	if !ok {
 		return nil
 	}
-	var zero float64
-	if _, _, ok := g.ns.choose([]candidate{{row: row, available: 1, best: &zero}}, g.req, g.now); !ok {
+	if _, _, ok := g.ns.choose([]candidate{{row: &row, available: 1, hasBest: true}}, g.req, g.now); !ok {
 		return nil
 	}
 	return g.newClaim(row, coordinate.WorkCount(&row.spec.Meta, 0, g.req.MaxJobs))

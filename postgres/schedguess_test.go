@@ -226,7 +226,7 @@ func TestGuardAgreesWithScheduler(t *testing.T) {
 			var want []coordinate.Attempt
 			if sc, i, ok := ns.choose(cands, req, now); ok && sc[i].Available > 0 {
 				c := &cands[i]
-				cl := g.newClaim(c.row, coordinate.WorkCount(&c.row.spec.Meta, int(c.pending), req.MaxJobs))
+				cl := g.newClaim(*c.row, coordinate.WorkCount(&c.row.spec.Meta, int(c.pending), req.MaxJobs))
 				sql, args := claimStatement([]*claimRequest{cl})
 				if cl.capped() {
 					sql = claimSQL // the cap only lowers n, already WorkCount's
@@ -245,7 +245,7 @@ func TestGuardAgreesWithScheduler(t *testing.T) {
 
 			for _, c := range cands {
 				name := c.row.spec.Name.Bytes
-				ns.sole.specs = map[string]specRow{g.readKey().filter: c.row}
+				ns.sole.specs = map[string]specRow{g.readKey().filter: *c.row}
 				cl := ns.sole.guess(g)
 				if cl == nil || !guessable(&c.row.spec.Meta) {
 					if slices.Contains(tc.holds, name) {

@@ -56,3 +56,86 @@ func TestSpecRowsFollowChanges(t *testing.T) {
 	step("b's priority set", "b/u00003", 1)
 	step("nothing changed", "b/u00004", 0)
 }
+
+// sentSpecRows returns how many rows the scheduler's reads received with
+// their settings, and how many reads missed, since the last call.
+func (e *fastEnv) sentSpecRows() (sent, missed int64) {
+	rows := &e.ns.(*watchedNamespace).ns.specRows
+	return rows.sent.Swap(0), rows.missed.Swap(0)
+}
+
+// TestSpecRowsSentOnce: a read sends a row's settings only when its
+// version is not older than the last read's horizon (specrows.go), so a
+// version the daemon decoded is not sent again, and a new one is.
+func TestSpecRowsSentOnce(t *testing.T) {
+	e := newFastEnv(t)
+	ctx := t.Context()
+	e.spec(map[string]any{"name": "a", "weight": 1})
+	e.spec(map[string]any{"name": "b", "weight": 10})
+	e.add("a", numbered(10)...)
+	e.add("b", numbered(10)...)
+	step := func(what, want string, sent int64) {
+		t.Helper()
+		if got := specsOf(e.getWork(nil, 1)); got != want {
+			t.Fatalf("%s: get_work gave %s, want %s", what, got, want)
+		}
+		if n, missed := e.sentSpecRows(); n != sent || missed != 0 {
+			t.Errorf("%s: the read received %d rows with their settings and missed %d times, want %d and 0", what, n, missed, sent)
+		}
+	}
+	step("first read", "b/u00000", 2)
+	step("same rows", "b/u00001", 0)
+	step("same rows again", "b/u00002", 0)
+	weight := 100
+	if err := e.ns.ControlWorkSpec(ctx, "a", coordinate.WorkSpecControl{Weight: &weight}); err != nil {
+		t.Fatal(err)
+	}
+	step("a weighs more", "a/u00000", 1)
+	step("nothing changed", "a/u00001", 0)
+	e.spec(map[string]any{"name": "b", "weight": 10, "priority": 1})
+	step("b's priority set", "b/u00003", 1)
+	step("nothing changed since", "b/u00004", 0)
+	// Another filter has a horizon of its own: its first read sends all.
+	if got := specsOf(e.getWork([]string{"a"}, 1)); got != "a/u00002" {
+		t.Fatalf("filtered get_work gave %s, want a/u00002", got)
+	}
+	if n, missed := e.sentSpecRows(); n != 1 || missed != 0 {
+		t.Errorf("filtered read: %d rows with their settings, %d misses, want 1 and 0", n, missed)
+	}
+}
+
+// TestSpecRowsMissReadsAgain: a row sent without its settings at a
+// version the daemon does not have (here: the map dropped, as when it
+// outgrows maxSpecRows) makes the read miss, and the scheduler reads
+// again with every row's settings before choosing.
+func TestSpecRowsMissReadsAgain(t *testing.T) {
+	e := newFastEnv(t)
+	e.spec(map[string]any{"name": "a", "weight": 1})
+	e.spec(map[string]any{"name": "b", "weight": 10})
+	e.add("a", numbered(10)...)
+	e.add("b", numbered(10)...)
+	if got := specsOf(e.getWork(nil, 1)); got != "b/u00000" {
+		t.Fatalf("first get_work gave %s, want b/u00000", got)
+	}
+	e.sentSpecRows()
+	e.decodedSpecRows()
+	rows := &e.ns.(*watchedNamespace).ns.specRows
+	rows.mu.Lock()
+	rows.rows = nil
+	rows.mu.Unlock()
+	if got := specsOf(e.getWork(nil, 1)); got != "b/u00001" {
+		t.Fatalf("get_work after the miss gave %s, want b/u00001", got)
+	}
+	if n, missed := e.sentSpecRows(); n != 2 || missed != 1 {
+		t.Errorf("the read missed %d times and received %d rows with their settings, want 1 and 2", missed, n)
+	}
+	if n := e.decodedSpecRows(); n != 2 {
+		t.Errorf("the reads decoded %d rows, want 2", n)
+	}
+	if got := specsOf(e.getWork(nil, 1)); got != "b/u00002" {
+		t.Fatalf("get_work after the read again gave %s, want b/u00002", got)
+	}
+	if n, missed := e.sentSpecRows(); n != 0 || missed != 0 {
+		t.Errorf("the next read missed %d times and received %d rows with their settings, want 0 and 0", missed, n)
+	}
+}

@@ -33,39 +33,53 @@ func scanSpec(r pgx.Row) (specRow, error) { return scanSpecWith(r) }
 // scanSpecWith is scanSpec for rows that carry extra columns after
 // the spec columns (spec_cols, sql/specs.sql), scanned into extra.
 func scanSpecWith(r pgx.Row, extra ...any) (specRow, error) {
-	var (
-		sr               specRow
-		name, def        []byte
-		then, runtime    []byte
-		intervalNS       int64
-		nextContinuous   *int64
-		m                = &sr.spec.Meta
-		nameText         bool
-		pri, wt, mr, mg  int32
-		maxRetries       int32
-		paused, cont, cb bool
-		tp               bool
-		minGB            float64
-		controlled       int16
-	)
-	dest := []any{&sr.id, &name, &nameText, &def, &pri, &wt, &paused, &cont, &cb, &intervalNS,
-		&nextContinuous, &mr, &mg, &maxRetries, &minGB, &then, &tp, &runtime, &controlled}
-	err := r.Scan(append(dest, extra...)...)
-	if err != nil {
-		return sr, err
+	var c specColumns
+	if err := r.Scan(append(c.dest(), extra...)...); err != nil {
+		return specRow{}, err
 	}
-	sr.spec.Name = coordinate.Name{Bytes: string(name), Text: nameText}
-	sr.spec.Definition = coordinate.Data(def)
-	*m = coordinate.WorkSpecMeta{
-		Priority: int(pri), Weight: int(wt), Paused: paused, Continuous: cont,
-		CanBeContinuous: cb, Interval: time.Duration(intervalNS),
-		NextContinuous: timeOf(nextContinuous), MaxRunning: int(mr), MaxGetwork: int(mg),
-		MaxRetries: int(maxRetries), MinGB: minGB, Then: string(then), ThenPreempts: tp,
-		Runtime:    string(runtime),
-		Task:       coordinate.SpecTask(string(name), string(runtime), def),
-		Controlled: coordinate.ControlledSettings(controlled),
+	return c.row(), nil
+}
+
+// specColumns receives the spec columns (spec_cols, sql/specs.sql) as
+// scanned, in their order, and makes the specRow of them: for a row's
+// columns (scanSpecWith) and for the record of them candidates.sql
+// returns (specRecord, specrows.go).
+type specColumns struct {
+	sr               specRow
+	name, def        []byte
+	then, runtime    []byte
+	intervalNS       int64
+	nextContinuous   *int64
+	nameText         bool
+	pri, wt, mr, mg  int32
+	maxRetries       int32
+	paused, cont, cb bool
+	tp               bool
+	minGB            float64
+	controlled       int16
+}
+
+// dest is the scan targets of the spec columns, in order.
+func (c *specColumns) dest() []any {
+	return []any{&c.sr.id, &c.name, &c.nameText, &c.def, &c.pri, &c.wt, &c.paused, &c.cont, &c.cb, &c.intervalNS,
+		&c.nextContinuous, &c.mr, &c.mg, &c.maxRetries, &c.minGB, &c.then, &c.tp, &c.runtime, &c.controlled}
+}
+
+// row is the spec the scanned columns describe.
+func (c *specColumns) row() specRow {
+	sr := specRow{id: c.sr.id}
+	sr.spec.Name = coordinate.Name{Bytes: string(c.name), Text: c.nameText}
+	sr.spec.Definition = coordinate.Data(c.def)
+	sr.spec.Meta = coordinate.WorkSpecMeta{
+		Priority: int(c.pri), Weight: int(c.wt), Paused: c.paused, Continuous: c.cont,
+		CanBeContinuous: c.cb, Interval: time.Duration(c.intervalNS),
+		NextContinuous: timeOf(c.nextContinuous), MaxRunning: int(c.mr), MaxGetwork: int(c.mg),
+		MaxRetries: int(c.maxRetries), MinGB: c.minGB, Then: string(c.then), ThenPreempts: c.tp,
+		Runtime:    string(c.runtime),
+		Task:       coordinate.SpecTask(string(c.name), string(c.runtime), c.def),
+		Controlled: coordinate.ControlledSettings(c.controlled),
 	}
-	return sr, nil
+	return sr
 }
 
 // querier is what both the pool and a transaction offer.

@@ -91,14 +91,15 @@ func TestEveryNamedStatementUsed(t *testing.T) {
 	}
 }
 
-// TestCandidatesReadSpecCols: queries/candidates.sql reads the spec
-// columns scanSpecWith reads: spec_cols, put in by withFragments.
+// TestCandidatesReadSpecCols: queries/candidates.sql's record of a
+// spec's settings holds the spec columns specColumns reads: spec_cols,
+// put in by withFragments.
 func TestCandidatesReadSpecCols(t *testing.T) {
 	norm := func(s string) string { return strings.Join(strings.Fields(s), " ") }
 	if strings.Contains(candidatesSQL, "{{") {
 		t.Errorf("queries/candidates.sql keeps a fragment reference: %s", candidatesSQL)
 	}
-	if cols := norm(namedSQL("spec_cols")); !strings.Contains(norm(candidatesSQL), "SELECT "+cols+",") {
-		t.Errorf("queries/candidates.sql does not start with spec_cols (%s)", cols)
+	if cols := norm(namedSQL("spec_cols")); !strings.Contains(norm(candidatesSQL), "ROW("+cols+")") {
+		t.Errorf("queries/candidates.sql's record is not ROW(spec_cols) (%s)", cols)
 	}
 }

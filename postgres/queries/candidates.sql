@@ -11,15 +11,24 @@
 -- either: that priority is its best available unit's. $1 namespace id, $2 spec-name
 -- filter (empty = all). The last column says whether the spec's best
 -- priority was wanted (probed or known).
--- The spec columns are the fragment spec_cols and the counts spec_counts
--- (sql/specs.sql), which withFragments puts in; c's columns are the spec's,
--- then available, pending, the row's version (xmin:
--- postgres/specrows.go decodes the spec columns of a row it knows only
--- once) and the best priority when the bounds know it.
+-- Each row is the spec's id, the row's version (xmin: postgres/specrows.go
+-- decodes the settings of a version only once), available, pending, the
+-- best priority, whether it was wanted, the read's horizon (the xmin of
+-- its snapshot: every version older than it was committed before the
+-- read), and the spec's settings: the fragment spec_cols (sql/specs.sql,
+-- which withFragments puts in) as one record, NULL when the version is
+-- older than the horizon $5 of an earlier read (NULL $5: never). A daemon
+-- that decoded every row of that read has those versions already, and the
+-- columns of a row cost the server and the daemon more than its counts
+-- do (docs/postgres.md, "Sixth pass: the weighted read in the daemon").
+-- The counts are the fragment spec_counts.
 WITH c AS (
-    SELECT {{spec_cols}}, COALESCE(c.available, 0)::bigint AS available, COALESCE(c.pending, 0)::bigint AS pending,
+    SELECT s.id, COALESCE(c.available, 0)::bigint AS available, COALESCE(c.pending, 0)::bigint AS pending,
         s.xmin AS version,
-        CASE WHEN s.units_priority_low = s.units_priority_high AND NOT s.units_delayed THEN s.units_priority_low END AS known_best
+        CASE WHEN s.units_priority_low = s.units_priority_high AND NOT s.units_delayed THEN s.units_priority_low END AS known_best,
+        -- age() counts back from the same transaction for both: the row's
+        -- version is not older than the horizon.
+        CASE WHEN $5::xid IS NULL OR age(s.xmin) <= age($5::xid) THEN ROW({{spec_cols}}) END AS spec
     FROM work_spec s
     {{spec_counts}}
     WHERE s.namespace_id = $1 AND NOT s.paused AND s.weight > 0
@@ -29,12 +38,15 @@ WITH c AS (
         -- eligible): its row would be decoded and passed over.
         AND (c.available > 0 OR s.continuous)
 ), probe AS (
-    SELECT $4::boolean OR count(*) FILTER (WHERE available > 0) > 1 AS probe_all FROM c
+    SELECT $4::boolean OR count(*) FILTER (WHERE available > 0) > 1 AS probe_all,
+        xid(pg_snapshot_xmin(pg_current_snapshot())) AS horizon
+    FROM c
 )
 -- (SELECT probe_all FROM probe) is an InitPlan, computed once; a join with
 -- probe was recomputed for every spec.
-SELECT c.*, COALESCE(b.priority, CASE WHEN c.available > 0 AND (SELECT probe_all FROM probe) THEN c.known_best END),
-    c.available > 0 AND (SELECT probe_all FROM probe)
+SELECT c.id, c.version, c.available, c.pending,
+    COALESCE(b.priority, CASE WHEN c.available > 0 AND (SELECT probe_all FROM probe) THEN c.known_best END),
+    c.available > 0 AND (SELECT probe_all FROM probe), (SELECT horizon FROM probe), c.spec
 FROM c
 LEFT JOIN LATERAL (
     SELECT u.priority FROM work_unit u
