@@ -124,7 +124,18 @@ func (ns *namespace) GetWork(ctx context.Context, req coordinate.WorkRequest) ([
 // choose runs the scheduler over cands: the spec to claim from, with the
 // scheduler's view of every candidate.
 func (ns *namespace) choose(cands []candidate, req coordinate.WorkRequest, now time.Time) ([]coordinate.SpecCandidate, int, bool) {
-	sc := make([]coordinate.SpecCandidate, len(cands))
+	return ns.chooseWith(nil, cands, req, now)
+}
+
+// chooseWith is choose building the scheduler's view in buf when it has
+// room: the requests sharing a read (schedclaims.go) use one buffer in
+// turn.
+func (ns *namespace) chooseWith(buf []coordinate.SpecCandidate, cands []candidate, req coordinate.WorkRequest, now time.Time) ([]coordinate.SpecCandidate, int, bool) {
+	sc := buf[:0]
+	if cap(sc) < len(cands) {
+		sc = make([]coordinate.SpecCandidate, 0, len(cands))
+	}
+	sc = sc[:len(cands)]
 	for i := range cands {
 		c := &cands[i]
 		m := &c.row.spec.Meta

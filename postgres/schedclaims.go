@@ -140,6 +140,7 @@ func (s *schedReads) choose() []*claimRequest {
 	for _, k := range s.keys {
 		gets := s.byKey[k]
 		remembered := false
+		var buf []coordinate.SpecCandidate // each request's view, in turn
 		for _, g := range gets {
 			if g.item != nil && g.item.state.Load() == itemAbandoned {
 				// The caller gave up while the read ran (a frozen
@@ -147,7 +148,8 @@ func (s *schedReads) choose() []*claimRequest {
 				continue
 			}
 			cands := s.results[k]
-			sc, i, ok := g.ns.choose(cands, g.req, g.now)
+			sc, i, ok := g.ns.chooseWith(buf, cands, g.req, g.now)
+			buf = sc
 			if !remembered {
 				g.ns.sole.remember(k.filter, cands, sc) // schedguess.go
 				remembered = true

@@ -149,3 +149,27 @@ func TestAbandonedGetWorkLeasesNothing(t *testing.T) {
 		t.Errorf("counts %v, want 1 pending", counts)
 	}
 }
+
+// TestChooseWithReusesBuffer: requests sharing a read build their views
+// in one buffer in turn (chooseWith), and each sees the candidates as of
+// its own time: a continuous spec ready for one request is not for
+// another that arrived before its next unit was due.
+func TestChooseWithReusesBuffer(t *testing.T) {
+	ns := &namespace{b: &Backend{}}
+	due := time.Unix(1000, 0)
+	row := &specRow{id: 1, spec: coordinate.WorkSpec{Name: coordinate.Name{Bytes: "c", Text: true},
+		Meta: coordinate.WorkSpecMeta{Weight: 1, Continuous: true, CanBeContinuous: true, NextContinuous: due}}}
+	cands := []candidate{{row: row}}
+	req := coordinate.WorkRequest{Worker: coordinate.Name{Bytes: "w", Text: true}}
+	sc, i, ok := ns.chooseWith(nil, cands, req, due.Add(time.Second))
+	if !ok || i != 0 || !sc[0].ContinuousReady {
+		t.Fatalf("after the due time: chose %d, %v, view %+v; want the continuous spec", i, ok, sc[0])
+	}
+	sc2, _, ok := ns.chooseWith(sc, cands, req, due.Add(-time.Second))
+	if ok || sc2[0].ContinuousReady {
+		t.Errorf("before the due time, in the same buffer: chose %v, view %+v; want nothing", ok, sc2[0])
+	}
+	if &sc2[0] != &sc[0] {
+		t.Errorf("the second view was not built in the buffer")
+	}
+}
