@@ -9,13 +9,12 @@
 -- claim. A spec whose units all have one priority, as the bounds
 -- migration 0012 keeps say (and none has a not_before), is not probed
 -- either: that priority is its best available unit's. $1 namespace id, $2 spec-name
--- filter (empty = all). The last column says whether the spec's best
--- priority was wanted (probed or known).
+-- filter (empty = all).
 -- Each row is the spec's id, the row's version (xmin: postgres/specrows.go
 -- decodes the settings of a version only once), available, pending, the
--- best priority, whether it was wanted, the read's horizon (the xmin of
--- its snapshot: every version older than it was committed before the
--- read), and the spec's settings: the fragment spec_cols (sql/specs.sql,
+-- best priority, whether it was wanted (probed or known), the read's
+-- horizon (the xmin of its snapshot: every version older than it was
+-- committed before the read), and the spec's settings: the fragment spec_cols (sql/specs.sql,
 -- which withFragments puts in) as one record, NULL when the version is
 -- older than the horizon $5 of an earlier read (NULL $5: never). A daemon
 -- that decoded every row of that read has those versions already, and the
