@@ -123,12 +123,18 @@ func keepBest(idx []int, cmp func(a, b int) int) []int {
 // makes the most downstream spec of a chain win; a cycle stops the loop.
 func preferSuccessors(cands []SpecCandidate, idx []int) []int {
 	for len(idx) > 1 {
-		preempting := make(map[string]bool)
+		var preempting map[string]bool // made only when some spec preempts
 		for _, i := range idx {
 			m := cands[i].Meta
 			if m.ThenPreempts && m.Then != "" && m.Then != cands[i].Name {
+				if preempting == nil {
+					preempting = make(map[string]bool)
+				}
 				preempting[m.Then] = true
 			}
+		}
+		if preempting == nil {
+			return idx
 		}
 		next := make([]int, 0, len(idx))
 		for _, i := range idx {

@@ -1,0 +1,25 @@
+package coordinate
+
+import (
+	"fmt"
+	"testing"
+)
+
+// BenchmarkChooseWorkSpec100: the choice among 100 specs of weights 1 to
+// 100 with available units and no then (the weighted workload of
+// cmd/coordbench), as each get_work makes it.
+func BenchmarkChooseWorkSpec100(b *testing.B) {
+	metas := make([]WorkSpecMeta, 100)
+	cands := make([]SpecCandidate, 100)
+	for i := range cands {
+		metas[i] = WorkSpecMeta{Weight: i + 1, ThenPreempts: true}
+		cands[i] = SpecCandidate{Name: fmt.Sprintf("weighted_%03d", i), Meta: &metas[i],
+			Pending: i % 7, Available: 100}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, ok := ChooseWorkSpec(cands, WorkRequest{}, SchedulerOptions{}); !ok {
+			b.Fatal("no choice")
+		}
+	}
+}
