@@ -79,6 +79,9 @@ func migrateConn(ctx context.Context, conn *pgx.Conn) error {
 // migrateConnTo applies the migrations up to version upTo (tests start
 // from an earlier schema with it).
 func migrateConnTo(ctx context.Context, conn *pgx.Conn, upTo int) error {
+	if err := checkServerVersion(conn.PgConn().ParameterStatus("server_version")); err != nil {
+		return err
+	}
 	all, err := migrations()
 	if err != nil {
 		return err
