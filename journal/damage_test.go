@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // Damage to acknowledged records is never taken for a torn write
@@ -176,7 +177,15 @@ func TestMarkFollowsAcknowledgements(t *testing.T) {
 		t.Fatalf("%d frames, want 2", len(offs))
 	}
 	wantEnd := offs[1] + frameHeaderSize + 3
-	if m := readMark(t, seg, 1); m.end != wantEnd || m.sealed {
+	// The flusher writes the mark right after it releases the waiters
+	// (flusher.go, markAcknowledged), so appendWait may return first:
+	// wait for the mark, which must reach the records' end and never
+	// pass it.
+	m := readMark(t, seg, 1)
+	for deadline := time.Now().Add(10 * time.Second); m.end < wantEnd && time.Now().Before(deadline); m = readMark(t, seg, 1) {
+		time.Sleep(time.Millisecond)
+	}
+	if m.end != wantEnd || m.sealed {
 		t.Fatalf("mark after two acknowledged records = %+v, want end %d, open", m, wantEnd)
 	}
 	j.Append([]byte("three, not waited for"))
