@@ -36,10 +36,10 @@ import (
 // specRows is one namespace's decoded spec rows by id. The zero value is
 // ready.
 type specRows struct {
-	mu   sync.Mutex
-	rows map[int64]versionedSpec
+	mu sync.Mutex
 	// rows is replaced, never changed: a reader may keep it without the
 	// lock.
+	rows map[int64]versionedSpec
 	// horizons are, by spec filter (readKey's), the horizon of the last
 	// read whose rows were all known once read; reads with the filter
 	// send settings only for versions not older.

@@ -6,6 +6,27 @@ import (
 	"github.com/coordinated/coordinated/coordinate"
 )
 
+// newTwoSpecEnv is a fastEnv with specs a (weight 1) and b (weight 10),
+// ten units each: every get_work reads both (no guess), and the weights
+// choose b until a weighs more.
+func newTwoSpecEnv(t *testing.T) *fastEnv {
+	e := newFastEnv(t)
+	e.spec(map[string]any{"name": "a", "weight": 1})
+	e.spec(map[string]any{"name": "b", "weight": 10})
+	e.add("a", numbered(10)...)
+	e.add("b", numbered(10)...)
+	return e
+}
+
+// wantWork asks for one unit (of the specs in filter; nil: any) and fails
+// the test unless it is want ("spec/key").
+func (e *fastEnv) wantWork(t *testing.T, what string, filter []string, want string) {
+	t.Helper()
+	if got := specsOf(e.getWork(filter, 1)); got != want {
+		t.Fatalf("%s: get_work gave %s, want %s", what, got, want)
+	}
+}
+
 // decodedSpecRows returns how many spec rows the scheduler's reads
 // decoded since the last call.
 func (e *fastEnv) decodedSpecRows() int64 {
@@ -16,17 +37,11 @@ func (e *fastEnv) decodedSpecRows() int64 {
 // once per version (specrows.go), and every change of a spec's settings
 // (control_work_spec, set_work_spec) is what the next read chooses by.
 func TestSpecRowsFollowChanges(t *testing.T) {
-	e := newFastEnv(t)
+	e := newTwoSpecEnv(t)
 	ctx := t.Context()
-	e.spec(map[string]any{"name": "a", "weight": 1})
-	e.spec(map[string]any{"name": "b", "weight": 10})
-	e.add("a", numbered(10)...)
-	e.add("b", numbered(10)...)
 	step := func(what, want string, decoded int64) {
 		t.Helper()
-		if got := specsOf(e.getWork(nil, 1)); got != want {
-			t.Fatalf("%s: get_work gave %s, want %s", what, got, want)
-		}
+		e.wantWork(t, what, nil, want)
 		if n := e.decodedSpecRows(); n != decoded {
 			t.Errorf("%s: the read decoded %d spec rows, want %d", what, n, decoded)
 		}
@@ -68,17 +83,11 @@ func (e *fastEnv) sentSpecRows() (sent, missed int64) {
 // version is not older than the last read's horizon (specrows.go), so a
 // version the daemon decoded is not sent again, and a new one is.
 func TestSpecRowsSentOnce(t *testing.T) {
-	e := newFastEnv(t)
+	e := newTwoSpecEnv(t)
 	ctx := t.Context()
-	e.spec(map[string]any{"name": "a", "weight": 1})
-	e.spec(map[string]any{"name": "b", "weight": 10})
-	e.add("a", numbered(10)...)
-	e.add("b", numbered(10)...)
 	step := func(what, want string, sent int64) {
 		t.Helper()
-		if got := specsOf(e.getWork(nil, 1)); got != want {
-			t.Fatalf("%s: get_work gave %s, want %s", what, got, want)
-		}
+		e.wantWork(t, what, nil, want)
 		if n, missed := e.sentSpecRows(); n != sent || missed != 0 {
 			t.Errorf("%s: the read received %d rows with their settings and missed %d times, want %d and 0", what, n, missed, sent)
 		}
@@ -96,9 +105,7 @@ func TestSpecRowsSentOnce(t *testing.T) {
 	step("b's priority set", "b/u00003", 1)
 	step("nothing changed since", "b/u00004", 0)
 	// Another filter has a horizon of its own: its first read sends all.
-	if got := specsOf(e.getWork([]string{"a"}, 1)); got != "a/u00002" {
-		t.Fatalf("filtered get_work gave %s, want a/u00002", got)
-	}
+	e.wantWork(t, "filtered read", []string{"a"}, "a/u00002")
 	if n, missed := e.sentSpecRows(); n != 1 || missed != 0 {
 		t.Errorf("filtered read: %d rows with their settings, %d misses, want 1 and 0", n, missed)
 	}
@@ -109,32 +116,22 @@ func TestSpecRowsSentOnce(t *testing.T) {
 // outgrows maxSpecRows) makes the read miss, and the scheduler reads
 // again with every row's settings before choosing.
 func TestSpecRowsMissReadsAgain(t *testing.T) {
-	e := newFastEnv(t)
-	e.spec(map[string]any{"name": "a", "weight": 1})
-	e.spec(map[string]any{"name": "b", "weight": 10})
-	e.add("a", numbered(10)...)
-	e.add("b", numbered(10)...)
-	if got := specsOf(e.getWork(nil, 1)); got != "b/u00000" {
-		t.Fatalf("first get_work gave %s, want b/u00000", got)
-	}
+	e := newTwoSpecEnv(t)
+	e.wantWork(t, "first read", nil, "b/u00000")
 	e.sentSpecRows()
 	e.decodedSpecRows()
 	rows := &e.ns.(*watchedNamespace).ns.specRows
 	rows.mu.Lock()
 	rows.rows = nil
 	rows.mu.Unlock()
-	if got := specsOf(e.getWork(nil, 1)); got != "b/u00001" {
-		t.Fatalf("get_work after the miss gave %s, want b/u00001", got)
-	}
+	e.wantWork(t, "after the miss", nil, "b/u00001")
 	if n, missed := e.sentSpecRows(); n != 2 || missed != 1 {
 		t.Errorf("the read missed %d times and received %d rows with their settings, want 1 and 2", missed, n)
 	}
 	if n := e.decodedSpecRows(); n != 2 {
 		t.Errorf("the reads decoded %d rows, want 2", n)
 	}
-	if got := specsOf(e.getWork(nil, 1)); got != "b/u00002" {
-		t.Fatalf("get_work after the read again gave %s, want b/u00002", got)
-	}
+	e.wantWork(t, "after the read again", nil, "b/u00002")
 	if n, missed := e.sentSpecRows(); n != 0 || missed != 0 {
 		t.Errorf("the next read missed %d times and received %d rows with their settings, want 0 and 0", missed, n)
 	}
