@@ -75,6 +75,18 @@ const genericPlans = "SET LOCAL plan_cache_mode = force_generic_plan"
 // record, so a finish can never be durable while the lease it ends is not.
 const claimsOnly = "SET LOCAL synchronous_commit = off"
 
+// implicitGenericPlans and implicitClaimsOnly make the same settings as
+// genericPlans and genericPlans plus claimsOnly, for an implicit
+// transaction (implicitSettings, pipeline.go), in one statement each:
+// set_config with is_local, since SET LOCAL outside BEGIN warns on every
+// batch. Explicit transactions keep SET LOCAL: moving them to set_config
+// too measured 1.5-4% slower (drain1, weighted; docs/postgres.md, "Sixth
+// pass: the finish's CPU").
+const (
+	implicitGenericPlans = "SELECT set_config('plan_cache_mode', 'force_generic_plan', true)"
+	implicitClaimsOnly   = implicitGenericPlans + ", set_config('synchronous_commit', 'off', true)"
+)
+
 // dbtx is what both a transaction and a connection inside one offer.
 type dbtx interface {
 	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)

@@ -229,11 +229,6 @@ func implicitSettings(claimsOnly bool) string {
 	return implicitGenericPlans
 }
 
-const (
-	implicitGenericPlans = "SELECT set_config('plan_cache_mode', 'force_generic_plan', true)"
-	implicitClaimsOnly   = implicitGenericPlans + ", set_config('synchronous_commit', 'off', true)"
-)
-
 // readFirstTrip reads stage 2's answers into the claims and out, and
 // returns the general path's locked units (nil when there is none and
 // the transaction is committed).
