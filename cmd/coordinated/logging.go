@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/coordinated/coordinated/cborrpc"
 )
@@ -34,6 +36,19 @@ type loggingConn struct {
 	l    *loggingListener
 	once sync.Once
 }
+
+// SyscallConn reaches the socket under the wrapper: the CBOR-RPC server
+// looks at it without blocking (a client that hung up before its get_work
+// reply, a held reply written by the journal's flusher).
+func (c *loggingConn) SyscallConn() (syscall.RawConn, error) {
+	sc, ok := c.Conn.(syscall.Conn)
+	if !ok {
+		return nil, errNoSocket
+	}
+	return sc.SyscallConn()
+}
+
+var errNoSocket = errors.New("connection has no socket")
 
 func (c *loggingConn) Close() error {
 	err := c.Conn.Close()

@@ -1,0 +1,70 @@
+//go:build unix
+
+package cborrpc
+
+import (
+	"errors"
+	"net"
+	"syscall"
+)
+
+// peerClosed reports errPeerClosed when the client has closed its side of
+// the connection (or reset it), looking without reading or blocking. It
+// reports nil when it cannot tell.
+func peerClosed(nc net.Conn) error {
+	sc, ok := nc.(syscall.Conn)
+	if !ok {
+		return nil
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return nil
+	}
+	var closed bool
+	var buf [1]byte
+	raw.Read(func(fd uintptr) bool { //nolint:errcheck // only the callback's findings matter
+		n, _, err := syscall.Recvfrom(int(fd), buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+		closed = (n == 0 && err == nil) || errors.Is(err, syscall.ECONNRESET)
+		return true // never wait for readiness
+	})
+	if closed {
+		return errPeerClosed
+	}
+	return nil
+}
+
+// writeNow writes as much of b as the socket takes without waiting, and
+// returns how much that was; an error only if writing failed.
+func writeNow(nc net.Conn, b []byte) (n int, err error) {
+	sc, ok := nc.(syscall.Conn)
+	if !ok {
+		return 0, nil
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return 0, nil
+	}
+	rerr := raw.Write(func(fd uintptr) bool {
+		for n < len(b) {
+			m, werr := syscall.Write(int(fd), b[n:])
+			if m > 0 {
+				n += m
+			}
+			switch {
+			case werr == syscall.EINTR:
+				continue
+			case werr == syscall.EAGAIN:
+			case werr != nil:
+				err = werr
+			case m > 0:
+				continue
+			}
+			break
+		}
+		return true // never wait for the socket
+	})
+	if err == nil && rerr != nil {
+		err = rerr
+	}
+	return n, err
+}
