@@ -15,7 +15,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/fxamacker/cbor/v2"
+
 	"github.com/coordinated/coordinated/internal/cborx"
+	"github.com/coordinated/coordinated/internal/replyhold"
 )
 
 // ServerOptions configures a Server.
@@ -234,7 +237,11 @@ type serverConn struct {
 	frames frameReader
 	out    []byte // scratch for one response frame's payload, reused
 	ctx    context.Context
-	hooks  deliveryHooks // delivery.go
+	hooks  deliveryHooks  // delivery.go
+	holds  replyhold.Hold // the current request's (held.go)
+	// held is set while heldReply waits to be written (held.go).
+	held      bool
+	heldReply heldReply
 }
 
 const connBufferSize = 16 << 10
@@ -250,7 +257,7 @@ func newServerConn(s *Server, nc net.Conn) *serverConn {
 		bw:     bw,
 		frames: frameReader{r: br, limit: s.limit, mem: requestMemory{budget: s.budget, stop: s.closing}},
 	}
-	c.ctx = context.WithValue(s.handlerCtx, deliveryKey{}, &c.hooks)
+	c.ctx = replyhold.With(context.WithValue(s.handlerCtx, deliveryKey{}, &c.hooks), &c.holds)
 	return c
 }
 
@@ -282,6 +289,7 @@ func (c *serverConn) serve() {
 	defer c.srv.untrack(c)
 	defer c.nc.Close()
 	defer c.frames.mem.release()
+	defer c.waitHeld() // before closing: a held reply is still owed
 	for {
 		item, err := c.frames.next()
 		if err != nil {
@@ -300,8 +308,12 @@ func (c *serverConn) serve() {
 			return
 		}
 		// The response stays buffered until the reader needs more bytes
-		// (flushingReader), so a pipelined burst costs one write.
-		err = c.answer(&call)
+		// (flushingReader), so a pipelined burst costs one write. A held
+		// reply goes first.
+		err = c.waitHeld()
+		if err == nil {
+			err = c.answer(&call)
+		}
 		c.frames.mem.release()
 		if err == nil {
 			err = c.deliver()
@@ -344,8 +356,8 @@ func (c *serverConn) readFailed(err error) {
 
 // answer runs one call and writes its response frame to the buffer.
 func (c *serverConn) answer(cl *call) error {
-	payload, err := c.appendCall(c.out[:0], cl)
-	if err != nil {
+	payload, held, err := c.appendCall(c.out[:0], cl, true)
+	if err != nil || held {
 		return err
 	}
 	c.out = payload
@@ -362,32 +374,42 @@ func (c *serverConn) answer(cl *call) error {
 }
 
 // appendCall runs a request (or a batch, recursively, in order) and
-// appends its response (or the array of responses).
-func (c *serverConn) appendCall(dst []byte, cl *call) ([]byte, error) {
+// appends its response (or the array of responses). A top-level request's
+// reply may be held instead (held true, nothing appended; held.go).
+func (c *serverConn) appendCall(dst []byte, cl *call, top bool) (_ []byte, held bool, _ error) {
 	if cl.batch != nil {
 		dst = cborx.AppendHead(dst, cborx.MajorArray, uint64(len(cl.batch)))
 		var err error
 		for i := range cl.batch {
-			if dst, err = c.appendCall(dst, &cl.batch[i]); err != nil {
-				return nil, err
+			if dst, _, err = c.appendCall(dst, &cl.batch[i], false); err != nil {
+				return nil, false, err
 			}
 		}
-		return dst, nil
+		return dst, false, nil
 	}
 	if cl.reqErr != "" {
-		return appendError(dst, cl.req.ID, cl.reqErr), nil
+		return appendError(dst, cl.req.ID, cl.reqErr), false, nil
 	}
-	result, err := c.invoke(&cl.req)
+	result, err, held := c.run(&cl.req, top)
+	if held {
+		return dst, true, nil
+	}
+	return c.appendOutcome(dst, cl.req.ID, cl.req.Method, result, err), false, nil
+}
+
+// appendOutcome appends the response to a request that returned result
+// or err.
+func (c *serverConn) appendOutcome(dst []byte, id cbor.RawMessage, method string, result any, err error) []byte {
 	if err != nil {
-		return appendError(dst, cl.req.ID, err.Error()), nil
+		return appendError(dst, id, err.Error())
 	}
 	mark := len(dst)
-	out, encErr := appendResult(dst, cl.req.ID, result)
+	out, encErr := appendResult(dst, id, result)
 	if encErr != nil {
-		c.srv.log.Error("cborrpc: cannot encode result", "remote", c.remote, "method", LogValue(cl.req.Method), "error", encErr)
-		return appendError(dst[:mark], cl.req.ID, "EncodeError('cannot encode result',)\n"+encErr.Error()), nil
+		c.srv.log.Error("cborrpc: cannot encode result", "remote", c.remote, "method", LogValue(method), "error", encErr)
+		return appendError(dst[:mark], id, "EncodeError('cannot encode result',)\n"+encErr.Error())
 	}
-	return out, nil
+	return out
 }
 
 // invoke calls the handler, turning a panic into an error.

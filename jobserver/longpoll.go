@@ -161,16 +161,18 @@ func (js *JobServer) wakeWaitersAfter(m map[string]method) {
 }
 
 // wakeAfterUpdate wakes the waiters after an update_work_unit that may
-// have made work available: a unit given back, or finished with output
-// that chains units.
+// have made work available (updateMakesWork).
 func (js *JobServer) wakeAfterUpdate(upd coordinate.WorkUnitUpdate) {
-	if !js.someoneWaits() {
-		return
-	}
-	if upd.Status == coordinate.StatusAvailable ||
-		upd.Status == coordinate.StatusFinished && upd.Data != nil && len(coordinate.ChainedInputs(upd.Data)) > 0 {
+	if js.someoneWaits() && updateMakesWork(upd) {
 		js.workMayBeAvailable()
 	}
+}
+
+// updateMakesWork reports whether an update may make work available: a
+// unit given back, or finished with output that chains units.
+func updateMakesWork(upd coordinate.WorkUnitUpdate) bool {
+	return upd.Status == coordinate.StatusAvailable ||
+		upd.Status == coordinate.StatusFinished && upd.Data != nil && len(coordinate.ChainedInputs(upd.Data)) > 0
 }
 
 // getWorkWaiting is GetWork for a request with a `wait`: it tries, and

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/coordinated/coordinated/internal/replyhold"
 	"math"
 	"strconv"
 	"strings"
@@ -421,10 +422,24 @@ func (js *JobServer) updateWorkUnit(ctx context.Context, p []cbor.RawMessage) (a
 	if err != nil {
 		return nil, err
 	}
+	// The reply is built from the update's outcome alone, so it may wait
+	// for the update to be durable without this goroutine waiting
+	// (internal/replyhold).
+	replyhold.Allow(ctx)
 	if token != 0 {
 		err = js.ns.UpdateAttempt(ctx, coordinate.AttemptRef{Spec: name.Bytes, Key: key.Bytes, ID: token}, upd)
 	} else {
 		err = js.ns.UpdateWorkUnit(ctx, name.Bytes, key.Bytes, upd)
+	}
+	if replyhold.Deferred(ctx) {
+		makesWork := updateMakesWork(upd) // upd's data is the request's: read it now
+		replyhold.Reply(ctx, func(err error) (any, error) {
+			if err == nil && makesWork && js.someoneWaits() {
+				js.workMayBeAvailable()
+			}
+			return js.updateResult(name, key, err)
+		})
+		return nil, nil
 	}
 	if err == nil {
 		js.wakeAfterUpdate(upd)

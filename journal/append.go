@@ -70,6 +70,20 @@ func (j *Journal) wake() {
 	}
 }
 
+// outcome is what Wait returns for t when it does not (or no longer)
+// sleep, and whether it would sleep. Called with mu held.
+func (j *Journal) outcome(t Ticket) (err error, pending bool) {
+	switch {
+	case t <= j.durable:
+		return nil, false
+	case j.failed != nil:
+		return j.failed, false
+	case j.stopped || (j.closed && !j.ready) || t == closedTicket:
+		return ErrClosed, false
+	}
+	return nil, true
+}
+
 // Wait returns nil once the record of ticket t is durable under the sync
 // policy; the journal's write failure if writing failed first; ErrClosed if
 // the journal was closed before the record was written; or ctx's error.
@@ -77,18 +91,9 @@ func (j *Journal) wake() {
 func (j *Journal) Wait(ctx context.Context, t Ticket) error {
 	for {
 		j.mu.Lock()
-		if t <= j.durable {
-			j.mu.Unlock()
-			return nil
-		}
-		if j.failed != nil {
-			err := j.failed
+		if err, pending := j.outcome(t); !pending {
 			j.mu.Unlock()
 			return err
-		}
-		if j.stopped || (j.closed && !j.ready) || t == closedTicket {
-			j.mu.Unlock()
-			return ErrClosed
 		}
 		ch, kick := j.nextDone, true
 		if t <= j.taken && j.roundDone != nil {
@@ -109,6 +114,39 @@ func (j *Journal) Wait(ctx context.Context, t Ticket) error {
 	}
 }
 
+// Notify is Wait without the waiting: f is called once with what Wait
+// would return (never a context's error), on the flusher's goroutine right
+// after it publishes the round that makes t durable (or fails, or closes
+// the journal), or at once on the caller's goroutine when that is already
+// known. f must not block: the next round waits for it. It lets the
+// goroutine that completed a sync write the replies it allows instead of
+// waking one goroutine per waiter (internal/replyhold). Stats count a
+// notice as a waiter.
+func (j *Journal) Notify(t Ticket, f func(error)) {
+	j.mu.Lock()
+	err, pending := j.outcome(t)
+	if !pending {
+		j.mu.Unlock()
+		f(err)
+		return
+	}
+	if t <= j.taken && j.roundDone != nil {
+		j.roundNotices = append(j.roundNotices, notice{t: t, f: f}) // being written
+		j.mu.Unlock()
+		return
+	}
+	j.nextNotices = append(j.nextNotices, notice{t: t, f: f})
+	j.mu.Unlock()
+	j.wake() // the flusher may not know anyone waits (see Append)
+}
+
+// notice is one Notify call waiting for its round.
+type notice struct {
+	t   Ticket
+	f   func(error)
+	err error // its outcome, set when its round is published
+}
+
 // Check is Wait without the waiting, for a record whose durability the
 // caller does not wait for: it returns the journal's write failure if one
 // happened, ErrClosed if the record will never be written (appended after
@@ -116,15 +154,8 @@ func (j *Journal) Wait(ctx context.Context, t Ticket) error {
 func (j *Journal) Check(t Ticket) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	switch {
-	case t <= j.durable:
-		return nil
-	case j.failed != nil:
-		return j.failed
-	case j.stopped || (j.closed && !j.ready) || t == closedTicket:
-		return ErrClosed
-	}
-	return nil
+	err, _ := j.outcome(t)
+	return err
 }
 
 // Flush waits until everything appended so far is durable.

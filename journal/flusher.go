@@ -121,6 +121,7 @@ func (j *Journal) takePending() (chunks []chunk, upTo Ticket, closing bool) {
 	chunks = j.pending
 	j.taken, j.roundDone, j.nextDone = j.last, j.nextDone, make(chan struct{})
 	j.roundWaiters, j.nextWaiters = j.nextWaiters, 0
+	j.roundNotices, j.nextNotices = j.nextNotices, j.roundNotices[:0]
 	j.pending = []chunk{{seg: j.curSeg, buf: j.spare[:0]}}
 	j.spare = nil
 	if j.failed != nil {
@@ -229,18 +230,34 @@ func (j *Journal) preallocMax() int64 {
 	return j.opts.Preallocate
 }
 
-// publish records the outcome of a round and wakes its waiters; after a
-// failure or the last round, every waiter. A round that wrote records
-// without error is counted as a group (with the Wait calls it releases)
-// before anyone wakes, so a woken caller's Stats include it. It reports
-// how many Wait calls slept on the round.
+// publish records the outcome of a round, wakes its waiters and runs its
+// notices (Notify); after a failure or the last round, every waiter's and
+// notice's. A round that wrote records without error is counted as a
+// group (with the Wait and Notify calls it releases) before anyone wakes,
+// so a woken caller's Stats include it. It reports how many Wait calls
+// slept on the round.
 func (j *Journal) publish(upTo Ticket, err error, stopped, wrote bool) (woke int) {
 	j.mu.Lock()
+	notices := j.roundNotices
+	j.roundNotices = nil
+	defer func() {
+		// After the lock: a notice writes a reply, and may append.
+		for _, n := range notices {
+			n.f(n.err)
+		}
+		all := notices[:cap(notices)]
+		clear(all)
+		j.mu.Lock()
+		if j.roundNotices == nil {
+			j.roundNotices = all[:0] // reused by the next round
+		}
+		j.mu.Unlock()
+	}()
 	defer j.mu.Unlock()
 	woke = j.roundWaiters
 	j.roundWaiters = 0
 	if wrote && err == nil {
-		j.counters.observeGroup(upTo, woke)
+		j.counters.observeGroup(upTo, woke+len(notices))
 	}
 	switch {
 	case j.failed != nil:
@@ -261,6 +278,20 @@ func (j *Journal) publish(upTo Ticket, err error, stopped, wrote bool) (woke int
 		j.nextDone = make(chan struct{})
 		j.nextWaiters = 0
 	}
+	if j.failed != nil || stopped {
+		notices = append(notices, j.nextNotices...)
+		j.nextNotices = nil
+	}
+	done := notices[:0]
+	for _, n := range notices {
+		var pending bool
+		if n.err, pending = j.outcome(n.t); pending {
+			j.nextNotices = append(j.nextNotices, n) // not this round's after all
+			continue
+		}
+		done = append(done, n)
+	}
+	notices = done
 	if err != nil {
 		j.log.Error("journal write failed; no further record will be acknowledged", "err", err)
 	}

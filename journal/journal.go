@@ -41,6 +41,10 @@ type Journal struct {
 	// waiters counts the Waits that went to sleep on roundDone and
 	// nextDone (an overcount if some gave up on their context).
 	roundWaiters, nextWaiters int
+	// roundNotices and nextNotices are the Notify callbacks of the round
+	// being written and of the one after it; the flusher runs a round's
+	// when it publishes it.
+	roundNotices, nextNotices []notice
 
 	kick chan struct{} // wakes the flusher (capacity 1)
 	stop chan struct{} // closed by Close

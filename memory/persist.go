@@ -14,6 +14,7 @@ import (
 
 	"github.com/coordinated/coordinated/coordinate"
 	"github.com/coordinated/coordinated/internal/histo"
+	"github.com/coordinated/coordinated/internal/replyhold"
 	"github.com/coordinated/coordinated/journal"
 )
 
@@ -104,6 +105,9 @@ func (w *wal) wait(ctx context.Context, t journalTicket) error {
 	if t == failedTicket {
 		return errors.New("memory: change not journaled")
 	}
+	if replyhold.Defer(ctx, func(done func(error)) { w.j.Notify(t, w.noticed(done)) }) {
+		return nil // the reply waits instead (internal/replyhold)
+	}
 	if err := w.j.Wait(ctx, t); err != nil {
 		if ctx.Err() == nil && !errors.Is(err, journal.ErrClosed) {
 			w.fail()
@@ -111,6 +115,20 @@ func (w *wal) wait(ctx context.Context, t journalTicket) error {
 		return fmt.Errorf("memory: journal: %w", err)
 	}
 	return nil
+}
+
+// noticed wraps the callback of a held reply: the journal's outcome is
+// reported as wait would report it.
+func (w *wal) noticed(done func(error)) func(error) {
+	return func(err error) {
+		if err != nil {
+			if !errors.Is(err, journal.ErrClosed) {
+				w.fail()
+			}
+			err = fmt.Errorf("memory: journal: %w", err)
+		}
+		done(err)
+	}
 }
 
 // check returns the journal's failure, if one is already known, without
