@@ -101,18 +101,32 @@ type testServer struct {
 
 func startServer(t testing.TB, opts ServerOptions) *testServer {
 	t.Helper()
+	h := &fakeHandler{entered: make(chan struct{}, 16), release: make(chan struct{})}
+	ts := serveOn(t, listenLoopback(t), h, opts)
+	ts.h = h
+	return ts
+}
+
+func listenLoopback(t testing.TB) net.Listener {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
+	return ln
+}
+
+// serveOn serves ln with a server passing requests to h, logging to
+// ts.logs; the server is shut down when the test ends.
+func serveOn(t testing.TB, ln net.Listener, h Handler, opts ServerOptions) *testServer {
+	t.Helper()
 	ts := &testServer{
 		logs:   &syncBuffer{},
-		h:      &fakeHandler{entered: make(chan struct{}, 16), release: make(chan struct{})},
 		addr:   ln.Addr().String(),
 		served: make(chan error, 1),
 	}
 	opts.Logger = slog.New(slog.NewTextHandler(ts.logs, nil))
-	ts.srv = NewServer(ts.h, opts)
+	ts.srv = NewServer(h, opts)
 	go func() { ts.served <- ts.srv.Serve(ln) }()
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
