@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"slices"
@@ -358,6 +359,28 @@ func TestShutdownWaitsForHeldReply(t *testing.T) {
 	}
 	if _, _, err := c.Recv(); err == nil {
 		t.Fatal("connection still open after Shutdown")
+	}
+}
+
+func TestHeldReplyWrittenAfterClientStopsSending(t *testing.T) {
+	h, ts := startHolding(t)
+	nc, fr := ts.rawConn(t)
+	nc.Write(mustEncode(t, 1, "hold", "a"))
+	p := h.next(t)
+	// The client has sent all it will and waits for its reply: the
+	// connection sees the end of its requests while the reply is held.
+	nc.(*net.TCPConn).CloseWrite()
+	expectNoReply(t, nc, fr, "the held request's outcome is known")
+	fire(t, p, nil)
+	frame, err := fr.next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id, res, msg, err := DecodeResponse(frame); err != nil || id != uint64(1) || res != "built a" || msg != "" {
+		t.Fatalf("reply: id %v result %v message %q err %v", id, res, msg, err)
+	}
+	if _, err := fr.next(); !errors.Is(err, io.EOF) {
+		t.Fatalf("after the reply: want EOF, got %v", err)
 	}
 }
 
