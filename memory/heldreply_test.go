@@ -71,3 +71,33 @@ func TestUpdateHandsItsWaitOver(t *testing.T) {
 		}
 	}
 }
+
+// Under -sync none and interval a round costs no sync: updates wait as
+// before, the flusher does not write their replies.
+func TestNoHeldRepliesWithoutGroupSync(t *testing.T) {
+	for _, policy := range []journal.SyncPolicy{journal.SyncNone, journal.SyncInterval} {
+		b, err := Open(context.Background(), Options{
+			Clock: coordinate.NewFakeClock(time.Unix(1e9, 0)), StallTimeout: time.Minute, DataDir: t.TempDir(),
+			Sync: policy, SyncInterval: time.Millisecond,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ns := nsOf(t, b, "ns")
+		ctx := context.Background()
+		defineSpec(t, ctx, ns, "ws")
+		if err := ns.AddWorkUnits(ctx, "ws", []coordinate.WorkUnitInput{{Key: coordinate.Name{Bytes: "a"}}}); err != nil {
+			t.Fatal(err)
+		}
+		var h replyhold.Hold
+		hctx := replyhold.With(ctx, &h)
+		replyhold.Allow(hctx)
+		if err := ns.UpdateWorkUnit(hctx, "ws", "a", coordinate.WorkUnitUpdate{Status: coordinate.StatusFinished}); err != nil {
+			t.Fatal(err)
+		}
+		if replyhold.Deferred(hctx) {
+			t.Errorf("sync policy %v: the update handed its wait over", policy)
+		}
+		b.Close()
+	}
+}
