@@ -35,7 +35,7 @@ func TestUpdateHandsItsWaitOver(t *testing.T) {
 	if err := ns.UpdateWorkUnit(hctx, "ws", "a", coordinate.WorkUnitUpdate{Status: coordinate.StatusFinished}); err != nil {
 		t.Fatal(err)
 	}
-	if await, _ := h.Take(); await != nil {
+	if h.Take().Await != nil {
 		t.Fatal("a request that did not allow it had its wait handed over")
 	}
 
@@ -46,7 +46,7 @@ func TestUpdateHandsItsWaitOver(t *testing.T) {
 	if !replyhold.Deferred(hctx) {
 		t.Fatal("an update that allowed it waited for its record")
 	}
-	await, _ := h.Take()
+	await := h.Take().Await
 	outcome := make(chan error, 1)
 	await(func(err error) { outcome <- err })
 	select {
