@@ -190,6 +190,20 @@ run_suite() {
   fi
 }
 
+# run_legacy BACKEND REPEAT: the legacy client's own tests and ours,
+# REPEAT times in one session.
+run_legacy() {
+  run_suite "legacy x$2" "$1" \
+    .venv-py27/bin/python -m pytest -p no:cacheprovider -q \
+    --timeout="$TEST_TIMEOUT" --count="$2" --repeat-scope=session \
+    --rootdir="$repo" \
+    pythontest/legacy --ignore=pythontest/legacy/test_cli.py \
+    --ignore=pythontest/legacy/test_go_worker.py \
+    "$legacy_tests/test_job_client.py" \
+    "$legacy_tests/test_task_master.py" \
+    "$legacy_tests/test_job_flow.py"
+}
+
 run_all() {
   local backend=$1
   local url
@@ -206,15 +220,7 @@ run_all() {
   fi
 
   url=$backend; [ "$backend" = memory ] || use_fresh_postgres legacy
-  run_suite "legacy x$LEGACY_REPEAT" "$url" \
-    .venv-py27/bin/python -m pytest -p no:cacheprovider -q \
-    --timeout="$TEST_TIMEOUT" --count="$LEGACY_REPEAT" --repeat-scope=session \
-    --rootdir="$repo" \
-    pythontest/legacy --ignore=pythontest/legacy/test_cli.py \
-    --ignore=pythontest/legacy/test_go_worker.py \
-    "$legacy_tests/test_job_client.py" \
-    "$legacy_tests/test_task_master.py" \
-    "$legacy_tests/test_job_flow.py"
+  run_legacy "$url" "$LEGACY_REPEAT"
 
   url=$backend; [ "$backend" = memory ] || use_fresh_postgres cli
   run_suite cli "$url" \
@@ -241,15 +247,7 @@ if [ "$py27_ok" -eq 0 ]; then
   failed=$((failed + 1))
 else
   backend_label="durable memory, -sync group"
-  COORDINATED_SYNC=group run_suite "legacy x$DURABLE_REPEAT" memory \
-    .venv-py27/bin/python -m pytest -p no:cacheprovider -q \
-    --timeout="$TEST_TIMEOUT" --count="$DURABLE_REPEAT" --repeat-scope=session \
-    --rootdir="$repo" \
-    pythontest/legacy --ignore=pythontest/legacy/test_cli.py \
-    --ignore=pythontest/legacy/test_go_worker.py \
-    "$legacy_tests/test_job_client.py" \
-    "$legacy_tests/test_task_master.py" \
-    "$legacy_tests/test_job_flow.py"
+  COORDINATED_SYNC=group run_legacy memory "$DURABLE_REPEAT"
 fi
 if [ -n "${COORDINATE_TEST_POSTGRES:-}" ]; then
   run_all "$COORDINATE_TEST_POSTGRES" postgres
