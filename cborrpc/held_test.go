@@ -30,12 +30,21 @@ import (
 //
 // Without flags, hold(tag) returns "own <tag>", and its builder makes
 // "built <tag>" of a durable change and the error "built <tag>: <err>"
-// of a failed one. Other methods are fakeHandler's; their names are sent
-// on ran as they run.
+// of a failed one. Like the daemon's metrics and logging wrappers, it
+// asks (replyhold.After) to learn the error each held reply answers, and
+// sends it on built. Other methods are fakeHandler's; their names are
+// sent on ran as they run.
 type holdingHandler struct {
 	fakeHandler
 	awaits chan *pendingChange
+	built  chan builtReply
 	ran    chan string
+}
+
+// builtReply is what replyhold.After reported of a held reply.
+type builtReply struct {
+	tag string
+	err error
 }
 
 // pendingChange is a held request's change the test has not decided yet.
@@ -46,7 +55,7 @@ type pendingChange struct {
 }
 
 func newHoldingHandler() *holdingHandler {
-	return &holdingHandler{awaits: make(chan *pendingChange, 16), ran: make(chan string, 64)}
+	return &holdingHandler{awaits: make(chan *pendingChange, 16), built: make(chan builtReply, 16), ran: make(chan string, 64)}
 }
 
 func (h *holdingHandler) Handle(ctx context.Context, req *Request) (any, error) {
@@ -87,10 +96,33 @@ func (h *holdingHandler) Handle(ctx context.Context, req *Request) (any, error) 
 			return "built " + tag, nil
 		})
 	}
+	if !replyhold.After(ctx, func(err error) { h.built <- builtReply{tag, err} }) {
+		return nil, errors.New("replyhold.After refused a held reply")
+	}
 	if slices.Contains(flags, "ownerr") {
 		return nil, errors.New("own error " + tag)
 	}
 	return "own " + tag, nil
+}
+
+// expectBuilt checks that replyhold.After has reported tag's reply,
+// answering wantErr ("" for a result): it runs when the reply is built,
+// before it is written, so by the time the client has it.
+func (h *holdingHandler) expectBuilt(t *testing.T, tag, wantErr string) {
+	t.Helper()
+	select {
+	case b := <-h.built:
+		switch {
+		case b.tag != tag:
+			t.Errorf("After reported %s's reply, want %s's", b.tag, tag)
+		case wantErr == "" && b.err != nil:
+			t.Errorf("After reported %s's reply answering %v, want a result", tag, b.err)
+		case wantErr != "" && (b.err == nil || b.err.Error() != wantErr):
+			t.Errorf("After reported %s's reply answering %v, want %q", tag, b.err, wantErr)
+		}
+	default:
+		t.Errorf("%s's reply arrived before After was told of it", tag)
+	}
 }
 
 // next returns the next change the server awaits.
@@ -188,6 +220,7 @@ func TestHeldReplyWaitsForOutcome(t *testing.T) {
 		expectNoReply(t, c.nc, &c.frames, tc.name+": the change's outcome is known")
 		fire(t, p, tc.outcome)
 		expectReply(t, c, uint64(i+1), tc.res, tc.err)
+		h.expectBuilt(t, "a", tc.err)
 	}
 }
 
@@ -224,9 +257,12 @@ func TestHeldReplyCallbackInsideAwait(t *testing.T) {
 	c.Send("echo", 3)
 	c.Send("hold", "d", "sync")
 	expectReply(t, c, 1, "built a", "")
+	h.expectBuilt(t, "a", "")
 	expectReply(t, c, 2, "own b", "")
+	h.expectBuilt(t, "b", "")
 	expectReply(t, c, 3, "[3]", "")
 	expectReply(t, c, 4, "built d", "")
+	h.expectBuilt(t, "d", "")
 	if len(h.awaits) != 0 {
 		t.Errorf("%d changes awaited the test", len(h.awaits))
 	}
@@ -299,6 +335,9 @@ func TestBatchWithHeldCallsAnsweredTogether(t *testing.T) {
 			t.Errorf("batch reply %d: id %v result %v message %q err %v; want %v %q", i+1, id, res, msg, err, want[i].res, want[i].msg)
 		}
 	}
+	h.expectBuilt(t, "a", "")
+	h.expectBuilt(t, "c", lost.Error())
+	h.expectBuilt(t, "d", "")
 }
 
 func TestHeldReplyBehindBufferedRepliesAnsweredInLine(t *testing.T) {
@@ -328,6 +367,8 @@ func TestHeldReplyBehindBufferedRepliesAnsweredInLine(t *testing.T) {
 			t.Errorf("reply %d: id %v result %v message %q err %v; want %s", i+1, id, res, msg, err, want)
 		}
 	}
+	h.expectBuilt(t, "b", "")
+	h.expectBuilt(t, "d", "")
 }
 
 func TestShutdownWaitsForHeldReply(t *testing.T) {
@@ -460,9 +501,11 @@ func TestHeldReplyOverPipe(t *testing.T) {
 	// the callback must return all the same.
 	fire(t, h.next(t), nil)
 	expectReply(t, c, 1, "built a", "")
+	h.expectBuilt(t, "a", "")
 	expectReply(t, c, 2, "[2]", "")
 	c.Send("hold", "c", "sync")
 	expectReply(t, c, 3, "built c", "")
+	h.expectBuilt(t, "c", "")
 }
 
 func TestHeldReplyEchoesIDAfterRequestBytesReused(t *testing.T) {
