@@ -378,15 +378,7 @@ func TestShutdownWaitsForHeldReply(t *testing.T) {
 	c.Flush()
 	p := h.next(t)
 
-	shut := make(chan error, 1)
-	go func() { shut <- ts.srv.Shutdown(context.Background()) }()
-	waitFor(t, func() bool {
-		nc, err := net.Dial("tcp", ts.addr)
-		if err == nil {
-			nc.Close()
-		}
-		return err != nil
-	}, "listener to close")
+	shut := ts.startShutdown(t)
 	expectNoReply(t, c.nc, &c.frames, "the held request's outcome is known")
 	select {
 	case err := <-shut:
@@ -433,17 +425,10 @@ func TestForcedShutdownDoesNotWaitForHeldReply(t *testing.T) {
 	c.Flush()
 	p := h.next(t)
 
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if err := ts.srv.Shutdown(ctx); !errors.Is(err, context.Canceled) {
-		t.Fatalf("Shutdown with cancelled ctx = %v", err)
-	}
-	if _, _, err := c.Recv(); err == nil {
-		t.Fatal("connection survived a forced shutdown")
-	}
+	ts.forceShutdown(t, c)
 	// The connection's goroutine has given up the held reply and ended: a
 	// second Shutdown finds nothing left to wait for.
-	ctx, cancel = context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := ts.srv.Shutdown(ctx); err != nil {
 		t.Fatalf("connection goroutines still running after a forced shutdown: %v", err)

@@ -450,6 +450,23 @@ func waitFor(t *testing.T, cond func() bool, format string, args ...any) {
 	t.Fatalf("timed out waiting for "+format, args...)
 }
 
+// startShutdown starts ts's Shutdown and waits until its listener is
+// closed (new connections are refused); Shutdown's result comes on the
+// channel returned.
+func (ts *testServer) startShutdown(t *testing.T) <-chan error {
+	t.Helper()
+	shut := make(chan error, 1)
+	go func() { shut <- ts.srv.Shutdown(context.Background()) }()
+	waitFor(t, func() bool {
+		nc, err := net.Dial("tcp", ts.addr)
+		if err == nil {
+			nc.Close()
+		}
+		return err != nil
+	}, "listener to close")
+	return shut
+}
+
 func TestShutdownAnswersInFlightRequests(t *testing.T) {
 	ts := startServer(t, ServerOptions{})
 	c := ts.dial(t)
@@ -467,16 +484,7 @@ func TestShutdownAnswersInFlightRequests(t *testing.T) {
 	c.Flush()
 	<-ts.h.entered
 
-	shut := make(chan error, 1)
-	go func() { shut <- ts.srv.Shutdown(context.Background()) }()
-	// New connections are refused once the listener is closed.
-	waitFor(t, func() bool {
-		nc, err := net.Dial("tcp", ts.addr)
-		if err == nil {
-			nc.Close()
-		}
-		return err != nil
-	}, "listener to close")
+	shut := ts.startShutdown(t)
 	select {
 	case err := <-shut:
 		t.Fatalf("Shutdown returned %v before the in-flight request finished", err)
@@ -511,12 +519,19 @@ func TestShutdownGivesUpWhenContextEnds(t *testing.T) {
 	}
 	c.Flush()
 	<-ts.h.entered
+	// The handler sees its context cancelled and the connection is gone.
+	ts.forceShutdown(t, c)
+}
+
+// forceShutdown shuts ts down with a context that has already ended and
+// checks that c's connection is closed.
+func (ts *testServer) forceShutdown(t *testing.T, c *Client) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if err := ts.srv.Shutdown(ctx); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Shutdown with cancelled ctx = %v", err)
 	}
-	// The handler saw its context cancelled and the connection is gone.
 	if _, _, err := c.Recv(); err == nil {
 		t.Fatal("connection survived a forced shutdown")
 	}
