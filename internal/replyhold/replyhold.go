@@ -73,6 +73,17 @@ func Defer(ctx context.Context, await func(done func(error))) bool {
 	return true
 }
 
+// CanDefer reports whether Defer would keep an await for the request of
+// ctx. A backend that must prepare its change differently when its reply
+// is held asks first: one that applies the change after returning must
+// copy what it keeps of the request (the server reuses the request's
+// memory once the handler returns), and calls Defer only once nothing can
+// fail any more before the change's outcome is awaited.
+func CanDefer(ctx context.Context) bool {
+	h := from(ctx)
+	return h != nil && h.allowed && h.await == nil
+}
+
 // Deferred reports whether the backend called for the request of ctx
 // deferred its wait: the handler must then give the reply's builder to
 // Reply instead of answering from the outcome it has.
