@@ -162,15 +162,27 @@ func (e stalledError) Unwrap() error { return e.err }
 // to call with the work's error when it ends: it stops the watch and, when
 // the watch cut the work short, reports coordinate.ErrUnavailable.
 func (l *liveness) watch(ctx context.Context) (context.Context, func(error) error) {
-	if l.timeout <= 0 {
+	ctx, w := l.watchCall(ctx)
+	if w == nil {
 		return ctx, func(err error) error { return err }
+	}
+	return ctx, w.end
+}
+
+// watchCall is watch for a call whose work may end after it returns (a
+// held update, heldupdate.go): the call ends the watch with finish, and
+// may ask to hear of a stall (onStall). The watcher is nil when l is nil
+// or calls are never cut short; its methods then do nothing.
+func (l *liveness) watchCall(ctx context.Context) (context.Context, *watcher) {
+	if l == nil || l.timeout <= 0 {
+		return ctx, nil
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	w := &watcher{l: l, ctx: ctx, cancel: cancel}
 	w.mu.Lock()
 	w.timer = time.AfterFunc(l.half(), w.fire)
 	w.mu.Unlock()
-	return ctx, w.end
+	return ctx, w
 }
 
 // watcher is the watch of one call.
@@ -181,6 +193,10 @@ type watcher struct {
 	mu     sync.Mutex
 	timer  *time.Timer
 	ended  bool
+	// stalled is called when the watch cuts the work short (onStall);
+	// cut says it has.
+	stalled func()
+	cut     bool
 }
 
 func (w *watcher) fire() {
@@ -190,6 +206,13 @@ func (w *watcher) fire() {
 	}
 	if err != nil {
 		w.cancel(stalledError{err})
+		w.mu.Lock()
+		w.cut = true
+		f := w.stalled
+		w.mu.Unlock()
+		if f != nil {
+			f()
+		}
 		return
 	}
 	w.mu.Lock()
@@ -199,10 +222,37 @@ func (w *watcher) fire() {
 	w.mu.Unlock()
 }
 
+// onStall has f called, on the watch's goroutine, when the watch cuts the
+// work short; at once if it already has. For a call that returned without
+// waiting for its work, whose context nobody watches any more.
+func (w *watcher) onStall(f func()) {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	cut := w.cut
+	if !cut {
+		w.stalled = f
+	}
+	w.mu.Unlock()
+	if cut {
+		f()
+	}
+}
+
+// finish is end for a watcher that may be nil (no watch).
+func (w *watcher) finish(err error) error {
+	if w == nil {
+		return err
+	}
+	return w.end(err)
+}
+
 func (w *watcher) end(err error) error {
 	w.mu.Lock()
 	w.ended = true
 	w.timer.Stop()
+	w.stalled = nil
 	w.mu.Unlock()
 	cause := context.Cause(w.ctx)
 	w.cancel(nil)

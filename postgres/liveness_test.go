@@ -2,10 +2,13 @@ package postgres
 
 import (
 	"context"
+	"errors"
+	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/fxamacker/cbor/v2"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/coordinated/coordinated/coordinate"
 )
@@ -24,6 +27,42 @@ func TestLongWorkOutlivesTheWatch(t *testing.T) {
 	_, err := b.pool.Exec(ctx, "SELECT pg_sleep(2)")
 	if err = end(err); err != nil {
 		t.Fatalf("a two-second statement under a 400 ms request timeout: %v", err)
+	}
+}
+
+// TestStallReachesAReturnedCall: a call that returned before its work
+// ended (a held update) hears from its watch when the database stops
+// answering (onStall), whether it asks before or after the watch found
+// out, and ending the watch then reports coordinate.ErrUnavailable, as
+// for a call that waited. No database is needed: the ping's connection
+// is refused.
+func TestStallReachesAReturnedCall(t *testing.T) {
+	cfg, err := pgx.ParseConfig("postgres://postgres@127.0.0.1:1/none?connect_timeout=5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := newLiveness(cfg, 100*time.Millisecond, slog.New(slog.DiscardHandler))
+	defer l.close()
+	for _, late := range []bool{false, true} {
+		ctx, w := l.watchCall(context.Background())
+		stalled := make(chan struct{})
+		if late {
+			<-ctx.Done() // the watch has cut the work short already
+		}
+		w.onStall(func() { close(stalled) })
+		select {
+		case <-stalled:
+		case <-time.After(30 * time.Second): // bounds the test, not the code
+			t.Fatalf("late %v: onStall's function was never called", late)
+		}
+		if err := w.finish(ctx.Err()); !errors.Is(err, coordinate.ErrUnavailable) {
+			t.Errorf("late %v: the watch ended with %v, want coordinate.ErrUnavailable", late, err)
+		}
+	}
+	var none *watcher // no watch: nothing happens, errors pass through
+	none.onStall(func() { t.Error("onStall of no watch called its function") })
+	if err := none.finish(context.Canceled); err != context.Canceled {
+		t.Errorf("finish of no watch: %v", err)
 	}
 }
 
