@@ -181,13 +181,8 @@ var errBackendClosed = errors.New("postgres backend closed")
 // submit queues it and waits for its result.
 func (c *committer) submit(ctx context.Context, it *commitItem) error {
 	it.done = make(chan error, 1)
-	select {
-	case c.queue <- it:
-		c.arrived()
-	case <-c.stop:
-		return errBackendClosed
-	case <-ctx.Done():
-		return ctx.Err()
+	if err := c.push(ctx, it); err != nil {
+		return err
 	}
 	select {
 	case err := <-it.done:
@@ -200,6 +195,28 @@ func (c *committer) submit(ctx context.Context, it *commitItem) error {
 		// released (answer).
 		return ctx.Err()
 	}
+}
+
+// push queues it. It fails, leaving it unqueued, when the committer is
+// closed or ctx ends first.
+func (c *committer) push(ctx context.Context, it *commitItem) error {
+	select {
+	case c.queue <- it:
+		c.arrived()
+	case <-c.stop:
+		return errBackendClosed
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	// Queued as the committer closed: its workers may have drained the
+	// queue and gone already. Whatever is still queued is answered here,
+	// so no queued request is left without an answer.
+	select {
+	case <-c.stop:
+		c.drain()
+	default:
+	}
+	return nil
 }
 
 // answer hands a request its result. A claim whose submitter gave up has
