@@ -118,14 +118,17 @@ type commitItem struct {
 	done  chan error
 	// state settles who has the result: the submitter, or nobody because
 	// the submitter gave up first (itemWaiting -> itemAnswered or
-	// itemAbandoned, once).
+	// itemAbandoned, once). A held update (held.on) goes from itemWaiting
+	// to itemAnswered or itemAwaited, and is never abandoned.
 	state atomic.Int32
+	held  heldUpdate // heldupdate.go
 }
 
 const (
 	itemWaiting int32 = iota
 	itemAnswered
 	itemAbandoned
+	itemAwaited // a held update's callback is registered (heldupdate.go)
 )
 
 type committer struct {
@@ -222,6 +225,10 @@ func (c *committer) push(ctx context.Context, it *commitItem) error {
 // answer hands a request its result. A claim whose submitter gave up has
 // leased units nobody will be told about: they are released at once.
 func (c *committer) answer(it *commitItem, err error) {
+	if it.held.on {
+		it.settle(err)
+		return
+	}
 	if it.state.CompareAndSwap(itemWaiting, itemAnswered) {
 		it.done <- err
 		return

@@ -12,6 +12,7 @@ import (
 
 	"github.com/coordinated/coordinated/coordinate"
 	"github.com/coordinated/coordinated/internal/pgtest"
+	"github.com/coordinated/coordinated/internal/replyhold"
 )
 
 // TestFrozenDatabaseFailsCallsInTime freezes the whole PostgreSQL server
@@ -62,6 +63,25 @@ func TestFrozenDatabaseFailsCallsInTime(t *testing.T) {
 		"update_work_unit": func() error {
 			return ns.UpdateAttempt(callCtx, coordinate.AttemptRef{Spec: "s", Key: held[0].Key.Bytes, ID: held[0].ID},
 				coordinate.WorkUnitUpdate{Status: coordinate.StatusFinished})
+		},
+		// A held update's callback gets the error (watcher.onStall).
+		"held update_work_unit": func() error {
+			h := &replyhold.Hold{}
+			hctx := replyhold.With(callCtx, h)
+			replyhold.Allow(hctx)
+			err := ns.UpdateWorkUnit(hctx, "s", held[0].Key.Bytes, coordinate.WorkUnitUpdate{Status: coordinate.StatusFinished})
+			await, _ := h.Take()
+			if await == nil {
+				return fmt.Errorf("not held: %w", err)
+			}
+			ch := make(chan error, 1)
+			await(func(err error) { ch <- err })
+			select {
+			case err := <-ch:
+				return err
+			case <-callCtx.Done():
+				return callCtx.Err()
+			}
 		},
 	}
 	for i := range 6 { // more get_work calls than pool connections

@@ -36,18 +36,29 @@ type updateRequest struct {
 func (r *updateRequest) unit() unitKey { return unitKey{r.ns.id, r.spec, r.key} }
 
 func (ns *namespace) UpdateWorkUnit(ctx context.Context, spec, key string, update coordinate.WorkUnitUpdate) error {
-	if err := update.Check(); err != nil {
-		return err
-	}
-	return ns.b.commits.submit(ctx, &commitItem{upd: &updateRequest{ns: ns, spec: spec, key: key, upd: update, now: ns.now()}})
+	return ns.updateWorkUnit(ctx, nil, spec, key, update)
 }
 
 func (ns *namespace) UpdateAttempt(ctx context.Context, ref coordinate.AttemptRef, update coordinate.WorkUnitUpdate) error {
+	return ns.updateAttempt(ctx, nil, ref, update)
+}
+
+// updateWorkUnit and updateAttempt are UpdateWorkUnit and UpdateAttempt
+// under the liveness watch of live (nil: none), which the committer ends
+// when it answers an update that was not waited for (heldupdate.go).
+func (ns *namespace) updateWorkUnit(ctx context.Context, live *liveness, spec, key string, update coordinate.WorkUnitUpdate) error {
+	if err := update.Check(); err != nil {
+		return err
+	}
+	return ns.b.commits.update(ctx, live, &updateRequest{ns: ns, spec: spec, key: key, upd: update, now: ns.now()})
+}
+
+func (ns *namespace) updateAttempt(ctx context.Context, live *liveness, ref coordinate.AttemptRef, update coordinate.WorkUnitUpdate) error {
 	if err := update.Check(); err != nil {
 		return err
 	}
 	id := ref.ID
-	return ns.b.commits.submit(ctx, &commitItem{upd: &updateRequest{ns: ns, spec: ref.Spec, key: ref.Key, upd: update, leaseID: &id, now: ns.now()}})
+	return ns.b.commits.update(ctx, live, &updateRequest{ns: ns, spec: ref.Spec, key: ref.Key, upd: update, leaseID: &id, now: ns.now()})
 }
 
 var (

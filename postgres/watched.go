@@ -88,7 +88,7 @@ func (w *watchedNamespace) DeleteWorkUnits(ctx context.Context, spec string, que
 }
 
 func (w *watchedNamespace) UpdateWorkUnit(ctx context.Context, spec, key string, update coordinate.WorkUnitUpdate) error {
-	return watchedErr(w, ctx, func(ctx context.Context) error { return w.ns.UpdateWorkUnit(ctx, spec, key, update) })
+	return w.ns.updateWorkUnit(ctx, w.live, spec, key, update) // watched there: its reply may be held
 }
 
 func (w *watchedNamespace) RetryWorkUnits(ctx context.Context, spec string, keys []string) (int, error) {
@@ -104,7 +104,7 @@ func (w *watchedNamespace) GetWork(ctx context.Context, req coordinate.WorkReque
 }
 
 func (w *watchedNamespace) UpdateAttempt(ctx context.Context, ref coordinate.AttemptRef, update coordinate.WorkUnitUpdate) error {
-	return watchedErr(w, ctx, func(ctx context.Context) error { return w.ns.UpdateAttempt(ctx, ref, update) })
+	return w.ns.updateAttempt(ctx, w.live, ref, update) // watched there: its reply may be held
 }
 
 func (w *watchedNamespace) WorkerHeartbeat(ctx context.Context, hb coordinate.Heartbeat) error {
