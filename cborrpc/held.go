@@ -1,6 +1,10 @@
 package cborrpc
 
-import "context"
+import (
+	"context"
+
+	"github.com/coordinated/coordinated/internal/replyhold"
+)
 
 // Held replies (internal/replyhold). A handler may let the backend return
 // before its change is durable; the reply is then built and written by
@@ -19,7 +23,7 @@ type heldReply struct {
 	method  string
 	result  any
 	err     error
-	build   func(error) (any, error)
+	held    replyhold.Held
 	payload []byte
 	frame   []byte
 	done    chan error // the write's outcome; capacity 1
@@ -30,14 +34,14 @@ type heldReply struct {
 // nothing is buffered before it and it hands nothing out that must be
 // taken back if undelivered (delivery.go); otherwise the outcome is
 // awaited here, as for a batch.
-func (c *serverConn) run(req *Request, mayHold bool) (result any, err error, held bool) {
+func (c *serverConn) run(req *Request, mayHold bool) (result any, err error, isHeld bool) {
 	result, err = c.invoke(req)
-	await, build := c.holds.Take()
-	if await == nil {
+	held := c.holds.Take()
+	if held.Await == nil {
 		return result, err, false
 	}
 	if !mayHold || c.bw.Buffered() > 0 || len(c.hooks.pending) > 0 {
-		result, err = waitOutcome(c.srv.handlerCtx, await, build, result, err)
+		result, err = waitOutcome(c.srv.handlerCtx, &held, result, err)
 		return result, err, false
 	}
 	h := &c.heldReply
@@ -45,12 +49,12 @@ func (c *serverConn) run(req *Request, mayHold bool) (result any, err error, hel
 	if req.ID == nil {
 		h.id = nil
 	}
-	h.method, h.result, h.err, h.build = req.Method, result, err, build
+	h.method, h.result, h.err, h.held = req.Method, result, err, held
 	if h.done == nil {
 		h.done = make(chan error, 1)
 	}
 	c.held = true
-	await(c.writeHeld)
+	held.Await(c.writeHeld)
 	return nil, nil, true
 }
 
@@ -60,10 +64,10 @@ func (c *serverConn) run(req *Request, mayHold bool) (result any, err error, hel
 // must not hold up the journal).
 func (c *serverConn) writeHeld(outcome error) {
 	h := &c.heldReply
-	result, err := outcomeReply(h.build, h.result, h.err, outcome)
+	result, err := outcomeReply(&h.held, h.result, h.err, outcome)
 	h.payload = c.appendOutcome(h.payload[:0], h.id, h.method, result, err)
 	h.frame = appendWrapped(h.frame[:0], h.payload)
-	h.result, h.err, h.build = nil, nil, nil
+	h.result, h.err, h.held = nil, nil, replyhold.Held{}
 	n, werr := writeNow(c.nc, h.frame)
 	if werr != nil || n == len(h.frame) {
 		h.done <- werr
@@ -93,27 +97,29 @@ func (c *serverConn) waitHeld() error {
 
 // waitOutcome waits on the calling goroutine for a deferred change and
 // returns the reply's result.
-func waitOutcome(ctx context.Context, await func(func(error)), build func(error) (any, error), result any, err error) (any, error) {
+func waitOutcome(ctx context.Context, held *replyhold.Held, result any, err error) (any, error) {
 	ch := make(chan error, 1)
-	await(func(outcome error) { ch <- outcome })
+	held.Await(func(outcome error) { ch <- outcome })
 	var outcome error
 	select {
 	case outcome = <-ch:
 	case <-ctx.Done():
 		outcome = ctx.Err()
 	}
-	return outcomeReply(build, result, err, outcome)
+	return outcomeReply(held, result, err, outcome)
 }
 
 // outcomeReply is the reply to a request whose change had outcome: what
 // the handler's builder makes of it, or without one, the handler's own
-// answer for a durable change and the outcome's error otherwise.
-func outcomeReply(build func(error) (any, error), result any, err, outcome error) (any, error) {
-	if build != nil {
-		return build(outcome)
+// answer for a durable change and the outcome's error otherwise. The
+// request's After functions then learn the reply's error.
+func outcomeReply(held *replyhold.Held, result any, err, outcome error) (any, error) {
+	switch {
+	case held.Build != nil:
+		result, err = held.Build(outcome)
+	case outcome != nil:
+		result, err = nil, outcome
 	}
-	if outcome != nil {
-		return nil, outcome
-	}
+	held.Built(err)
 	return result, err
 }

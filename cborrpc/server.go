@@ -320,7 +320,9 @@ func (c *serverConn) serve() {
 		}
 		if err != nil {
 			c.undelivered()
-			c.srv.log.Info("cborrpc: closing connection: write failed", "remote", c.remote, "error", err)
+			if c.srv.handlerCtx.Err() == nil { // not a forced shutdown giving up on the held reply
+				c.srv.log.Info("cborrpc: closing connection: write failed", "remote", c.remote, "error", err)
+			}
 			return
 		}
 	}

@@ -101,18 +101,32 @@ type testServer struct {
 
 func startServer(t testing.TB, opts ServerOptions) *testServer {
 	t.Helper()
+	h := &fakeHandler{entered: make(chan struct{}, 16), release: make(chan struct{})}
+	ts := serveOn(t, listenLoopback(t), h, opts)
+	ts.h = h
+	return ts
+}
+
+func listenLoopback(t testing.TB) net.Listener {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
+	return ln
+}
+
+// serveOn serves ln with a server passing requests to h, logging to
+// ts.logs; the server is shut down when the test ends.
+func serveOn(t testing.TB, ln net.Listener, h Handler, opts ServerOptions) *testServer {
+	t.Helper()
 	ts := &testServer{
 		logs:   &syncBuffer{},
-		h:      &fakeHandler{entered: make(chan struct{}, 16), release: make(chan struct{})},
 		addr:   ln.Addr().String(),
 		served: make(chan error, 1),
 	}
 	opts.Logger = slog.New(slog.NewTextHandler(ts.logs, nil))
-	ts.srv = NewServer(ts.h, opts)
+	ts.srv = NewServer(h, opts)
 	go func() { ts.served <- ts.srv.Serve(ln) }()
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -436,6 +450,23 @@ func waitFor(t *testing.T, cond func() bool, format string, args ...any) {
 	t.Fatalf("timed out waiting for "+format, args...)
 }
 
+// startShutdown starts ts's Shutdown and waits until its listener is
+// closed (new connections are refused); Shutdown's result comes on the
+// channel returned.
+func (ts *testServer) startShutdown(t *testing.T) <-chan error {
+	t.Helper()
+	shut := make(chan error, 1)
+	go func() { shut <- ts.srv.Shutdown(context.Background()) }()
+	waitFor(t, func() bool {
+		nc, err := net.Dial("tcp", ts.addr)
+		if err == nil {
+			nc.Close()
+		}
+		return err != nil
+	}, "listener to close")
+	return shut
+}
+
 func TestShutdownAnswersInFlightRequests(t *testing.T) {
 	ts := startServer(t, ServerOptions{})
 	c := ts.dial(t)
@@ -453,16 +484,7 @@ func TestShutdownAnswersInFlightRequests(t *testing.T) {
 	c.Flush()
 	<-ts.h.entered
 
-	shut := make(chan error, 1)
-	go func() { shut <- ts.srv.Shutdown(context.Background()) }()
-	// New connections are refused once the listener is closed.
-	waitFor(t, func() bool {
-		nc, err := net.Dial("tcp", ts.addr)
-		if err == nil {
-			nc.Close()
-		}
-		return err != nil
-	}, "listener to close")
+	shut := ts.startShutdown(t)
 	select {
 	case err := <-shut:
 		t.Fatalf("Shutdown returned %v before the in-flight request finished", err)
@@ -497,12 +519,19 @@ func TestShutdownGivesUpWhenContextEnds(t *testing.T) {
 	}
 	c.Flush()
 	<-ts.h.entered
+	// The handler sees its context cancelled and the connection is gone.
+	ts.forceShutdown(t, c)
+}
+
+// forceShutdown shuts ts down with a context that has already ended and
+// checks that c's connection is closed.
+func (ts *testServer) forceShutdown(t *testing.T, c *Client) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if err := ts.srv.Shutdown(ctx); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Shutdown with cancelled ctx = %v", err)
 	}
-	// The handler saw its context cancelled and the connection is gone.
 	if _, _, err := c.Recv(); err == nil {
 		t.Fatal("connection survived a forced shutdown")
 	}

@@ -2,6 +2,7 @@ package journal
 
 import (
 	"runtime"
+	"slices"
 	"time"
 )
 
@@ -230,6 +231,12 @@ func (j *Journal) preallocMax() int64 {
 	return j.opts.Preallocate
 }
 
+// inlineNotices is how many notices of a round the flusher runs itself;
+// the rest run on a goroutine of their own. A notice writes a reply
+// (about 6 us on the 2-core box), and a round with dozens of them
+// would hold the next round's sync back by as long as a sync.
+const inlineNotices = 8
+
 // publish records the outcome of a round, wakes its waiters and runs its
 // notices (Notify); after a failure or the last round, every waiter's and
 // notice's. A round that wrote records without error is counted as a
@@ -242,7 +249,19 @@ func (j *Journal) publish(upTo Ticket, err error, stopped, wrote bool) (woke int
 	j.roundNotices = nil
 	defer func() {
 		// After the lock: a notice writes a reply, and may append.
-		for _, n := range notices {
+		inline := notices
+		if len(inline) > inlineNotices {
+			// Many callers (64 connections): the next round must not
+			// wait for all their replies.
+			rest := slices.Clone(notices[inlineNotices:])
+			inline = notices[:inlineNotices]
+			go func() {
+				for _, n := range rest {
+					n.f(n.err)
+				}
+			}()
+		}
+		for _, n := range inline {
 			n.f(n.err)
 		}
 		all := notices[:cap(notices)]

@@ -33,7 +33,12 @@ const failedTicket = journalTicket(math.MaxUint64 - 1)
 // wal connects a persistent backend to its journal: namespaces append
 // records through it, and it takes snapshots when the journal has grown.
 type wal struct {
-	j             *journal.Journal
+	j *journal.Journal
+	// holdReplies: under SyncGroup an update that allows it hands its wait
+	// to the flusher (wait, internal/replyhold). Under the other policies
+	// a round costs no sync, and the flusher writing every reply made it
+	// the bottleneck (docs/persistence.md, "Group commit, seventh pass").
+	holdReplies   bool
 	blobs         *blobStore // large unit data of snapshots (blobs.go)
 	recover       bool       // -recover: drop units whose blob is lost
 	log           *slog.Logger
@@ -105,7 +110,7 @@ func (w *wal) wait(ctx context.Context, t journalTicket) error {
 	if t == failedTicket {
 		return errors.New("memory: change not journaled")
 	}
-	if replyhold.Defer(ctx, func(done func(error)) { w.j.Notify(t, w.noticed(done)) }) {
+	if w.holdReplies && replyhold.Defer(ctx, func(done func(error)) { w.j.Notify(t, w.noticed(done)) }) {
 		return nil // the reply waits instead (internal/replyhold)
 	}
 	if err := w.j.Wait(ctx, t); err != nil {
@@ -184,6 +189,7 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 	}
 	w := &wal{
 		j:             j,
+		holdReplies:   opts.Sync == journal.SyncGroup,
 		blobs:         newBlobStore(opts.DataDir, log),
 		recover:       opts.Recover,
 		log:           log,

@@ -70,7 +70,7 @@ func TestFrozenDatabaseFailsCallsInTime(t *testing.T) {
 			hctx := replyhold.With(callCtx, h)
 			replyhold.Allow(hctx)
 			err := ns.UpdateWorkUnit(hctx, "s", held[0].Key.Bytes, coordinate.WorkUnitUpdate{Status: coordinate.StatusFinished})
-			await, _ := h.Take()
+			await := h.Take().Await
 			if await == nil {
 				return fmt.Errorf("not held: %w", err)
 			}

@@ -26,7 +26,7 @@ func heldCall(t *testing.T, update func(ctx context.Context) error) (error, <-ch
 	ctx := replyhold.With(t.Context(), h)
 	replyhold.Allow(ctx)
 	err := update(ctx)
-	await, _ := h.Take()
+	await := h.Take().Await
 	if await == nil {
 		return err, nil
 	}
@@ -271,7 +271,7 @@ func TestHeldUpdatesAnsweredAtClose(t *testing.T) {
 		if err := e.ns.UpdateWorkUnit(ctx, "s", "a", coordinate.WorkUnitUpdate{Status: coordinate.StatusAvailable}); err != nil {
 			t.Fatalf("held update %d: %v", i, err)
 		}
-		await, _ := h.Take()
+		await := h.Take().Await
 		if await == nil {
 			t.Fatalf("update %d was not held", i)
 		}

@@ -129,7 +129,7 @@ class Daemon(object):
                                     for a in self.argv]
         else:
             args = [self.binary, '-listen', self.address,
-                    '-backend', self.backend_arg, '-data-dir', '']
+                    '-backend', self.backend_arg] + self.storage_args()
             if self.config_path:
                 args += ['-config', self.config_path]
             args += self.extra_args
@@ -137,6 +137,16 @@ class Daemon(object):
         self.proc = subprocess.Popen(args, stdout=self._log,
                                      stderr=subprocess.STDOUT)
         return wait_until_accepting(self, args, 'coordinated')
+
+    def storage_args(self):
+        """The memory backend's storage flags: volatile (-data-dir ''),
+        unless $COORDINATED_SYNC names a -sync policy, then durable in a
+        data directory of the daemon's own."""
+        sync = os.environ.get('COORDINATED_SYNC')
+        if not sync:
+            return ['-data-dir', '']
+        return ['-data-dir', os.path.join(self.workdir, 'data'),
+                '-sync', sync]
 
     def log(self):
         """The daemon's output so far, as text."""

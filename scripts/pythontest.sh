@@ -4,7 +4,9 @@
 #   wire    our own protocol tests, Python 3 + pytest + cbor2
 #   legacy  the unchanged tests shipped inside the coordinate 0.1.5 package
 #           (test_job_client, test_task_master, test_job_flow), Python 2.7,
-#           repeated LEGACY_REPEAT times (default 20) in one session
+#           repeated LEGACY_REPEAT times (default 20) in one session; on the
+#           memory backend also durable (-sync group, $COORDINATED_SYNC),
+#           DURABLE_REPEAT times (default 5)
 #   cli     every `coordinate` subcommand and a real coordinate_worker,
 #           Python 2.7 (pythontest/legacy/test_cli.py)
 #   compare the real Python daemon (coordinate 0.1.5) and ours driven with
@@ -29,6 +31,7 @@ cd "$(dirname "$0")/.."
 repo=$(pwd)
 
 LEGACY_REPEAT=${LEGACY_REPEAT:-20}
+DURABLE_REPEAT=${DURABLE_REPEAT:-5}
 # Seconds one test may take before pytest-timeout fails it: a hung daemon
 # must fail the run, not stall it until CI's own limit.
 TEST_TIMEOUT=${TEST_TIMEOUT:-300}
@@ -187,6 +190,20 @@ run_suite() {
   fi
 }
 
+# run_legacy BACKEND REPEAT: the legacy client's own tests and ours,
+# REPEAT times in one session.
+run_legacy() {
+  run_suite "legacy x$2" "$1" \
+    .venv-py27/bin/python -m pytest -p no:cacheprovider -q \
+    --timeout="$TEST_TIMEOUT" --count="$2" --repeat-scope=session \
+    --rootdir="$repo" \
+    pythontest/legacy --ignore=pythontest/legacy/test_cli.py \
+    --ignore=pythontest/legacy/test_go_worker.py \
+    "$legacy_tests/test_job_client.py" \
+    "$legacy_tests/test_task_master.py" \
+    "$legacy_tests/test_job_flow.py"
+}
+
 run_all() {
   local backend=$1
   local url
@@ -203,15 +220,7 @@ run_all() {
   fi
 
   url=$backend; [ "$backend" = memory ] || use_fresh_postgres legacy
-  run_suite "legacy x$LEGACY_REPEAT" "$url" \
-    .venv-py27/bin/python -m pytest -p no:cacheprovider -q \
-    --timeout="$TEST_TIMEOUT" --count="$LEGACY_REPEAT" --repeat-scope=session \
-    --rootdir="$repo" \
-    pythontest/legacy --ignore=pythontest/legacy/test_cli.py \
-    --ignore=pythontest/legacy/test_go_worker.py \
-    "$legacy_tests/test_job_client.py" \
-    "$legacy_tests/test_task_master.py" \
-    "$legacy_tests/test_job_flow.py"
+  run_legacy "$url" "$LEGACY_REPEAT"
 
   url=$backend; [ "$backend" = memory ] || use_fresh_postgres cli
   run_suite cli "$url" \
@@ -231,6 +240,15 @@ run_all() {
 }
 
 run_all memory memory
+# The legacy client against the durable default too (journal, group
+# commit, replies written by the journal's flusher): fewer repeats.
+if [ "$py27_ok" -eq 0 ]; then
+  results+=("FAIL  legacy (durable memory): the Python 2.7 environment could not be set up (see above)")
+  failed=$((failed + 1))
+else
+  backend_label="durable memory, -sync group"
+  COORDINATED_SYNC=group run_legacy memory "$DURABLE_REPEAT"
+fi
 if [ -n "${COORDINATE_TEST_POSTGRES:-}" ]; then
   run_all "$COORDINATE_TEST_POSTGRES" postgres
 else

@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/coordinated/coordinated/cborrpc"
+	"github.com/coordinated/coordinated/internal/replyhold"
 )
 
 // rpcMetrics are the CBOR-RPC request counts and latencies by method.
@@ -69,9 +70,19 @@ func (r rpcHandler) Handle(ctx context.Context, req *cborrpc.Request) (any, erro
 		method = unknownMethod
 	}
 	mm := r.m.of(method)
+	// A held reply (internal/replyhold) is answered when its change is
+	// durable: that is when the request ends.
+	if !replyhold.After(ctx, func(err error) { mm.observe(start, err) }) {
+		mm.observe(start, err)
+	}
+	return res, err
+}
+
+// observe counts one request that started at start and was answered
+// with err (nil: a result).
+func (mm *methodMetrics) observe(start time.Time, err error) {
 	mm.latency.Observe(time.Since(start).Seconds())
 	if err != nil {
 		mm.failures.Inc()
 	}
-	return res, err
 }

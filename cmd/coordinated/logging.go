@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/coordinated/coordinated/cborrpc"
+	"github.com/coordinated/coordinated/internal/replyhold"
 )
 
 // loggingListener logs one line when a connection opens and one when it
@@ -69,9 +70,18 @@ type loggingHandler struct {
 
 func (l loggingHandler) Handle(ctx context.Context, req *cborrpc.Request) (any, error) {
 	res, err := l.h.Handle(ctx, req)
-	if err != nil {
-		l.log.Info("request failed", "method", cborrpc.LogValue(req.Method),
-			"error", cborrpc.LogValue(strings.TrimRight(err.Error(), "\n")))
+	// A held reply (internal/replyhold) is built when its change is
+	// durable; its error is known only then.
+	if !replyhold.After(ctx, func(err error) { l.failed(req.Method, err) }) {
+		l.failed(req.Method, err)
 	}
 	return res, err
+}
+
+// failed logs a request answered with err, if err is not nil.
+func (l loggingHandler) failed(method string, err error) {
+	if err != nil {
+		l.log.Info("request failed", "method", cborrpc.LogValue(method),
+			"error", cborrpc.LogValue(strings.TrimRight(err.Error(), "\n")))
+	}
 }

@@ -33,6 +33,7 @@ type Hold struct {
 	allowed bool
 	await   func(done func(error))
 	reply   func(error) (any, error)
+	after   []func(error)
 }
 
 // With returns ctx carrying h.
@@ -102,12 +103,46 @@ func Reply(ctx context.Context, build func(err error) (any, error)) {
 	}
 }
 
-// Take returns what the backend and the handler left in h and resets it
-// for the connection's next request. await is nil when the reply is not
-// held. build is nil if the handler set none: the server then answers a
-// nil outcome with what the handler returned and an error with the error.
-func (h *Hold) Take() (await func(done func(error)), build func(error) (any, error)) {
-	await, build = h.await, h.reply
+// After arranges for f to run once the held reply of the request of ctx
+// is built, with the error it answers (nil for a result), on the
+// goroutine that writes it; f must not block. Wrappers that observe
+// replies (metrics, logs) use it for a held request instead of what
+// Handle returned. It reports false, arranging nothing, when the reply is
+// not held.
+func After(ctx context.Context, f func(err error)) bool {
+	h := from(ctx)
+	if h == nil || h.await == nil {
+		return false
+	}
+	h.after = append(h.after, f)
+	return true
+}
+
+// Held is what a request left in its Hold when its reply is held.
+type Held struct {
+	// Await registers the callback of the change's outcome.
+	Await func(done func(error))
+	// Build makes the reply from the outcome; nil if the handler set
+	// none: the server then answers a nil outcome with what the handler
+	// returned and an error with the error.
+	Build func(error) (any, error)
+	// After are the functions to run, in order, once the reply is built
+	// (After).
+	After []func(error)
+}
+
+// Take returns what the backend and the handlers left in h (a nil Await
+// when the reply is not held) and resets h for the connection's next
+// request.
+func (h *Hold) Take() Held {
+	held := Held{Await: h.await, Build: h.reply, After: h.after}
 	*h = Hold{}
-	return await, build
+	return held
+}
+
+// Built runs the After functions with the error the reply answers.
+func (held *Held) Built(err error) {
+	for _, f := range held.After {
+		f(err)
+	}
 }
