@@ -17,7 +17,7 @@ import (
 
 // heldReply is the one reply a connection may have held. Its buffers are
 // reused: the connection's goroutine touches them only when no reply is
-// held (held false, or after waitHeld).
+// held (holding false, or after waitHeld).
 type heldReply struct {
 	id      []byte // the request's id, copied out of the request's bytes
 	method  string
@@ -30,7 +30,7 @@ type heldReply struct {
 }
 
 // run invokes the handler for req. If the backend deferred its wait, the
-// reply is held (held true: writeHeld will write it) when mayHold and
+// reply is held (isHeld true: writeHeld will write it) when mayHold and
 // nothing is buffered before it and it hands nothing out that must be
 // taken back if undelivered (delivery.go); otherwise the outcome is
 // awaited here, as for a batch.
@@ -53,7 +53,7 @@ func (c *serverConn) run(req *Request, mayHold bool) (result any, err error, isH
 	if h.done == nil {
 		h.done = make(chan error, 1)
 	}
-	c.held = true
+	c.holding = true
 	held.Await(c.writeHeld)
 	return nil, nil, true
 }
@@ -83,12 +83,12 @@ func (c *serverConn) writeHeld(outcome error) {
 // write's error. If the server gives up on its handlers (a forced
 // shutdown) it stops waiting.
 func (c *serverConn) waitHeld() error {
-	if !c.held {
+	if !c.holding {
 		return nil
 	}
 	select {
 	case err := <-c.heldReply.done:
-		c.held = false
+		c.holding = false
 		return err
 	case <-c.srv.handlerCtx.Done():
 		return c.srv.handlerCtx.Err()

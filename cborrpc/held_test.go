@@ -31,7 +31,7 @@ import (
 // Without flags, hold(tag) returns "own <tag>", and its builder makes
 // "built <tag>" of a durable change and the error "built <tag>: <err>"
 // of a failed one. Like the daemon's metrics and logging wrappers, it
-// asks (replyhold.After) to learn the error each held reply answers, and
+// asks (replyhold.WhenAnswered) to learn the error each held reply answers, and
 // sends it on built. Other methods are fakeHandler's; their names are
 // sent on ran as they run.
 type holdingHandler struct {
@@ -41,7 +41,7 @@ type holdingHandler struct {
 	ran    chan string
 }
 
-// builtReply is what replyhold.After reported of a held reply.
+// builtReply is what replyhold.WhenAnswered reported of a held reply.
 type builtReply struct {
 	tag string
 	err error
@@ -96,16 +96,16 @@ func (h *holdingHandler) Handle(ctx context.Context, req *Request) (any, error) 
 			return "built " + tag, nil
 		})
 	}
-	if !replyhold.After(ctx, func(err error) { h.built <- builtReply{tag, err} }) {
-		return nil, errors.New("replyhold.After refused a held reply")
-	}
+	// Were the reply not held, f would run at once with this error, and
+	// expectBuilt would report it.
+	replyhold.WhenAnswered(ctx, errors.New("reply not held"), func(err error) { h.built <- builtReply{tag, err} })
 	if slices.Contains(flags, "ownerr") {
 		return nil, errors.New("own error " + tag)
 	}
 	return "own " + tag, nil
 }
 
-// expectBuilt checks that replyhold.After has reported tag's reply,
+// expectBuilt checks that replyhold.WhenAnswered has reported tag's reply,
 // answering wantErr ("" for a result): it runs when the reply is built,
 // before it is written, so by the time the client has it.
 func (h *holdingHandler) expectBuilt(t *testing.T, tag, wantErr string) {

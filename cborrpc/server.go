@@ -239,8 +239,8 @@ type serverConn struct {
 	ctx    context.Context
 	hooks  deliveryHooks  // delivery.go
 	holds  replyhold.Hold // the current request's (held.go)
-	// held is set while heldReply waits to be written (held.go).
-	held      bool
+	// holding is set while heldReply waits to be written (held.go).
+	holding   bool
 	heldReply heldReply
 }
 

@@ -12,12 +12,8 @@ import (
 // the connection (or reset it), looking without reading or blocking. It
 // reports nil when it cannot tell.
 func peerClosed(nc net.Conn) error {
-	sc, ok := nc.(syscall.Conn)
-	if !ok {
-		return nil
-	}
-	raw, err := sc.SyscallConn()
-	if err != nil {
+	raw := socket(nc)
+	if raw == nil {
 		return nil
 	}
 	var closed bool
@@ -36,28 +32,19 @@ func peerClosed(nc net.Conn) error {
 // writeNow writes as much of b as the socket takes without waiting, and
 // returns how much that was; an error only if writing failed.
 func writeNow(nc net.Conn, b []byte) (n int, err error) {
-	sc, ok := nc.(syscall.Conn)
-	if !ok {
-		return 0, nil
-	}
-	raw, err := sc.SyscallConn()
-	if err != nil {
+	raw := socket(nc)
+	if raw == nil {
 		return 0, nil
 	}
 	rerr := raw.Write(func(fd uintptr) bool {
 		for n < len(b) {
 			m, werr := syscall.Write(int(fd), b[n:])
-			if m > 0 {
-				n += m
+			n += max(m, 0)
+			if werr == syscall.EINTR || werr == nil && m > 0 {
+				continue
 			}
-			switch {
-			case werr == syscall.EINTR:
-				continue
-			case werr == syscall.EAGAIN:
-			case werr != nil:
-				err = werr
-			case m > 0:
-				continue
+			if werr != syscall.EAGAIN {
+				err = werr // nil when the socket took nothing without saying why
 			}
 			break
 		}
@@ -67,4 +54,18 @@ func writeNow(nc net.Conn, b []byte) (n int, err error) {
 		err = rerr
 	}
 	return n, err
+}
+
+// socket is the connection's socket, or nil when it does not expose one
+// (a net.Pipe, a wrapper without SyscallConn).
+func socket(nc net.Conn) syscall.RawConn {
+	sc, ok := nc.(syscall.Conn)
+	if !ok {
+		return nil
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return nil
+	}
+	return raw
 }

@@ -45,7 +45,7 @@ const maxWaiters = 16384
 
 // wakeMethods are the methods after whose success waiting get_work calls
 // try again (update_work_unit wakes them itself, for some updates only:
-// wakeAfterUpdate).
+// updateAnswer).
 var wakeMethods = []string{"add_work_units", "set_work_spec", "control_work_spec", "worker_unregister"}
 
 // wakeHoldoff is how long a waiter woken for nothing ignores wakes.
@@ -157,14 +157,6 @@ func (js *JobServer) wakeWaitersAfter(m map[string]method) {
 			return res, err
 		}
 		m[name] = mt
-	}
-}
-
-// wakeAfterUpdate wakes the waiters after an update_work_unit that may
-// have made work available (updateMakesWork).
-func (js *JobServer) wakeAfterUpdate(upd coordinate.WorkUnitUpdate) {
-	if js.someoneWaits() && updateMakesWork(upd) {
-		js.workMayBeAvailable()
 	}
 }
 

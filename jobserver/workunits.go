@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/coordinated/coordinated/internal/replyhold"
 	"math"
 	"strconv"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"github.com/coordinated/coordinated/cborrpc"
 	"github.com/coordinated/coordinated/coordinate"
 	"github.com/coordinated/coordinated/internal/cborx"
+	"github.com/coordinated/coordinated/internal/replyhold"
 )
 
 // get_work_units listing limits (PROTOCOL §8.11).
@@ -434,15 +434,19 @@ func (js *JobServer) updateWorkUnit(ctx context.Context, p []cbor.RawMessage) (a
 	if replyhold.Deferred(ctx) {
 		makesWork := updateMakesWork(upd) // upd's data is the request's: read it now
 		replyhold.Reply(ctx, func(err error) (any, error) {
-			if err == nil && makesWork && js.someoneWaits() {
-				js.workMayBeAvailable()
-			}
-			return js.updateResult(name, key, err)
+			return js.updateAnswer(name, key, err, func() bool { return makesWork })
 		})
 		return nil, nil
 	}
-	if err == nil {
-		js.wakeAfterUpdate(upd)
+	return js.updateAnswer(name, key, err, func() bool { return updateMakesWork(upd) })
+}
+
+// updateAnswer is update_work_unit's answer once the update is applied
+// and durable. It wakes the long-polling workers if the update may have
+// made work available (makesWork, asked only when someone waits).
+func (js *JobServer) updateAnswer(name, key coordinate.Name, err error, makesWork func() bool) (any, error) {
+	if err == nil && js.someoneWaits() && makesWork() {
+		js.workMayBeAvailable()
 	}
 	return js.updateResult(name, key, err)
 }

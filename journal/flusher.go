@@ -247,31 +247,7 @@ func (j *Journal) publish(upTo Ticket, err error, stopped, wrote bool) (woke int
 	j.mu.Lock()
 	notices := j.roundNotices
 	j.roundNotices = nil
-	defer func() {
-		// After the lock: a notice writes a reply, and may append.
-		inline := notices
-		if len(inline) > inlineNotices {
-			// Many callers (64 connections): the next round must not
-			// wait for all their replies.
-			rest := slices.Clone(notices[inlineNotices:])
-			inline = notices[:inlineNotices]
-			go func() {
-				for _, n := range rest {
-					n.f(n.err)
-				}
-			}()
-		}
-		for _, n := range inline {
-			n.f(n.err)
-		}
-		all := notices[:cap(notices)]
-		clear(all)
-		j.mu.Lock()
-		if j.roundNotices == nil {
-			j.roundNotices = all[:0] // reused by the next round
-		}
-		j.mu.Unlock()
-	}()
+	defer func() { j.runNotices(notices) }() // after the lock: a notice may append
 	defer j.mu.Unlock()
 	woke = j.roundWaiters
 	j.roundWaiters = 0
@@ -301,18 +277,41 @@ func (j *Journal) publish(upTo Ticket, err error, stopped, wrote bool) (woke int
 		notices = append(notices, j.nextNotices...)
 		j.nextNotices = nil
 	}
-	done := notices[:0]
-	for _, n := range notices {
-		var pending bool
-		if n.err, pending = j.outcome(n.t); pending {
-			j.nextNotices = append(j.nextNotices, n) // not this round's after all
-			continue
-		}
-		done = append(done, n)
+	// Each notice is settled now: a round's tickets are all durable
+	// unless it failed, and after a failure or the last round so is
+	// every ticket (failed, or ErrClosed if never written).
+	for i := range notices {
+		notices[i].err, _ = j.outcome(notices[i].t)
 	}
-	notices = done
 	if err != nil {
 		j.log.Error("journal write failed; no further record will be acknowledged", "err", err)
 	}
 	return woke
+}
+
+// runNotices calls back a published round's notices, the first
+// inlineNotices on the flusher's goroutine and the rest on one of their
+// own, then keeps their slice for the next round.
+func (j *Journal) runNotices(notices []notice) {
+	inline := notices
+	if len(inline) > inlineNotices {
+		// Many callers (64 connections): the next round must not wait
+		// for all their replies.
+		rest := slices.Clone(notices[inlineNotices:])
+		inline = notices[:inlineNotices]
+		go func() {
+			for _, n := range rest {
+				n.f(n.err)
+			}
+		}()
+	}
+	for _, n := range inline {
+		n.f(n.err)
+	}
+	clear(notices)
+	j.mu.Lock()
+	if j.roundNotices == nil {
+		j.roundNotices = notices[:0]
+	}
+	j.mu.Unlock()
 }

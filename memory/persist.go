@@ -114,26 +114,30 @@ func (w *wal) wait(ctx context.Context, t journalTicket) error {
 		return nil // the reply waits instead (internal/replyhold)
 	}
 	if err := w.j.Wait(ctx, t); err != nil {
-		if ctx.Err() == nil && !errors.Is(err, journal.ErrClosed) {
-			w.fail()
-		}
-		return fmt.Errorf("memory: journal: %w", err)
+		return w.journalError(err, ctx.Err() != nil)
 	}
 	return nil
 }
 
 // noticed wraps the callback of a held reply: the journal's outcome is
-// reported as wait would report it.
+// reported as wait reports it.
 func (w *wal) noticed(done func(error)) func(error) {
 	return func(err error) {
 		if err != nil {
-			if !errors.Is(err, journal.ErrClosed) {
-				w.fail()
-			}
-			err = fmt.Errorf("memory: journal: %w", err)
+			err = w.journalError(err, false)
 		}
 		done(err)
 	}
+}
+
+// journalError is the error of a change whose record the journal did not
+// make durable. A write failure (not a closed journal, not a caller that
+// gave up waiting) fails the backend: nothing more is acknowledged.
+func (w *wal) journalError(err error, gaveUp bool) error {
+	if !gaveUp && !errors.Is(err, journal.ErrClosed) {
+		w.fail()
+	}
+	return fmt.Errorf("memory: journal: %w", err)
 }
 
 // check returns the journal's failure, if one is already known, without

@@ -72,9 +72,7 @@ func (r rpcHandler) Handle(ctx context.Context, req *cborrpc.Request) (any, erro
 	mm := r.m.of(method)
 	// A held reply (internal/replyhold) is answered when its change is
 	// durable: that is when the request ends.
-	if !replyhold.After(ctx, func(err error) { mm.observe(start, err) }) {
-		mm.observe(start, err)
-	}
+	replyhold.WhenAnswered(ctx, err, func(err error) { mm.observe(start, err) })
 	return res, err
 }
 

@@ -72,9 +72,7 @@ func (l loggingHandler) Handle(ctx context.Context, req *cborrpc.Request) (any, 
 	res, err := l.h.Handle(ctx, req)
 	// A held reply (internal/replyhold) is built when its change is
 	// durable; its error is known only then.
-	if !replyhold.After(ctx, func(err error) { l.failed(req.Method, err) }) {
-		l.failed(req.Method, err)
-	}
+	replyhold.WhenAnswered(ctx, err, func(err error) { l.failed(req.Method, err) })
 	return res, err
 }
 

@@ -92,19 +92,17 @@ func Reply(ctx context.Context, build func(err error) (any, error)) {
 	}
 }
 
-// After arranges for f to run once the held reply of the request of ctx
-// is built, with the error it answers (nil for a result), on the
-// goroutine that writes it; f must not block. Wrappers that observe
-// replies (metrics, logs) use it for a held request instead of what
-// Handle returned. It reports false, arranging nothing, when the reply is
-// not held.
-func After(ctx context.Context, f func(err error)) bool {
+// WhenAnswered runs f with the error the request of ctx is answered with
+// (nil for a result), for wrappers that observe replies (metrics, logs):
+// at once with err, what Handle returned, or, when the reply is held, once
+// it is built, on the goroutine that writes it (f must not block then).
+func WhenAnswered(ctx context.Context, err error, f func(err error)) {
 	h := from(ctx)
 	if h == nil || h.await == nil {
-		return false
+		f(err)
+		return
 	}
 	h.after = append(h.after, f)
-	return true
 }
 
 // Held is what a request left in its Hold when its reply is held.
@@ -116,7 +114,7 @@ type Held struct {
 	// returned and an error with the error.
 	Build func(error) (any, error)
 	// After are the functions to run, in order, once the reply is built
-	// (After).
+	// (WhenAnswered).
 	After []func(error)
 }
 
