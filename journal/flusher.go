@@ -32,33 +32,78 @@ func (j *Journal) flushLoop() {
 			due.Stop()
 		}
 	}()
+	// held: the notices of the round just published, kept to run while
+	// the next round's direct write is in flight (or at once if there is
+	// no next round yet).
+	var held []notice
 	for {
 		var dueC <-chan time.Time
 		if due != nil {
 			dueC = due.C
 		}
 		forced := false
-		select {
-		case <-j.kick:
-		case <-j.stop:
-		case <-dueC:
-			due, forced = nil, true
+		if held == nil {
+			select {
+			case <-j.kick:
+			case <-j.stop:
+			case <-dueC:
+				due, forced = nil, true
+			}
+		} else {
+			select {
+			case <-j.kick:
+			case <-j.stop:
+			case <-dueC:
+				due, forced = nil, true
+			default:
+				j.runNotices(held)
+				held = nil
+				continue
+			}
 		}
 		chunks, upTo, closing := j.takePending()
-		wrote, err := j.writeChunks(chunks, j.opts.Sync == SyncGroup || closing || forced)
+		direct := !closing && j.canWriteDirect(chunks)
+		if !direct && held != nil {
+			j.runNotices(held)
+			held = nil
+		}
+		start := time.Now()
+		var wrote bool
+		var err error
+		if direct {
+			wrote, err = true, j.seg.startDirect(chunks[0].buf)
+			j.recycle(chunks)
+			if held != nil {
+				j.runNotices(held) // while the write is in flight
+				held = nil
+			}
+			if err == nil {
+				if err = j.seg.awaitDirect(); err == nil {
+					j.counters.groupSynced(start)
+				}
+			}
+		} else {
+			wrote, err = j.writeChunks(chunks, j.opts.Sync == SyncGroup || closing || forced)
+		}
 		if closing && j.seg != nil {
 			if ferr := j.seg.finishClose(); err == nil {
 				err = ferr
 			}
 			j.seg = nil
 		}
-		woke := j.publish(upTo, err, closing, wrote)
+		woke, notices := j.publish(upTo, err, closing, wrote)
 		if closing {
+			j.runNotices(notices)
 			return
 		}
 		failed = failed || err != nil
 		if !failed {
 			failed = !j.markAcknowledged()
+		}
+		if false && !failed && j.seg.direct != nil && j.seg.canStartDirect() {
+			held = notices
+		} else {
+			j.runNotices(notices)
 		}
 		if woke > 0 {
 			// The waiters just woken were queued on this goroutine's P,
@@ -77,6 +122,13 @@ func (j *Journal) flushLoop() {
 	}
 }
 
+// canWriteDirect reports whether the round of chunks can go out as one
+// direct write of the current segment (segment_direct.go).
+func (j *Journal) canWriteDirect(chunks []chunk) bool {
+	return j.seg != nil && len(chunks) == 1 && chunks[0].seg == j.seg.seq &&
+		len(chunks[0].buf) > 0 && j.seg.canStartDirect()
+}
+
 // markAcknowledged records in the segment's header how far its records
 // are acknowledged (mark.go), after the waiters were released: the mark is
 // written to the operating system now and synced later (by the next
@@ -85,7 +137,7 @@ func (j *Journal) flushLoop() {
 // durable.
 func (j *Journal) markAcknowledged() bool {
 	if err := j.seg.markAcknowledged(); err != nil {
-		j.publish(0, err, false, false)
+		j.fail(err)
 		return false
 	}
 	return true
@@ -108,7 +160,7 @@ func (j *Journal) preallocate() {
 	// The size changed: this sync commits metadata, once per step.
 	if err := j.seg.sync(); err != nil {
 		j.seg.max = 0
-		j.publish(0, err, false, false)
+		j.fail(err)
 		return
 	}
 	j.counters.synced()
@@ -161,12 +213,17 @@ func (j *Journal) writeChunks(chunks []chunk, sync bool) (wrote bool, err error)
 		}
 		j.counters.groupSynced(start)
 	}
+	j.recycle(chunks)
+	return wrote, nil
+}
+
+// recycle keeps the last chunk's buffer for the next round's appends.
+func (j *Journal) recycle(chunks []chunk) {
 	if n := len(chunks); n > 0 && cap(chunks[n-1].buf) <= spareLimit {
 		j.mu.Lock()
 		j.spare = chunks[n-1].buf[:0]
 		j.mu.Unlock()
 	}
-	return wrote, nil
 }
 
 // switchSegment finishes the current segment (synced and truncated to its
@@ -217,6 +274,9 @@ func (j *Journal) newSegment(seq uint64) (*segmentFile, error) {
 	if err := s.useDataSyncWrites(j.openDataSync); err != nil {
 		j.log.Warn("journal writes fall back to write + fdatasync", "err", err)
 	}
+	if err := s.useDirectWrites(openAIOWriter); err != nil {
+		j.log.Debug("journal writes stay buffered", "err", err)
+	}
 	return s, nil
 }
 
@@ -243,11 +303,10 @@ const inlineNotices = 8
 // group (with the Wait and Notify calls it releases) before anyone wakes,
 // so a woken caller's Stats include it. It reports how many Wait calls
 // slept on the round.
-func (j *Journal) publish(upTo Ticket, err error, stopped, wrote bool) (woke int) {
+func (j *Journal) publish(upTo Ticket, err error, stopped, wrote bool) (woke int, notices []notice) {
 	j.mu.Lock()
-	notices := j.roundNotices
+	notices = j.roundNotices
 	j.roundNotices = nil
-	defer func() { j.runNotices(notices) }() // after the lock: a notice may append
 	defer j.mu.Unlock()
 	woke = j.roundWaiters
 	j.roundWaiters = 0
@@ -286,7 +345,13 @@ func (j *Journal) publish(upTo Ticket, err error, stopped, wrote bool) (woke int
 	if err != nil {
 		j.log.Error("journal write failed; no further record will be acknowledged", "err", err)
 	}
-	return woke
+	return woke, notices
+}
+
+// fail publishes a failure outside a round's write and runs every notice.
+func (j *Journal) fail(err error) {
+	_, notices := j.publish(0, err, false, false)
+	j.runNotices(notices)
 }
 
 // runNotices calls back a published round's notices, the first

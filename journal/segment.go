@@ -37,14 +37,21 @@ type segmentFile struct {
 	// through it are durable when the write returns, and only their own
 	// pages are flushed. Marks and zeros still go through f.
 	dsync *os.File
-	seq   uint64
-	mark  mark  // last mark written to the header
-	slot  int   // slot the next mark goes to
-	off   int64 // end of the frames written: where the next one goes
-	alloc int64 // size of the file; off..alloc holds zeros written ahead
-	step  int64 // size of the next preallocation step
-	max   int64 // largest step; 0: no preallocation
-	dirty bool  // written through f since the last sync, and needing it
+	// direct, when not nil, writes the records from the second block on
+	// as asynchronous O_DIRECT|O_DSYNC writes (segment_direct.go); tail
+	// holds the records' bytes in their last block, which such a write
+	// rewrites, and stage the aligned buffer it is written from.
+	direct *aioWriter
+	tail   []byte
+	stage  []byte
+	seq    uint64
+	mark   mark  // last mark written to the header
+	slot   int   // slot the next mark goes to
+	off    int64 // end of the frames written: where the next one goes
+	alloc  int64 // size of the file; off..alloc holds zeros written ahead
+	step   int64 // size of the next preallocation step
+	max    int64 // largest step; 0: no preallocation
+	dirty  bool  // written through f since the last sync, and needing it
 }
 
 // createSegment creates segment seq with its header and first
@@ -89,6 +96,9 @@ func (s *segmentFile) write(buf []byte) error {
 	}
 	if _, err := f.WriteAt(buf, s.off); err != nil {
 		return fmt.Errorf("journal: writing %s: %w", s.name(), err)
+	}
+	if s.direct != nil {
+		s.keepTail(s.off, buf)
 	}
 	s.off += int64(len(buf))
 	s.alloc = max(s.alloc, s.off)
@@ -176,7 +186,7 @@ func (s *segmentFile) writeMark(m mark) error {
 // markAcknowledged writes the mark for everything written so far, if it
 // moved.
 func (s *segmentFile) markAcknowledged() error {
-	if s.off == s.mark.end {
+	if s.off == s.mark.end || s.canStartDirect() {
 		return nil
 	}
 	return s.writeMark(mark{end: s.off, gen: s.mark.gen})
@@ -227,6 +237,10 @@ func (s *segmentFile) seal() error {
 
 // close closes the file.
 func (s *segmentFile) close() error {
+	if s.direct != nil {
+		s.direct.close()
+		s.direct = nil
+	}
 	if s.dsync != nil {
 		s.dsync.Close() // nothing buffered: its writes were synchronous
 		s.dsync = nil

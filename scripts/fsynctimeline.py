@@ -162,19 +162,31 @@ def main():
                 calls.append((i, 'fdatasync'))
             elif 'segmentFile).write @' in s:
                 calls.append((i, 'write'))
-    n_fd = sum(k == 'fdatasync' for _, k in calls)
-    sync_kind = 'fdatasync' if n_fd * 2 > len(calls) - n_fd else 'write'
+            elif 'aioWriter).submit @' in s:
+                calls.append((i, 'direct'))
+            elif 'aioWriter).wait @' in s:
+                calls.append((i, 'await'))
+    # A direct write (journal/segment_direct.go) runs from its io_submit
+    # to the end of the io_getevents that waits for it.
+    n = {k: sum(c == k for _, c in calls) for k in ('fdatasync', 'write', 'direct')}
+    sync_kind = 'direct' if n['direct'] else max(n, key=n.get)
     sync_starts = {i for i, k in calls if k == sync_kind}
-    syncs, woken, cur, start = [], [], None, None
+    # The direct write's end: its wait, or the fdatasync that follows it.
+    end_kind = 'fdatasync' if sync_kind == 'direct' and n['fdatasync'] else 'await'
+    awaits = {i for i, k in calls if k == end_kind}
+    syncs, woken, cur, start, armed = [], [], None, None, sync_kind != 'direct'
     for i, l in trans:
         t = int(re.search(r'Time=(\d+)', l).group(1))
         running = re.match(r'M=\S+ P=\S+ G=(\S+) ', l)
         if i in sync_starts:
             start = t
+            armed = sync_kind != 'direct'
             if cur is not None:
                 woken.append(cur)
             cur = None
-        elif start is not None and ('GoID=%s ' % flusher) in l and l.split('GoID=')[1].split()[1].startswith('Syscall->'):
+        elif i in awaits:
+            armed = True
+        elif start is not None and armed and ('GoID=%s ' % flusher) in l and l.split('GoID=')[1].split()[1].startswith('Syscall->'):
             syncs.append((start, t))
             start, cur = None, 0
         elif cur is not None and running and running.group(1) == flusher and 'Waiting->Runnable' in l:
