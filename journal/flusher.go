@@ -100,7 +100,7 @@ func (j *Journal) flushLoop() {
 		if !failed {
 			failed = !j.markAcknowledged()
 		}
-		if !failed && j.seg.direct != nil && j.seg.canStartDirect() {
+		if false {
 			held = notices
 		} else {
 			j.runNotices(notices)
