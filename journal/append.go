@@ -101,6 +101,7 @@ func (j *Journal) Wait(ctx context.Context, t Ticket) error {
 			j.roundWaiters++
 		} else {
 			j.nextWaiters++
+			kick = j.gatherWant == 0 || j.nextWaiters+len(j.nextNotices) >= j.gatherWant
 		}
 		j.mu.Unlock()
 		if kick {
@@ -136,8 +137,11 @@ func (j *Journal) Notify(t Ticket, f func(error)) {
 		return
 	}
 	j.nextNotices = append(j.nextNotices, notice{t: t, f: f})
+	kick := j.gatherWant == 0 || j.nextWaiters+len(j.nextNotices) >= j.gatherWant
 	j.mu.Unlock()
-	j.wake() // the flusher may not know anyone waits (see Append)
+	if kick {
+		j.wake() // the flusher may not know anyone waits (see Append)
+	}
 }
 
 // notice is one Notify call waiting for its round.

@@ -14,11 +14,12 @@ const spareLimit = 4 << 20
 // appended so far, writes it with one write call per segment, synchronous
 // under SyncGroup (segment.go, useDataSyncWrites; or followed by one
 // fdatasync) and releases every waiter up to the last ticket taken.
-// Appends made meanwhile form the next round's group, which starts as soon
-// as this one is published and its waiters had the processor: there is no
-// gathering delay. Zeros are
-// preallocated after publishing, so waiters never wait for them unless
-// they appended during that step.
+// Appends made meanwhile form the next round's group, which starts once
+// this one is published and its waiters had the processor, and, under
+// SyncGroup, once as many callers wait for it as recent groups released
+// or about one sync has passed (gather.go). Zeros are preallocated after
+// publishing, so waiters never wait for them unless they appended during
+// that step.
 //
 // Under SyncInterval a round only writes; the first round that leaves the
 // segment unsynced arms a timer, and the round it starts when it fires
@@ -32,6 +33,10 @@ func (j *Journal) flushLoop() {
 			due.Stop()
 		}
 	}()
+	if j.opts.Sync == SyncGroup {
+		j.gatherer.timer = newGatherTimer()
+		defer j.gatherer.timer.close()
+	}
 	for {
 		var dueC <-chan time.Time
 		if due != nil {
@@ -44,8 +49,13 @@ func (j *Journal) flushLoop() {
 		case <-dueC:
 			due, forced = nil, true
 		}
+		if j.opts.Sync == SyncGroup {
+			j.gather()
+		}
 		chunks, upTo, closing := j.takePending()
+		start := time.Now()
 		wrote, err := j.writeChunks(chunks, j.opts.Sync == SyncGroup || closing || forced)
+		took := time.Since(start)
 		if closing && j.seg != nil {
 			if ferr := j.seg.finishClose(); err == nil {
 				err = ferr
@@ -55,6 +65,9 @@ func (j *Journal) flushLoop() {
 		woke := j.publish(upTo, err, closing, wrote)
 		if closing {
 			return
+		}
+		if wrote && err == nil {
+			j.gatherer.observe(j.released, took)
 		}
 		failed = failed || err != nil
 		if !failed {
@@ -251,6 +264,7 @@ func (j *Journal) publish(upTo Ticket, err error, stopped, wrote bool) (woke int
 	defer j.mu.Unlock()
 	woke = j.roundWaiters
 	j.roundWaiters = 0
+	j.released = woke + len(notices)
 	if wrote && err == nil {
 		j.counters.observeGroup(upTo, woke+len(notices))
 	}

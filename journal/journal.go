@@ -45,14 +45,22 @@ type Journal struct {
 	// being written and of the one after it; the flusher runs a round's
 	// when it publishes it.
 	roundNotices, nextNotices []notice
+	// gatherWant, while the flusher gathers the next round (gather.go),
+	// is the count of its waiters that makes one of them kick it; 0: any
+	// waiter kicks.
+	gatherWant int
+	// released is how many Wait and Notify calls the last published
+	// round released (set by publish, read by the flusher).
+	released int
 
 	kick chan struct{} // wakes the flusher (capacity 1)
 	stop chan struct{} // closed by Close
 	done chan struct{} // closed when the flusher exits
 
 	// Owned by the flusher goroutine once Replay has started it.
-	seg   *segmentFile // nil once closed or after a failed switch
-	spare []byte       // guarded by mu: the buffer takePending hands out next
+	seg      *segmentFile // nil once closed or after a failed switch
+	gatherer gatherer     // the waiters recent groups released (gather.go)
+	spare    []byte       // guarded by mu: the buffer takePending hands out next
 
 	snapMu   sync.Mutex // serialises WriteSnapshot and WriteDelta
 	lastSnap uint64     // sequence number of the newest snapshot or delta on disk (the chain's end)
@@ -121,6 +129,7 @@ func Open(opts Options) (*Journal, error) {
 		kick:     make(chan struct{}, 1),
 		stop:     make(chan struct{}),
 		done:     make(chan struct{}),
+		gatherer: newGatherer(),
 
 		openDataSync: openDataSync,
 	}
