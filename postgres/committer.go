@@ -344,7 +344,7 @@ func (c *committer) gather(batch *[]*commitItem) bool {
 		}
 		busy := c.busy.Load() > 0
 		if busy {
-			if len(*batch) >= busyMinBatch {
+			if len(*batch) >= busyMinBatch || hasClaims(*batch) {
 				return true
 			}
 		} else {
@@ -652,4 +652,14 @@ func collectClaims(rows pgx.Rows, claims []*claimRequest) (marked bool, err erro
 		})
 	}
 	return marked, nil
+}
+
+// hasClaims reports whether batch holds a get_work or a claim.
+func hasClaims(batch []*commitItem) bool {
+	for _, it := range batch {
+		if it.upd == nil {
+			return true
+		}
+	}
+	return false
 }
