@@ -1,5 +1,5 @@
 # The two commands of the README: `make run` and `make test`.
-.PHONY: run test test-go build bench bench-load fuzz perf-table perf-scale probes
+.PHONY: run test test-go build bench bench-load fuzz perf-table perf-scale perf-python probes
 
 build:
 	go build -o bin/coordinated ./cmd/coordinated
@@ -48,6 +48,15 @@ probes:
 # and 64 connections; RUNS rounds, median and range): about ten minutes.
 perf-table:
 	scripts/perftable.sh
+
+# Real Python workers (coordinate 0.1.5's TaskMaster in 1 and in 8
+# processes) draining one spec on the Python daemon and on ours (volatile,
+# durable, and PostgreSQL when COORDINATE_TEST_POSTGRES is set): units/s
+# and the finish latency the client sees; a few minutes.
+perf-python: build
+	scripts/pythontest.sh --setup-only
+	COORDINATED_BIN=$(CURDIR)/bin/coordinated .venv-py27/bin/python scripts/pyclient_bench.py -clients 1 -units 5000
+	COORDINATED_BIN=$(CURDIR)/bin/coordinated .venv-py27/bin/python scripts/pyclient_bench.py -clients 8 -units 20000 -runs 2
 
 # Flat to ten million: preload rate, drain rate at 10,000 and at
 # 10,000,000 queued units, their ratio and the daemon's peak RSS, for the
