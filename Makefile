@@ -56,7 +56,7 @@ perf-table:
 perf-python: build
 	scripts/pythontest.sh --setup-only
 	COORDINATED_BIN=$(CURDIR)/bin/coordinated .venv-py27/bin/python scripts/pyclient_bench.py -clients 1 -units 5000
-	COORDINATED_BIN=$(CURDIR)/bin/coordinated .venv-py27/bin/python scripts/pyclient_bench.py -clients 8 -units 20000 -runs 2
+	COORDINATED_BIN=$(CURDIR)/bin/coordinated .venv-py27/bin/python scripts/pyclient_bench.py -clients 8 -units 20000 -runs 3
 
 # Flat to ten million: preload rate, drain rate at 10,000 and at
 # 10,000,000 queued units, their ratio and the daemon's peak RSS, for the
