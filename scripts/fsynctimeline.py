@@ -9,10 +9,11 @@ Finds the journal flusher goroutine (journal.flushLoop), takes its group
 syncs (an fdatasync, or under -sync group an O_DSYNC write of the records,
 journal/segment.go) and prints how many there were, how long they took,
 the gap between one sync's end and the next one's start, the share of
-the time the flusher spent syncing, and how many goroutines (waiting
-connection handlers: the finishes the sync carried) each group's end
-woke. With N, also the first N syncs: start (µs from the first), duration
-and goroutines woken after it.
+the time the flusher spent syncing, and how many finishes each group
+carried: the goroutines its end woke (connection handlers waiting in
+Journal.Wait) and the replies the flusher then wrote itself (held
+replies, under -sync group). With N, also the first N syncs: start (µs
+from the first), duration and the finishes it carried.
 
 Then where the connection handlers' time went (docs/persistence.md,
 "Group commit, third pass"): each handler that waited for a finish
@@ -165,6 +166,13 @@ def main():
     n_fd = sum(k == 'fdatasync' for _, k in calls)
     sync_kind = 'fdatasync' if n_fd * 2 > len(calls) - n_fd else 'write'
     sync_starts = {i for i, k in calls if k == sync_kind}
+    # Under -sync group the flusher writes update_work_unit's replies
+    # itself (held replies, cborrpc/held.go): its write system calls from
+    # cborrpc.writeNow after a sync are the finishes that sync carried,
+    # as the goroutines it wakes are for Wait callers.
+    replies = {i for i, l in trans
+               if ('GoID=%s ' % flusher) in l and 'Running->Syscall' in l
+               and 'cborrpc.writeNow' in stack(lines, i)}
     syncs, woken, cur, start = [], [], None, None
     for i, l in trans:
         t = int(re.search(r'Time=(\d+)', l).group(1))
@@ -179,6 +187,8 @@ def main():
             start, cur = None, 0
         elif cur is not None and running and running.group(1) == flusher and 'Waiting->Runnable' in l:
             cur += 1
+        elif cur is not None and i in replies:
+            cur += 1
     if len(syncs) < 2:
         sys.exit('fewer than two group syncs in the trace')
     span = (syncs[-1][1] - syncs[0][0]) / 1e9
@@ -189,7 +199,7 @@ def main():
     print('gap from a sync\'s end to the next one\'s start µs: p50 %.0f mean %.0f p90 %.0f' % (st.median(gaps), st.mean(gaps), pct(gaps, .9)))
     print('flusher time spent syncing: %.0f%%' % (100 * sum(durs) / (span * 1e6)))
     if woken:
-        print('goroutines woken per group (finishes per sync): mean %.2f p50 %d max %d' % (st.mean(woken), st.median(woken), max(woken)))
+        print('goroutines woken and replies written per group (finishes per sync): mean %.2f p50 %d max %d' % (st.mean(woken), st.median(woken), max(woken)))
     for k, (s, e) in enumerate(syncs[:show]):
         w = woken[k] if k < len(woken) else ''
         print('%9.0f %6.0f %s' % ((s - syncs[0][0]) / 1e3, (e - s) / 1e3, w))
