@@ -84,6 +84,13 @@ func (j *Journal) outcome(t Ticket) (err error, pending bool) {
 	return nil, true
 }
 
+// beingWritten reports whether t is in the round the flusher is writing,
+// whose publication wakes its Waits and runs its notices; otherwise the
+// round after it covers t. Called with mu held.
+func (j *Journal) beingWritten(t Ticket) bool {
+	return t <= j.taken && j.roundDone != nil
+}
+
 // Wait returns nil once the record of ticket t is durable under the sync
 // policy; the journal's write failure if writing failed first; ErrClosed if
 // the journal was closed before the record was written; or ctx's error.
@@ -96,7 +103,7 @@ func (j *Journal) Wait(ctx context.Context, t Ticket) error {
 			return err
 		}
 		ch, kick := j.nextDone, true
-		if t <= j.taken && j.roundDone != nil {
+		if j.beingWritten(t) {
 			ch, kick = j.roundDone, false // being written: no need to kick
 			j.roundWaiters++
 		} else {
@@ -130,7 +137,7 @@ func (j *Journal) Notify(t Ticket, f func(error)) {
 		f(err)
 		return
 	}
-	if t <= j.taken && j.roundDone != nil {
+	if j.beingWritten(t) {
 		j.roundNotices = append(j.roundNotices, notice{t: t, f: f}) // being written
 		j.mu.Unlock()
 		return

@@ -101,12 +101,14 @@ class Daemon(object):
     """
 
     def __init__(self, config_path=None, extra_args=(), binary=None,
-                 backend_arg=None, argv=None):
+                 backend_arg=None, argv=None, sync=None):
         # argv, when given, replaces all the default flags (for starting
         # the daemon with the Python daemon's own command line); "{port}"
         # in it stands for the port chosen at start.
         self.argv = argv
         self.backend_arg = backend_arg or backend()
+        # sync: a -sync policy, as $COORDINATED_SYNC (storage_args).
+        self.sync = sync
         self.workdir = tempfile.mkdtemp(prefix='coordinated-pytest-')
         self.binary = binary or daemon_binary(self.workdir)
         self.config_path = config_path
@@ -140,9 +142,9 @@ class Daemon(object):
 
     def storage_args(self):
         """The memory backend's storage flags: volatile (-data-dir ''),
-        unless $COORDINATED_SYNC names a -sync policy, then durable in a
-        data directory of the daemon's own."""
-        sync = os.environ.get('COORDINATED_SYNC')
+        unless the daemon's `sync` or else $COORDINATED_SYNC names a -sync
+        policy, then durable in a data directory of the daemon's own."""
+        sync = self.sync or os.environ.get('COORDINATED_SYNC')
         if not sync:
             return ['-data-dir', '']
         return ['-data-dir', os.path.join(self.workdir, 'data'),

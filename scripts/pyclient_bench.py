@@ -88,17 +88,19 @@ def run(address, units, clients):
 
 
 def daemons():
-    yield 'python', lambda: python_daemon.PythonDaemon()
-    yield 'volatile', lambda: coordinated_proc.Daemon(backend_arg='memory:')
-    os.environ['COORDINATED_SYNC'] = 'group'
-    yield 'group', lambda: coordinated_proc.Daemon()
-    del os.environ['COORDINATED_SYNC']
+    """(name, a function making the daemon) for each daemon compared."""
+    out = [('python', python_daemon.PythonDaemon),
+           ('volatile', lambda: coordinated_proc.Daemon(backend_arg='memory:')),
+           ('group', lambda: coordinated_proc.Daemon(backend_arg='memory', sync='group'))]
     url = os.environ.get('COORDINATE_TEST_POSTGRES')
     if url:
-        yield 'postgres', lambda: coordinated_proc.Daemon(backend_arg=url)
+        out.append(('postgres', lambda: coordinated_proc.Daemon(backend_arg=url)))
+    return out
 
 
 def main():
+    # Each daemon's storage is chosen here, not by the suites' variable.
+    os.environ.pop('COORDINATED_SYNC', None)
     units, clients, runs = arg('-units', 5000), arg('-clients', 1), arg('-runs', 3)
     results = {}
     for r in range(runs):

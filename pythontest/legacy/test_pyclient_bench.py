@@ -9,8 +9,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 '..', '..', 'scripts'))
 
 import pyclient_bench  # noqa: E402
-
-FINISHED = 4  # coordinate's WORK_UNIT_FINISHED
+from coordinate.constants import FINISHED  # noqa: E402
 
 
 def test_bench_finishes_every_unit_once(coordinated_address):
