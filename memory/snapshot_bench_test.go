@@ -17,21 +17,35 @@ import (
 
 // BenchmarkSnapshotClientLatency measures what clients see while a
 // snapshot of a big queue is taken: two goroutines lease and finish units
-// one at a time (no fsync, so only the backend's own pauses show) while
-// each iteration takes one snapshot. It reports the longest call and the
-// 99.9th percentile during snapshots (client-max-ms, client-p999-ms), the
-// longest get_work (getwork-max-ms: it never waits for the disk, so it
-// shows the backend's own pauses, where a finish also waits for its
-// journal write behind the snapshot file's writeback), the
-// calls served during them, and how long a snapshot took. The queue holds
-// 1,000,000 units; COORD_BENCH_UNITS sets another size.
+// one at a time while each iteration takes one snapshot. Under "none" no
+// finish waits for an fsync, so the backend's own pauses show; "group" is
+// the daemon's default, where a finish also waits for its sync behind the
+// snapshot's writes to the same disk. "full" rewrites every unit (the
+// snapshot a restart after many changes needs, and the one whose pause
+// grew with the queue); "delta" follows a change of 1% of the units,
+// leased and finished before the iteration's timer starts. It reports the
+// longest call and the 99.9th percentile during snapshots (client-max-ms,
+// client-p999-ms), the longest get_work (getwork-max-ms: it never waits
+// for the disk, so it shows the backend's own pauses, where a finish also
+// waits for its journal write behind the snapshot file's writeback), the
+// calls served during them, how long a snapshot took, and the longest
+// time it held a namespace's lock. The queue holds 1,000,000 units;
+// COORD_BENCH_UNITS sets another size.
 //
 //	go test -run '^$' -bench SnapshotClientLatency -benchtime 3x ./memory/
 func BenchmarkSnapshotClientLatency(b *testing.B) {
+	for _, policy := range []journal.SyncPolicy{journal.SyncNone, journal.SyncGroup} {
+		for _, kind := range []string{"full", "delta"} {
+			b.Run(kind+"/"+policy.String(), func(b *testing.B) { benchSnapshotClientLatency(b, kind == "full", policy) })
+		}
+	}
+}
+
+func benchSnapshotClientLatency(b *testing.B, full bool, policy journal.SyncPolicy) {
 	units := benchUnits(b)
 	ctx := context.Background()
 	opts := Options{Clock: coordinate.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)),
-		DataDir: b.TempDir(), Sync: journal.SyncNone, SnapshotBytes: 1 << 40, Logger: quietLogger()}
+		DataDir: b.TempDir(), Sync: policy, SnapshotBytes: 1 << 40, Logger: quietLogger()}
 	be, err := Open(ctx, opts)
 	if err != nil {
 		b.Fatal(err)
@@ -47,10 +61,34 @@ func BenchmarkSnapshotClientLatency(b *testing.B) {
 		b.Fatal(err)
 	}
 	done := coordinate.WorkUnitUpdate{Status: coordinate.StatusFinished}
+	finishOne := func(worker coordinate.Name) (time.Duration, time.Duration, error) {
+		t0 := time.Now()
+		as, err := ns.GetWork(ctx, coordinate.WorkRequest{Worker: worker, LeaseTime: time.Hour, MaxJobs: 1})
+		t1 := time.Now()
+		if err != nil || len(as) != 1 {
+			return 0, 0, fmt.Errorf("get work: %v %v", as, err)
+		}
+		if err := ns.UpdateWorkUnit(ctx, "s", as[0].Key.Bytes, done); err != nil {
+			return 0, 0, err
+		}
+		return t1.Sub(t0), time.Since(t1), nil
+	}
 	var lat, leases []time.Duration
 	var snapTook, longestHold time.Duration
+	deltas := 0
 	b.ResetTimer()
 	for range b.N {
+		b.StopTimer()
+		if full {
+			be.wal.needBase = true
+		} else {
+			for range units / 100 {
+				if _, _, err := finishOne(coordinate.Name{Bytes: "changer", Text: true}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		b.StartTimer()
 		stop := make(chan struct{})
 		var mu sync.Mutex
 		var wg sync.WaitGroup
@@ -72,19 +110,13 @@ func BenchmarkSnapshotClientLatency(b *testing.B) {
 						return
 					default:
 					}
-					t0 := time.Now()
-					as, err := ns.GetWork(ctx, coordinate.WorkRequest{Worker: worker, LeaseTime: time.Hour, MaxJobs: 1})
-					t1 := time.Now()
-					if err != nil || len(as) != 1 {
-						b.Errorf("get work: %v %v", as, err)
-						return
-					}
-					if err := ns.UpdateWorkUnit(ctx, "s", as[0].Key.Bytes, done); err != nil {
+					lease, finish, err := finishOne(worker)
+					if err != nil {
 						b.Error(err)
 						return
 					}
-					mine = append(mine, t1.Sub(t0), time.Since(t1))
-					mineLeases = append(mineLeases, t1.Sub(t0))
+					mine = append(mine, lease, finish)
+					mineLeases = append(mineLeases, lease)
 				}
 			}()
 		}
@@ -95,10 +127,16 @@ func BenchmarkSnapshotClientLatency(b *testing.B) {
 		}
 		snapTook += time.Since(start)
 		longestHold = max(longestHold, st.Pause, st.LongestHold)
+		if st.Delta {
+			deltas++
+		}
 		close(stop)
 		wg.Wait()
 	}
 	b.StopTimer()
+	if want := map[bool]int{true: 0, false: b.N}[full]; deltas != want {
+		b.Fatalf("%d of %d snapshots were deltas, want %d", deltas, b.N, want)
+	}
 	if len(lat) == 0 {
 		b.Fatal("no client call completed during the snapshots")
 	}
