@@ -145,7 +145,7 @@ func (j *Journal) removeSuperseded(seq uint64, base bool) {
 	}
 	removed := false
 	remove := func(path string) {
-		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := removeFile(path); err != nil {
 			j.log.Warn("could not remove a superseded journal file", "file", path, "err", err)
 			return
 		}
@@ -180,7 +180,7 @@ func writeSnapshotFile(path string, seq uint64, content uint32, write func(w io.
 	if err != nil {
 		return fmt.Errorf("journal: creating snapshot: %w", err)
 	}
-	bw := bufio.NewWriterSize(f, snapshotChunk+frameHeaderSize)
+	bw := bufio.NewWriterSize(&pacedFile{f: f}, snapshotChunk+frameHeaderSize)
 	cw := &chunkWriter{w: bw, buf: make([]byte, 0, snapshotChunk)}
 	err = func() error {
 		if _, err := bw.Write(encodeHeader(snapshotMagic, seq, content)); err != nil {

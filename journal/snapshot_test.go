@@ -319,3 +319,54 @@ func TestCloseWaitsForSnapshotInProgress(t *testing.T) {
 		t.Fatalf("replayed %q + %d records, want the snapshot only", got.snapshot, len(got.records))
 	}
 }
+
+// A crash while a superseded snapshot was being cut down for removal
+// (removeFile) leaves part of it, and maybe part of a superseded segment:
+// the next Open replays the newest snapshot and removes both.
+func TestInterruptedRemovalOfSupersededFiles(t *testing.T) {
+	dir := t.TempDir()
+	j, _ := mustOpen(t, testOptions(dir, nil))
+	snap := func(state []byte) {
+		var mu sync.Mutex
+		if err := j.Snapshot(context.Background(), &mu, func() func(io.Writer) error {
+			return func(w io.Writer) error { _, err := w.Write(state); return err }
+		}); err != nil {
+			t.Fatalf("Snapshot: %v", err)
+		}
+	}
+	appendWait(t, j, numbered("a-", 0, 20)...)
+	snap(bytes.Repeat([]byte("first "), 30000))
+	appendWait(t, j, numbered("b-", 0, 20)...)
+	old := listNames(t, dir)
+	oldSnap, oldSeg := join(dir, snapshotName(old.snapshots[0])), join(dir, segmentName(old.segments[0]))
+	keptSnap, err := os.ReadFile(oldSnap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keptSeg, err := os.ReadFile(oldSeg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := bytes.Repeat([]byte("second "), 30000)
+	snap(second)
+	after := numbered("c-", 0, 20)
+	appendWait(t, j, after...)
+	j.Close()
+	if err := os.WriteFile(oldSnap, keptSnap[:len(keptSnap)/3], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(oldSeg, keptSeg[:len(keptSeg)/2], 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	_, got := mustOpen(t, testOptions(dir, nil))
+	if !bytes.Equal(got.snapshot, second) {
+		t.Fatalf("replayed a snapshot of %d bytes, want the second one (%d)", len(got.snapshot), len(second))
+	}
+	equalRecords(t, got.records, after)
+	for _, path := range []string{oldSnap, oldSeg} {
+		if _, err := os.Stat(path); !os.IsNotExist(err) {
+			t.Errorf("%s left after Open: %v", path, err)
+		}
+	}
+}
