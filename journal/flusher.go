@@ -17,8 +17,8 @@ const spareLimit = 4 << 20
 // Appends made meanwhile form the next round's group, which starts as soon
 // as this one is published and its waiters had the processor: there is no
 // gathering delay. Zeros are
-// preallocated after publishing, so waiters never wait for them unless
-// they appended during that step.
+// preallocated beside the rounds (segment.go, startZeros), so waiters
+// never wait for them unless records outrun them.
 //
 // Under SyncInterval a round only writes; the first round that leaves the
 // segment unsynced arms a timer, and the round it starts when it fires
@@ -68,8 +68,8 @@ func (j *Journal) flushLoop() {
 			// their replies go out while the next group only gathers.
 			runtime.Gosched()
 		}
-		if !failed && j.seg.needsZeros() {
-			j.preallocate()
+		if !failed {
+			failed = !j.preallocate()
 		}
 		if !failed && due == nil && j.opts.Sync == SyncInterval && j.seg.dirty {
 			due = time.NewTimer(j.opts.SyncInterval)
@@ -91,27 +91,41 @@ func (j *Journal) markAcknowledged() bool {
 	return true
 }
 
-// preallocate extends the zeros ahead of the current segment. Failing to
-// write them (a full disk, say) only costs speed: it is logged and
-// preallocation stops for this segment; writing records reports the real
-// trouble, if any. A failed sync, though, fails the journal like any
-// failed sync: after it the kernel may have dropped dirty pages.
-func (j *Journal) preallocate() {
-	if err := j.seg.extendZeros(); err != nil {
-		j.seg.max = 0
-		j.log.Warn("journal preallocation failed; the segment grows with each write", "err", err)
-		return
-	}
-	if j.opts.Sync != SyncGroup {
-		return
-	}
-	// The size changed: this sync commits metadata, once per step.
-	if err := j.seg.sync(); err != nil {
-		j.seg.max = 0
+// preallocate takes the outcome of the preallocation step in flight, if
+// it is done, and starts the next one when less than half a step of zeros
+// is left (segment.go: the steps run beside the rounds). It reports false
+// if the journal failed.
+func (j *Journal) preallocate() bool {
+	if err := j.takeZeros(false); err != nil {
 		j.publish(0, err, false, false)
-		return
+		return false
 	}
-	j.counters.synced()
+	if j.seg.needsZeros() {
+		j.seg.startZeros(j.opts.Sync == SyncGroup)
+	}
+	return true
+}
+
+// takeZeros takes the outcome of the current segment's preallocation step
+// (with wait, once it is done). Failing to write the zeros (a full disk,
+// say) only costs speed: it is logged and preallocation stops for this
+// segment; writing records reports the real trouble, if any. A failed
+// sync, though, is returned: after it the kernel may have dropped dirty
+// pages, so the journal fails.
+func (j *Journal) takeZeros(wait bool) error {
+	r, ended := j.seg.takeZeros(wait)
+	switch {
+	case !ended:
+	case r.syncErr != nil:
+		j.seg.max = 0
+		return r.syncErr
+	case r.writeErr != nil:
+		j.seg.max = 0
+		j.log.Warn("journal preallocation failed; the segment grows with each write", "err", r.writeErr)
+	case j.opts.Sync == SyncGroup:
+		j.counters.synced()
+	}
+	return nil
 }
 
 // takePending swaps the pending chunks for an empty one, reusing the
@@ -144,6 +158,12 @@ func (j *Journal) writeChunks(chunks []chunk, sync bool) (wrote bool, err error)
 			}
 		}
 		if len(c.buf) > 0 {
+			if j.seg.off+int64(len(c.buf)) > j.seg.alloc {
+				// Past the zeros: a step in flight writes there.
+				if err := j.takeZeros(true); err != nil {
+					return wrote, err
+				}
+			}
 			start := time.Now()
 			if err := j.seg.write(c.buf); err != nil {
 				return wrote, err

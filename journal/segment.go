@@ -45,6 +45,25 @@ type segmentFile struct {
 	step  int64 // size of the next preallocation step
 	max   int64 // largest step; 0: no preallocation
 	dirty bool  // written through f since the last sync, and needing it
+	// zeros is the preallocation step in flight (startZeros), nil when
+	// none is: it writes from alloc on, and no record is written past
+	// alloc until it is taken (takeZeros).
+	zeros *zeroStep
+}
+
+// zeroStep is a preallocation step written by a goroutine of its own: the
+// file holds zeros up to end once it is done.
+type zeroStep struct {
+	end  int64
+	sync bool            // the goroutine syncs the zeros
+	done chan zeroResult // buffered: the goroutine never waits for the taker
+}
+
+// zeroResult is how a preallocation step ended: writing the zeros failed
+// (preallocation stops for the segment: only speed is lost), or their
+// sync did (the journal fails like on any failed sync).
+type zeroResult struct {
+	writeErr, syncErr error
 }
 
 // createSegment creates segment seq with its header and first
@@ -123,20 +142,69 @@ func (s *segmentFile) sync() error {
 }
 
 // needsZeros reports whether less than half a step of zeros is left ahead
-// of the write position.
+// of the write position and no step is in flight.
 func (s *segmentFile) needsZeros() bool {
-	return s.max > 0 && s.alloc-s.off < s.step/2
+	return s.max > 0 && s.zeros == nil && s.alloc-s.off < s.step/2
 }
 
-// extendZeros writes the next step of zeros ahead of the write position
-// (doubling the step up to max). The caller syncs them.
-func (s *segmentFile) extendZeros() error {
+// startZeros starts the next step of zeros ahead of the write position
+// (doubling the step up to max) on a goroutine of its own, and with sync
+// fdatasyncs them there (the size changed: one metadata commit per step).
+// Written inline, a 64 MiB step and its sync held every waiting finish
+// for 20-150 ms ("Preallocation off the flusher" in
+// docs/persistence.md). The zeros are handed to writeback a window at a
+// time (pacedFile), so the group syncs meanwhile do not queue behind
+// them. takeZeros collects the outcome.
+func (s *segmentFile) startZeros(sync bool) {
 	s.step = min(2*s.step, s.max)
-	if err := s.zeroFill(s.off + s.step); err != nil {
-		return err
+	from, end := s.alloc, s.off+s.step
+	if end <= from {
+		return
 	}
-	s.dirty = true
-	return nil
+	z := &zeroStep{end: end, sync: sync, done: make(chan zeroResult, 1)}
+	s.zeros = z
+	f := s.f
+	go func() {
+		var r zeroResult
+		p := newPacedFile(f, from)
+		zeros := make([]byte, min(zeroBlock, end-from))
+		for p.off < end {
+			if _, err := p.Write(zeros[:min(int64(len(zeros)), end-p.off)]); err != nil {
+				r.writeErr = fmt.Errorf("journal: preallocating %s: %w", f.Name(), err)
+				break
+			}
+		}
+		if r.writeErr == nil && sync {
+			if err := datasync(f); err != nil {
+				r.syncErr = fmt.Errorf("journal: fdatasync of %s: %w", f.Name(), err)
+			}
+		}
+		z.done <- r
+	}()
+}
+
+// takeZeros takes the outcome of the step in flight: at once if it is
+// done, or with wait once it is. It reports whether a step ended. Its
+// zeros, or whatever part of them was written, count as allocated:
+// finish cuts them off in any case.
+func (s *segmentFile) takeZeros(wait bool) (r zeroResult, ended bool) {
+	z := s.zeros
+	if z == nil {
+		return r, false
+	}
+	if wait {
+		r = <-z.done
+	} else {
+		select {
+		case r = <-z.done:
+		default:
+			return r, false
+		}
+	}
+	s.zeros = nil
+	s.alloc = max(s.alloc, z.end)
+	s.dirty = s.dirty || !z.sync || r.writeErr != nil
+	return r, true
 }
 
 // zeroFill writes zeros from the end of the file up to size.
@@ -197,7 +265,11 @@ func writeSlot(f *os.File, seq uint64, slot int, m mark) error {
 // ever be torn or carry a zero tail). The file stays open for seal; close
 // closes it.
 func (s *segmentFile) finish() error {
-	err := s.markAcknowledged()
+	r, _ := s.takeZeros(true) // the cut below must not race a step's zeros
+	err := r.syncErr
+	if err == nil {
+		err = s.markAcknowledged()
+	}
 	if err == nil {
 		err = s.sync()
 	}
@@ -227,6 +299,7 @@ func (s *segmentFile) seal() error {
 
 // close closes the file.
 func (s *segmentFile) close() error {
+	s.takeZeros(true) // a failed segment: its step's outcome no longer matters
 	if s.dsync != nil {
 		s.dsync.Close() // nothing buffered: its writes were synchronous
 		s.dsync = nil

@@ -180,7 +180,7 @@ func writeSnapshotFile(path string, seq uint64, content uint32, write func(w io.
 	if err != nil {
 		return fmt.Errorf("journal: creating snapshot: %w", err)
 	}
-	bw := bufio.NewWriterSize(&pacedFile{f: f}, snapshotChunk+frameHeaderSize)
+	bw := bufio.NewWriterSize(newPacedFile(f, 0), snapshotChunk+frameHeaderSize)
 	cw := &chunkWriter{w: bw, buf: make([]byte, 0, snapshotChunk)}
 	err = func() error {
 		if _, err := bw.Write(encodeHeader(snapshotMagic, seq, content)); err != nil {

@@ -11,21 +11,27 @@ import "os"
 // docs/persistence.md, "Snapshots and the finishes' syncs").
 const writebackWindow = 4 << 20
 
-// pacedFile writes a new file sequentially and keeps its dirty data to
-// about two windows: each window is handed to writeback as soon as it is
-// written, and the one before it is waited for. Where the system has no
-// such control (startWriteback reports false) it is a plain file. The
-// file still needs its fsync: writeback neither flushes the disk's cache
-// nor the file's metadata.
+// pacedFile writes a file sequentially from an offset and keeps its dirty
+// data to about two windows: each window is handed to writeback as soon
+// as it is written, and the one before it is waited for. Where the system
+// has no such control (startWriteback reports false) it is a plain file.
+// The file still needs its fsync: writeback neither flushes the disk's
+// cache nor the file's metadata. Snapshot files and preallocation steps
+// (segment.go) are written through it.
 type pacedFile struct {
 	f                  *os.File
-	off                int64 // bytes written
+	off                int64 // where the next write goes
 	started, completed int64 // [completed, started) is being written back
 	plain              bool  // pacing unavailable or failed: plain writes
 }
 
+// newPacedFile paces writes to f from offset off on.
+func newPacedFile(f *os.File, off int64) *pacedFile {
+	return &pacedFile{f: f, off: off, started: off, completed: off}
+}
+
 func (p *pacedFile) Write(b []byte) (int, error) {
-	n, err := p.f.Write(b)
+	n, err := p.f.WriteAt(b, p.off)
 	p.off += int64(n)
 	if err != nil || p.plain || p.off-p.started < writebackWindow {
 		return n, err
