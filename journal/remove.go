@@ -13,7 +13,7 @@ const removeStep = 32 << 20
 // than removeStep is first cut down removeStep at a time. On ext4,
 // unlinking a whole superseded snapshot (350 MB at ten million units)
 // frees all its extents in one filesystem transaction, and the syncs of
-// finishes waiting meanwhile queued behind it for 40-70 ms; in steps each
+// finishes waiting meanwhile queued behind it (42 ms measured); in steps each
 // commit frees a little (docs/persistence.md, "Snapshots and the finishes'
 // syncs"). If a step fails the file is simply removed.
 func removeFile(path string) error {

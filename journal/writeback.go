@@ -2,13 +2,14 @@ package journal
 
 import "os"
 
-// writebackWindow is how much of a snapshot file may be written to the
-// operating system before the daemon waits for the writeback of the
-// window before it (pacedFile). A finish's sync then waits behind at most
-// about two windows of snapshot data in the disk's queue instead of the
-// whole file, which the final fsync would otherwise push at once (at ten
-// million units 350 MB, and finishes waited up to 170 ms behind it:
-// docs/persistence.md, "Snapshots and the finishes' syncs").
+// writebackWindow is how much of a file written through pacedFile (a
+// snapshot, a preallocation step) may be written to the operating system
+// before the daemon waits for the writeback of the window before it. A
+// finish's sync then waits behind at most about two windows in the disk's
+// queue instead of the whole file, which a final fsync would otherwise
+// push at once (a snapshot of ten million units is 350 MB, and finishes
+// waited up to 170 ms behind it: docs/persistence.md, "Snapshots and the
+// finishes' syncs").
 const writebackWindow = 4 << 20
 
 // pacedFile writes a file sequentially from an offset and keeps its dirty
