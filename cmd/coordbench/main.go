@@ -1,7 +1,10 @@
 // Command coordbench is a load generator for coordinated (and any daemon
 // speaking the legacy coordinate CBOR-RPC protocol). It runs bounded
 // workloads shaped like the Python workers' traffic and reports, per
-// workload, units/s and the p50/p99 latency of each RPC method.
+// workload, units/s and the p50/p99 latency of each RPC method, the CPU
+// time it used itself and, on Linux, the share of the machine's CPU time
+// that was idle meanwhile (host_idle: near 0 when the run waited for
+// processors, high when it waited for syncs, wake-ups or round trips).
 //
 // Usage:
 //

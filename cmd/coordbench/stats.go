@@ -55,6 +55,10 @@ type result struct {
 	// during the timed part: on a shared machine it is taken from the
 	// daemon, so a report is read together with it.
 	LoadGenCPUSeconds float64 `json:"loadgen_cpu_s"`
+	// HostIdle is the share of the whole machine's CPU time (every
+	// processor, every process) that was idle during the timed part, nil
+	// where the system does not say (hostcpu.go).
+	HostIdle *float64 `json:"host_idle,omitempty"`
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
@@ -87,8 +91,12 @@ func newResult(workload string, units int, elapsed time.Duration, lat latencies)
 
 // writeText prints one line for the workload and one per method.
 func (r result) writeText(w io.Writer) error {
-	if _, err := fmt.Fprintf(w, "%-14s units=%-8d seconds=%-8.3f units/s=%-8.0f loadgen_cpu=%.3fs\n",
-		r.Workload, r.Units, r.Seconds, r.UnitsPerSec, r.LoadGenCPUSeconds); err != nil {
+	idle := ""
+	if r.HostIdle != nil {
+		idle = fmt.Sprintf(" host_idle=%.0f%%", 100**r.HostIdle)
+	}
+	if _, err := fmt.Fprintf(w, "%-14s units=%-8d seconds=%-8.3f units/s=%-8.0f loadgen_cpu=%.3fs%s\n",
+		r.Workload, r.Units, r.Seconds, r.UnitsPerSec, r.LoadGenCPUSeconds, idle); err != nil {
 		return err
 	}
 	for _, m := range r.Methods {
@@ -110,19 +118,25 @@ func (r result) writeJSON(w io.Writer) error {
 	return err
 }
 
-// stopwatch measures a timed section's wall time and the CPU time this
-// process used meanwhile.
+// stopwatch measures a timed section's wall time, the CPU time this
+// process used meanwhile and the machine's idle share.
 type stopwatch struct {
 	wall time.Time
 	cpu  time.Duration
+	host hostCPU
 }
 
-func startStopwatch() stopwatch { return stopwatch{wall: time.Now(), cpu: processCPU()} }
+func startStopwatch() stopwatch {
+	return stopwatch{wall: time.Now(), cpu: processCPU(), host: readHostCPU()}
+}
 
-// result summarises the section as newResult does, with the CPU time.
+// result summarises the section as newResult does, with the CPU times.
 func (s stopwatch) result(workload string, units int, lat latencies) result {
 	r := newResult(workload, units, time.Since(s.wall), lat)
 	r.LoadGenCPUSeconds = (processCPU() - s.cpu).Seconds()
+	if idle, ok := readHostCPU().idleSince(s.host); ok {
+		r.HostIdle = &idle
+	}
 	return r
 }
 
