@@ -7,7 +7,6 @@ import (
 	"math"
 	"slices"
 	"sort"
-	"syscall"
 	"time"
 )
 
@@ -138,14 +137,4 @@ func (s stopwatch) result(workload string, units int, lat latencies) result {
 		r.HostIdle = &idle
 	}
 	return r
-}
-
-// processCPU is the user plus system CPU time this process has used, or 0
-// where the system cannot tell.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
