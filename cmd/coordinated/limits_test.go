@@ -64,7 +64,7 @@ func TestRaiseFileLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, err := raiseFileLimit()
-	if err != nil || got != orig.Max {
+	if err != nil || got != uint64(orig.Max) {
 		t.Fatalf("raiseFileLimit = %d, %v; want the hard limit %d", got, err, orig.Max)
 	}
 	var now syscall.Rlimit
