@@ -12,9 +12,9 @@ const removeStep = 32 << 20
 // removeFile deletes path; a missing file is not an error. A file larger
 // than removeStep is first cut down removeStep at a time. On ext4,
 // unlinking a whole superseded snapshot (350 MB at ten million units)
-// frees all its extents in one filesystem transaction, and the syncs of
-// finishes waiting meanwhile queued behind it (42 ms measured); in steps each
-// commit frees a little (docs/persistence.md, "Snapshots and the finishes'
+// frees all its extents in one filesystem transaction (71 ms measured),
+// and the syncs of finishes waiting meanwhile queued behind it; in steps
+// each commit frees a little (docs/persistence.md, "Snapshots and the finishes'
 // syncs"). If a step fails the file is simply removed.
 func removeFile(path string) error {
 	if f, err := os.OpenFile(path, os.O_WRONLY, 0); err == nil {

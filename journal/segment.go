@@ -81,8 +81,8 @@ func createSegment(dir string, seq uint64, content uint32, maxStep int64) (*segm
 		f.Close()
 		return nil, fmt.Errorf("journal: writing header of %s: %w", path, err)
 	}
-	s.off, s.alloc = headerSize, headerSize
-	if err := s.zeroFill(s.off + s.step); err != nil {
+	s.off, s.alloc = headerSize, headerSize+s.step
+	if err := writeZeros(f, s.off, s.alloc); err != nil {
 		f.Close()
 		return nil, err
 	}
@@ -165,15 +165,7 @@ func (s *segmentFile) startZeros(sync bool) {
 	s.zeros = z
 	f := s.f
 	go func() {
-		var r zeroResult
-		p := newPacedFile(f, from)
-		zeros := make([]byte, min(zeroBlock, end-from))
-		for p.off < end {
-			if _, err := p.Write(zeros[:min(int64(len(zeros)), end-p.off)]); err != nil {
-				r.writeErr = fmt.Errorf("journal: preallocating %s: %w", f.Name(), err)
-				break
-			}
-		}
+		r := zeroResult{writeErr: writeZeros(f, from, end)}
 		if r.writeErr == nil && sync {
 			if err := datasync(f); err != nil {
 				r.syncErr = fmt.Errorf("journal: fdatasync of %s: %w", f.Name(), err)
@@ -207,18 +199,15 @@ func (s *segmentFile) takeZeros(wait bool) (r zeroResult, ended bool) {
 	return r, true
 }
 
-// zeroFill writes zeros from the end of the file up to size.
-func (s *segmentFile) zeroFill(size int64) error {
-	if size <= s.alloc {
-		return nil
-	}
-	zeros := make([]byte, min(zeroBlock, size-s.alloc))
-	for s.alloc < size {
-		n := min(int64(len(zeros)), size-s.alloc)
-		if _, err := s.f.WriteAt(zeros[:n], s.alloc); err != nil {
-			return fmt.Errorf("journal: preallocating %s: %w", s.name(), err)
+// writeZeros writes zeros to f from from up to end, paced (pacedFile):
+// a preallocation step, on its own goroutine after the first.
+func writeZeros(f *os.File, from, end int64) error {
+	p := newPacedFile(f, from)
+	zeros := make([]byte, min(zeroBlock, max(end-from, 0)))
+	for p.off < end {
+		if _, err := p.Write(zeros[:min(int64(len(zeros)), end-p.off)]); err != nil {
+			return fmt.Errorf("journal: preallocating %s: %w", f.Name(), err)
 		}
-		s.alloc += n
 	}
 	return nil
 }
