@@ -261,7 +261,11 @@ func checkReaders(t *testing.T, item []byte) {
 			t.Fatalf("Elements(% X) = %d items, want %d", item, len(elems), len(want))
 		}
 		for i := range elems {
-			if !bytes.Equal(elems[i], want[i]) {
+			got := elems[i]
+			if h.Major == MajorArray {
+				got = withoutSelfDescribed(got)
+			}
+			if !bytes.Equal(got, want[i]) {
 				t.Fatalf("Elements(% X)[%d] = % X, want % X", item, i, elems[i], want[i])
 			}
 		}
@@ -273,6 +277,20 @@ func checkReaders(t *testing.T, item []byte) {
 				t.Fatalf("AppendMap(Pairs(% X)) = % X is not decodable", item, again)
 			}
 		}
+	}
+}
+
+// withoutSelfDescribed returns item without the self-described CBOR
+// tags (55799) at its start. The oracle drops them wherever it decodes a
+// value, even into a cbor.RawMessage, while Elements returns each element
+// as encoded, tag included.
+func withoutSelfDescribed(item []byte) []byte {
+	for {
+		h, err := ReadHead(item)
+		if err != nil || h.Major != MajorTag || h.Arg != 55799 {
+			return item
+		}
+		item = item[h.Size:]
 	}
 }
 
