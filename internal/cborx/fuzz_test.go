@@ -39,10 +39,17 @@ var oracle = func() cbor.DecMode {
 }()
 
 // hasTag24OnNonBytes reports an item fxamacker accepts but Validate
-// refuses on purpose: tag 24 around anything but a byte string.
+// refuses on purpose: tag 24 around anything but a byte string. It looks
+// for a tag 24 head in any of its encodings (0xD8 0x18 is the shortest,
+// 0xD9 0x00 0x18 is as valid) at every offset, so bytes inside a string
+// may count too: a false alarm only makes the check more lenient.
 func hasTag24OnNonBytes(b []byte) bool {
-	for i := 0; i+2 < len(b); i++ {
-		if b[i] == 0xD8 && b[i+1] == TagEmbedded && b[i+2]>>5 != MajorBytes {
+	for i := range b {
+		if b[i]>>5 != MajorTag {
+			continue
+		}
+		h, err := ReadHead(b[i:])
+		if err == nil && h.Arg == TagEmbedded && i+h.Size < len(b) && b[i+h.Size]>>5 != MajorBytes {
 			return true
 		}
 	}
