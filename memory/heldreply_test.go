@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -99,5 +100,65 @@ func TestNoHeldRepliesWithoutGroupSync(t *testing.T) {
 			t.Errorf("sync policy %v: the update handed its wait over", policy)
 		}
 		b.Close()
+	}
+}
+
+// A call that fails may still commit something on the way: begin applies
+// the expiries due (here the lease of the unit being finished). It must
+// return its own error and not hand its wait over, since a held reply is
+// built from the journal's outcome alone and would answer success.
+func TestFailedUpdateKeepsItsError(t *testing.T) {
+	clock := coordinate.NewFakeClock(time.Unix(1e9, 0))
+	b, err := Open(context.Background(), Options{
+		Clock: clock, StallTimeout: time.Minute, DataDir: t.TempDir(), Sync: journal.SyncGroup,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ns := nsOf(t, b, "ns")
+	ctx := context.Background()
+	defineSpec(t, ctx, ns, "ws")
+	if err := ns.AddWorkUnits(ctx, "ws", []coordinate.WorkUnitInput{{Key: coordinate.Name{Bytes: "a"}}, {Key: coordinate.Name{Bytes: "b"}}}); err != nil {
+		t.Fatal(err)
+	}
+	lease := func() coordinate.Attempt {
+		t.Helper()
+		as, err := ns.GetWork(ctx, coordinate.WorkRequest{Worker: coordinate.Name{Bytes: "w", Text: true}, LeaseTime: time.Second, WorkSpecs: []string{"ws"}})
+		if err != nil || len(as) != 1 {
+			t.Fatalf("get_work: %v %v", as, err)
+		}
+		return as[0]
+	}
+	finish := coordinate.WorkUnitUpdate{Status: coordinate.StatusFinished}
+	for _, tc := range []struct {
+		name   string
+		update func(ctx context.Context, a coordinate.Attempt) error
+		want   error
+	}{
+		{"unknown spec", func(ctx context.Context, _ coordinate.Attempt) error {
+			return ns.UpdateWorkUnit(ctx, "nospec", "a", finish)
+		}, coordinate.ErrNoSuchWorkSpec},
+		{"lease lost to the expiry", func(ctx context.Context, a coordinate.Attempt) error {
+			return ns.UpdateAttempt(ctx, coordinate.AttemptRef{Spec: "ws", Key: a.Key.Bytes, ID: a.ID}, finish)
+		}, coordinate.ErrLostLease},
+	} {
+		a := lease()
+		clock.Add(2 * time.Second) // the lease is due to expire: the call commits its expiry
+		var h replyhold.Hold
+		hctx := replyhold.With(ctx, &h)
+		replyhold.Allow(hctx)
+		err := tc.update(hctx, a)
+		if !errors.Is(err, tc.want) {
+			t.Errorf("%s: error %v, want %v", tc.name, err, tc.want)
+		}
+		if replyhold.Deferred(hctx) {
+			t.Errorf("%s: the failed call handed its wait over", tc.name)
+		}
+		h.Take()
+		u, err := ns.GetWorkUnits(ctx, "ws", []string{string(a.Key.Bytes)})
+		if err != nil || len(u) != 1 || u[0].Status != coordinate.StatusAvailable {
+			t.Errorf("%s: unit after the call %+v %v, want available (expired)", tc.name, u, err)
+		}
 	}
 }

@@ -98,6 +98,11 @@ func (ns *namespace) commit(o op) {
 // the method committed anything, waits until its records are durable, so
 // no change is acknowledged before it would survive a crash. The lock is
 // never held across that wait. A journal failure replaces a nil *errp.
+//
+// A method that failed may still have committed something on the way (the
+// expiries begin applies): it waits for that here, never through a held
+// reply, whose builder sees only the journal's outcome and would answer
+// success for the failed call.
 func (ns *namespace) end(ctx context.Context, errp *error) {
 	t := ns.ticket
 	ns.ticket = 0
@@ -105,7 +110,11 @@ func (ns *namespace) end(ctx context.Context, errp *error) {
 	if t == 0 {
 		return
 	}
-	if err := ns.wal.wait(ctx, t); err != nil && *errp == nil {
+	if *errp != nil {
+		_ = ns.wal.wait(ctx, t) // the call's own error stands
+		return
+	}
+	if err := ns.wal.waitOrHold(ctx, t); err != nil {
 		*errp = err
 	}
 }

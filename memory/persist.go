@@ -35,7 +35,7 @@ const failedTicket = journalTicket(math.MaxUint64 - 1)
 type wal struct {
 	j *journal.Journal
 	// holdReplies: under SyncGroup an update that allows it hands its wait
-	// to the flusher (wait, internal/replyhold). Under the other policies
+	// to the flusher (waitOrHold, internal/replyhold). Under the other policies
 	// a round costs no sync, and the flusher writing every reply made it
 	// the bottleneck (docs/persistence.md, "Group commit, seventh pass").
 	holdReplies   bool
@@ -104,13 +104,26 @@ func (w *wal) append(enc *recordEncoder, ns string, o op) journalTicket {
 
 // wait returns once the record of ticket t is durable.
 func (w *wal) wait(ctx context.Context, t journalTicket) error {
+	return w.await(ctx, t, false)
+}
+
+// waitOrHold is wait for a call that succeeded: when the request allows
+// it, its reply waits for the record instead of the caller
+// (internal/replyhold), and waitOrHold returns nil at once. Only a call
+// that succeeded may hand over its wait: the reply is then built from the
+// journal's outcome alone.
+func (w *wal) waitOrHold(ctx context.Context, t journalTicket) error {
+	return w.await(ctx, t, w.holdReplies)
+}
+
+func (w *wal) await(ctx context.Context, t journalTicket, mayHold bool) error {
 	if p := w.failed.Load(); p != nil {
 		return *p
 	}
 	if t == failedTicket {
 		return errors.New("memory: change not journaled")
 	}
-	if w.holdReplies && replyhold.Defer(ctx, func(done func(error)) { w.j.Notify(t, w.noticed(done)) }) {
+	if mayHold && replyhold.Defer(ctx, func(done func(error)) { w.j.Notify(t, w.noticed(done)) }) {
 		return nil // the reply waits instead (internal/replyhold)
 	}
 	if err := w.j.Wait(ctx, t); err != nil {

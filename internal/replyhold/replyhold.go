@@ -64,7 +64,10 @@ func Allow(ctx context.Context) bool {
 // callback to run, exactly once and without blocking, when the change is
 // durable (nil) or can no longer become so (its error). Otherwise Defer
 // returns false and the backend waits as usual. A request holds its reply
-// for one change only: a second Defer returns false.
+// for one change only: a second Defer returns false. Only a call that
+// succeeded may defer: the reply is built from the outcome of the wait
+// alone, so a call that fails answers with its error and, if it committed
+// something on the way, waits for that itself.
 func Defer(ctx context.Context, await func(done func(error))) bool {
 	h := from(ctx)
 	if h == nil || !h.allowed || h.await != nil {
