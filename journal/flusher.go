@@ -47,7 +47,13 @@ func (j *Journal) flushLoop() {
 		chunks, upTo, closing := j.takePending()
 		wrote, err := j.writeChunks(chunks, j.opts.Sync == SyncGroup || closing || forced)
 		if closing && j.seg != nil {
-			if ferr := j.seg.finishClose(); err == nil {
+			if failed || err != nil {
+				// After a failed write or sync nothing more is marked or
+				// synced: a sync after a failed one can succeed with the
+				// failed pages dropped, and a final mark would then claim
+				// them. The segment stays as it is, zeros and all.
+				j.seg.close()
+			} else if ferr := j.seg.finishClose(); err == nil {
 				err = ferr
 			}
 			j.seg = nil
@@ -78,11 +84,12 @@ func (j *Journal) flushLoop() {
 }
 
 // markAcknowledged records in the segment's header how far its records
-// are acknowledged (mark.go), after the waiters were released: the mark is
-// written to the operating system now and synced later (by the next
-// preallocation step or the finish; under SyncGroup without O_DSYNC, and
-// SyncInterval, by the next sync), so it never claims more than is
-// durable.
+// are acknowledged and durable (mark.go, segment.go), after the waiters
+// were released: the mark is written to the operating system now and
+// synced later (by the next preallocation step or the finish; under
+// SyncGroup without O_DSYNC, and SyncInterval, by the next sync), so it
+// never claims more than is durable. Under SyncInterval it covers what
+// the last sync did, not every record acknowledged since.
 func (j *Journal) markAcknowledged() bool {
 	if err := j.seg.markAcknowledged(); err != nil {
 		j.publish(0, err, false, false)
@@ -231,8 +238,12 @@ func (j *Journal) switchSegment(seq uint64) error {
 // or, if that cannot be opened, written and fdatasynced.
 func (j *Journal) newSegment(seq uint64) (*segmentFile, error) {
 	s, err := createSegment(j.dir, seq, j.opts.ContentVersion, j.preallocMax())
-	if err != nil || j.opts.Sync != SyncGroup {
+	if err != nil {
 		return s, err
+	}
+	s.markWritten = j.opts.Sync == SyncNone
+	if j.opts.Sync != SyncGroup {
+		return s, nil
 	}
 	if err := s.useDataSyncWrites(j.openDataSync); err != nil {
 		j.log.Warn("journal writes fall back to write + fdatasync", "err", err)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
 	"strings"
 	"testing"
 )
@@ -180,5 +181,43 @@ func TestCheck(t *testing.T) {
 	j2.Close()
 	if err := j2.Check(j2.Append([]byte("after close"))); !errors.Is(err, ErrClosed) {
 		t.Fatalf("Check after Close = %v, want ErrClosed", err)
+	}
+}
+
+// Once a write or sync failed, Close leaves the segment as it is: no final
+// mark, no sync, no truncation. A sync after a failed one can succeed
+// with the failed pages dropped (Linux reports a writeback error once),
+// so a final mark would claim records that are not on disk and the next
+// start would refuse them as lost. Here the records' O_DSYNC descriptor
+// fails while the file's own still works, which a finish would use.
+func TestCloseAfterFailureLeavesTheSegment(t *testing.T) {
+	dir := t.TempDir()
+	j, _ := mustOpen(t, testOptions(dir, nil))
+	appendWait(t, j, []byte("ok"))
+	if j.seg.dsync == nil {
+		t.Skip("no O_DSYNC descriptor on this platform: the records' writes cannot fail alone")
+	}
+	seg := join(dir, segmentName(1))
+	before, err := os.Stat(seg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	markBefore := readMark(t, seg, 1)
+	j.seg.dsync.Close() // the flusher is idle: its next write fails
+	if err := j.Wait(context.Background(), j.Append([]byte("lost"))); err == nil {
+		t.Fatal("Wait after the failed write succeeded")
+	}
+	if err := j.Close(); err == nil {
+		t.Fatal("Close did not report the failure")
+	}
+	after, err := os.Stat(seg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Size() != before.Size() {
+		t.Errorf("segment size %d after Close, want %d: a failed journal's segment was finished", after.Size(), before.Size())
+	}
+	if m := readMark(t, seg, 1); m != markBefore {
+		t.Errorf("mark %+v after Close, want %+v", m, markBefore)
 	}
 }

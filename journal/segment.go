@@ -45,6 +45,16 @@ type segmentFile struct {
 	step  int64 // size of the next preallocation step
 	max   int64 // largest step; 0: no preallocation
 	dirty bool  // written through f since the last sync, and needing it
+	// durable is the end of the frames known to be on disk: written
+	// through dsync, or before the last completed sync. The mark covers
+	// no more than this, except with markWritten.
+	durable int64
+	// markWritten (SyncNone) lets the mark cover every frame written,
+	// synced or not: acknowledged records a power cut then loses are
+	// reported by the next start instead of passing for a torn tail.
+	// Under SyncInterval such a loss is the policy's promise (at most the
+	// last interval, a prefix kept), so the mark waits for the sync.
+	markWritten bool
 	// zeros is the preallocation step in flight (startZeros), nil when
 	// none is: it writes from alloc on, and no record is written past
 	// alloc until it is taken (takeZeros).
@@ -82,6 +92,7 @@ func createSegment(dir string, seq uint64, content uint32, maxStep int64) (*segm
 		return nil, fmt.Errorf("journal: writing header of %s: %w", path, err)
 	}
 	s.off, s.alloc = headerSize, headerSize+s.step
+	s.durable = s.off
 	if err := writeZeros(f, s.off, s.alloc); err != nil {
 		f.Close()
 		return nil, err
@@ -112,6 +123,9 @@ func (s *segmentFile) write(buf []byte) error {
 	s.off += int64(len(buf))
 	s.alloc = max(s.alloc, s.off)
 	s.dirty = s.dirty || s.dsync == nil
+	if s.dsync != nil {
+		s.durable = s.off
+	}
 	return nil
 }
 
@@ -138,6 +152,7 @@ func (s *segmentFile) sync() error {
 		return fmt.Errorf("journal: fdatasync of %s: %w", s.name(), err)
 	}
 	s.dirty = false
+	s.durable = s.off
 	return nil
 }
 
@@ -230,13 +245,20 @@ func (s *segmentFile) writeMark(m mark) error {
 	return nil
 }
 
-// markAcknowledged writes the mark for everything written so far, if it
-// moved.
+// markAcknowledged writes the mark for the frames known durable (every
+// frame written, with markWritten), if it moved. A mark written before the
+// frames it covers are on disk could reach the disk first (writeback, or
+// one sync flushing both, keeps no order): after a power cut it would
+// claim records that are not there.
 func (s *segmentFile) markAcknowledged() error {
-	if s.off == s.mark.end {
+	end := s.durable
+	if s.markWritten {
+		end = s.off
+	}
+	if end == s.mark.end {
 		return nil
 	}
-	return s.writeMark(mark{end: s.off, gen: s.mark.gen})
+	return s.writeMark(mark{end: end, gen: s.mark.gen})
 }
 
 // writeSlot writes mark m into slot (0 or 1) of segment seq's header.
@@ -248,27 +270,31 @@ func writeSlot(f *os.File, seq uint64, slot int, m mark) error {
 	return nil
 }
 
-// finish ends the segment: the final mark (every record written) goes to
-// the header, the data is synced, the unused zeros are cut off and the new
-// size is fsynced (whatever the policy, so that only the last segment can
-// ever be torn or carry a zero tail). The file stays open for seal; close
-// closes it.
+// finish ends the segment: the records are synced, then the final mark
+// (every record) goes to the header, the unused zeros are cut off, and the
+// mark and the new size are fsynced (whatever the policy, so that only the
+// last segment can ever be torn or carry a zero tail). The file stays open
+// for seal; close closes it.
 func (s *segmentFile) finish() error {
 	r, _ := s.takeZeros(true) // the cut below must not race a step's zeros
 	err := r.syncErr
-	if err == nil {
-		err = s.markAcknowledged()
+	if err == nil && s.durable != s.off {
+		err = s.sync()
 	}
 	if err == nil {
-		err = s.sync()
+		err = s.markAcknowledged()
 	}
 	if err == nil && s.alloc != s.off {
 		if err = s.f.Truncate(s.off); err != nil {
 			err = fmt.Errorf("journal: truncating %s to its %d used bytes: %w", s.name(), s.off, err)
-		} else if err = s.f.Sync(); err != nil {
-			err = fmt.Errorf("journal: fsync of %s: %w", s.name(), err)
 		}
 		s.alloc = s.off
+	}
+	if err == nil {
+		if err = s.f.Sync(); err != nil {
+			err = fmt.Errorf("journal: fsync of %s: %w", s.name(), err)
+		}
+		s.dirty = false
 	}
 	return err
 }
