@@ -23,7 +23,7 @@ func TestUnitCountUpsertsAgree(t *testing.T) {
 			t.Fatalf("unit_count_add no longer contains %q: update this test and the inline copies", part)
 		}
 	}
-	resolve, err := migrationFiles.ReadFile("migrations/0009_available_since.sql")
+	resolve, err := migrationFiles.ReadFile("migrations/0013_resolve_locks_dependents.sql")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 // The statements, from sql/deps.sql.
 var (
 	depsPendingSQL              = namedSQL("deps_pending")
+	depsLockDependentsSQL       = namedSQL("deps_lock_dependents")
 	depsDependentsUnfinishedSQL = namedSQL("deps_dependents_unfinished")
 	unitsFailDependentsSQL      = namedSQL("units_fail_dependents")
 	depsUnfailSQL               = namedSQL("deps_unfail")
@@ -102,7 +103,8 @@ func withDependents(ctx context.Context, tx dbtx, keys []unitKey) ([]unitKey, er
 // propagateFailures fails the unfinished dependents of the units in
 // failed (transitively), and blocks again the dep_failed dependents of the
 // units in unfailed (retried after failing) that have no other failed
-// dependency (transitively).
+// dependency (transitively). Each step locks the dependents first, in a
+// statement of its own (lockDependents), before reading them.
 func propagateFailures(ctx context.Context, tx dbtx, now time.Time, failed, unfailed []unitKey, d countDelta, g groupBumps) error {
 	seen := map[unitKey]bool{}
 	// Dependents failed transitively name the unit whose failure started it.
@@ -118,6 +120,9 @@ func propagateFailures(ctx context.Context, tx dbtx, now time.Time, failed, unfa
 			continue
 		}
 		seen[r] = true
+		if err := lockDependents(ctx, tx, r); err != nil {
+			return err
+		}
 		rows, err := tx.Query(ctx, depsDependentsUnfinishedSQL, r.ns, bytesOf(r.spec), bytesOf(r.key))
 		if err != nil {
 			return err
@@ -161,6 +166,9 @@ func propagateFailures(ctx context.Context, tx dbtx, now time.Time, failed, unfa
 		}
 		seen[r] = true
 		// Dependents failed because of r, with no other failed dependency.
+		if err := lockDependents(ctx, tx, r); err != nil {
+			return err
+		}
 		rows, err := tx.Query(ctx, depsUnfailSQL, r.ns, bytesOf(r.spec), bytesOf(r.key))
 		if err != nil {
 			return err
@@ -180,6 +188,13 @@ func propagateFailures(ctx context.Context, tx dbtx, now time.Time, failed, unfa
 		}
 	}
 	return nil
+}
+
+// lockDependents locks the units depending on r (sql/deps.sql says why it
+// is a statement of its own).
+func lockDependents(ctx context.Context, tx dbtx, r unitKey) error {
+	_, err := tx.Exec(ctx, depsLockDependentsSQL, r.ns, bytesOf(r.spec), bytesOf(r.key))
+	return err
 }
 
 // checkCycles fails with coordinate.ErrCycle when giving the units of

@@ -130,6 +130,9 @@ func (b *Backend) sweepOnce(ctx context.Context, now time.Time) (int64, error) {
 // units whose spec's max_retries is used up (coordinate.RetriesExhausted,
 // in SQL), which coordinate.ExpireLease fails (status FAILED, completion
 // time now, data with traceback "too many retries", the worker kept).
+// As for any failure, their groups progress and their dependents fail
+// with them (propagateFailures), as the memory backend and the general
+// update path do when they apply the expiry first.
 func expireExhausted(ctx context.Context, tx pgx.Tx, now time.Time, d countDelta) error {
 	rows, err := tx.Query(ctx, leasesExhaustedSQL, now.UnixNano())
 	if err != nil {
@@ -137,10 +140,12 @@ func expireExhausted(ctx context.Context, tx pgx.Tx, now time.Time, d countDelta
 	}
 	var units rowKeys
 	var datas [][]byte
-	var spec int64
-	var key, data []byte
+	var failed []unitKey
+	g := groupBumps{}
+	var spec, nsID int64
+	var name, key, data, grp []byte
 	var attempts, maxRetries int32
-	if _, err := pgx.ForEachRow(rows, []any{&spec, &key, &data, &attempts, &maxRetries}, func() error {
+	if _, err := pgx.ForEachRow(rows, []any{&spec, &nsID, &name, &key, &data, &attempts, &maxRetries, &grp}, func() error {
 		st := coordinate.ExpireLease(coordinate.UnitState{Status: coordinate.StatusPending, Data: data}, int(attempts), int(maxRetries), now)
 		if st.Status != coordinate.StatusFailed || !st.Expiration.Equal(now) {
 			return fmt.Errorf("unit %q of spec %d: the SQL and coordinate.ExpireLease disagree on max_retries", key, spec)
@@ -148,6 +153,8 @@ func expireExhausted(ctx context.Context, tx pgx.Tx, now time.Time, d countDelta
 		units.add(spec, key)
 		datas = append(datas, st.Data)
 		d.expire(spec, coordinate.StatusPending, st.Status)
+		g.bump(nsID, grp, now)
+		failed = append(failed, unitKey{nsID, string(name), string(key)})
 		return nil
 	}); err != nil {
 		return err
@@ -159,6 +166,17 @@ func expireExhausted(ctx context.Context, tx pgx.Tx, now time.Time, d countDelta
 		return err
 	}
 	if _, err := tx.Exec(ctx, unlistSQL, units.specs, units.keys); err != nil {
+		return err
+	}
+	// Whether some unit depends on them is read now that they are locked
+	// and written (update.go does the same).
+	if failed, err = withDependents(ctx, tx, failed); err != nil {
+		return err
+	}
+	if err := propagateFailures(ctx, tx, now, failed, nil, d, g); err != nil {
+		return err
+	}
+	if err := g.apply(ctx, tx); err != nil {
 		return err
 	}
 	return d.apply(ctx, tx)

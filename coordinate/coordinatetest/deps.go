@@ -3,6 +3,7 @@ package coordinatetest
 import (
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/coordinated/coordinated/coordinate"
 )
@@ -17,6 +18,7 @@ var depTests = []test{
 	{"DependencyAddedLater", testDepAddedLater},
 	{"AlreadyFinished", testDepAlreadyFinished},
 	{"FailurePropagates", testDepFailurePropagates},
+	{"ExhaustedLeaseFailsDependents", testDepExhaustedLease},
 	{"RetryRoot", testDepRetryRoot},
 	{"RetryDependent", testDepRetryDependent},
 	{"OwnFailureSurvivesRetryOfDependency", testDepOwnFailureSurvivesRetry},
@@ -162,6 +164,29 @@ func testDepFailurePropagates(e *env) {
 	}
 	e.checkStatus("s", coordinate.StatusAvailable, "other")
 	e.checkCounts("s", map[coordinate.Status]int{coordinate.StatusFailed: 4, coordinate.StatusAvailable: 1})
+}
+
+// A unit whose lease expires with its max_retries used up fails like one
+// failed by update_work_unit: its dependents fail with it, whichever call
+// (or sweep) applies the expiry.
+func testDepExhaustedLease(e *env) {
+	e.spec(m{"name": "s", "max_retries": 1})
+	e.add("s", e.dep("root"), e.dep("L1", "root"), e.dep("L2", "L1"))
+	for range 2 { // one try and one retry
+		as := e.work(coordinate.WorkRequest{Worker: text("w"), LeaseTime: 10 * time.Second})
+		if len(as) != 1 || as[0].Key.Bytes != "root" {
+			e.t.Fatalf("get_work = %v, want the root", attemptKeys(as))
+		}
+		e.clock.Add(11 * time.Second)
+	}
+	e.noWork(coordinate.WorkRequest{Worker: text("w")})
+	e.checkStatus("s", coordinate.StatusFailed, "root", "L1", "L2")
+	for _, k := range []string{"L1", "L2"} {
+		if tb := dataField(e.t, e.mustGet("s", k).Data, "traceback"); !strings.Contains(tb, "root") {
+			e.t.Errorf("dependent %q traceback = %q, want it to name the failed root", k, tb)
+		}
+	}
+	e.checkCounts("s", map[coordinate.Status]int{coordinate.StatusFailed: 3})
 }
 
 func testDepRetryRoot(e *env) {

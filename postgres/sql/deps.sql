@@ -7,6 +7,21 @@ SELECT r.i FROM unnest($1::bigint[], $2::bytea[], $3::bytea[]) WITH ORDINALITY A
     WHERE EXISTS (SELECT 1 FROM unit_dep e WHERE e.namespace_id = r.ns AND e.dep_spec = r.spec AND e.dep_key = r.key)
     ORDER BY r.i
 
+-- Locks the units depending on unit ($2, $3) of namespace $1, whatever
+-- their status, in the order resolve_finished_units locks them (migration
+-- 0013). A statement of its own: the statement after it, which reads
+-- their statuses and their other dependencies, then takes its snapshot
+-- once the locks are held, so it sees what a transaction that held them
+-- (failing, retrying or finishing another dependency of theirs) committed.
+-- Without it two retries of two failed dependencies of one unit each saw
+-- the other still FAILED, and the unit stayed FAILED (propagateFailures).
+-- name: deps_lock_dependents
+SELECT u.spec_id FROM unit_dep e
+    JOIN work_unit u ON u.spec_id = e.spec_id AND u.key = e.key
+    WHERE e.namespace_id = $1 AND e.dep_spec = $2 AND e.dep_key = $3
+    ORDER BY u.spec_id, u.key
+    FOR UPDATE OF u
+
 -- The unfinished units depending on unit ($2, $3) of namespace $1, locked.
 -- name: deps_dependents_unfinished
 SELECT u.spec_id, s.name, u.key, u.data, u.status, u.grp
