@@ -317,17 +317,21 @@ func (fr *frameReader) copyChunks(dst []byte, h cborx.Head, budget *int64) ([]by
 
 // unwrapTag24 returns the content of item if it is tag 24 around a byte
 // string, else item itself.
+// The tag's head may take any of its encodings (0xD8 0x18, the one every
+// client sends, or a longer one): the number is what counts.
 func unwrapTag24(item []byte) ([]byte, error) {
-	if len(item) < 2 || item[0] != 0xD8 || item[1] != cborx.TagEmbedded {
+	h, err := cborx.ReadHead(item)
+	if err != nil || h.Major != cborx.MajorTag || h.Arg != cborx.TagEmbedded {
 		return item, nil
 	}
-	if len(item) == 2 || item[2]>>5 != cborx.MajorBytes {
+	content := item[h.Size:]
+	if len(content) == 0 || content[0]>>5 != cborx.MajorBytes {
 		return nil, cborx.Malformed("tag 24 does not wrap a byte string")
 	}
-	if s, _, ok := cborx.String(item[2:]); ok {
+	if s, _, ok := cborx.String(content); ok {
 		return s, nil // alias instead of copying
 	}
-	s, _, ok := cborx.StringValue(item[2:])
+	s, _, ok := cborx.StringValue(content)
 	if !ok {
 		return nil, cborx.Malformed("tag 24 does not wrap a byte string")
 	}

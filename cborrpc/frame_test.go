@@ -148,3 +148,36 @@ func matchesKind(err, kind error) bool {
 	}
 	return errors.Is(err, kind)
 }
+
+// Tag 24 is the same tag whatever encoding its head takes; decoders
+// (Python's cbor included) accept the longer ones. A request wrapped in
+// any of them gets the reply the usual 0xD8 0x18 gets (it closed the
+// connection after unwrapping nothing 257 times).
+func TestTag24AnyHeadEncoding(t *testing.T) {
+	ts := startServer(t, ServerOptions{})
+	nc, fr := ts.rawConn(t)
+	req := unhex(t, "A3 62 69 64 07 66 6D 65 74 68 6F 64 64 65 63 68 6F 66 70 61 72 61 6D 73 81 01")
+	short := appendWrapped(nil, req)
+	if short[0] != 0xD8 || short[1] != cborx.TagEmbedded {
+		t.Fatalf("appendWrapped: % X", short[:2])
+	}
+	var want []byte
+	for _, head := range [][]byte{{0xD8, 0x18}, {0xD9, 0x00, 0x18}, {0xDA, 0, 0, 0, 0x18}, {0xDB, 0, 0, 0, 0, 0, 0, 0, 0x18}} {
+		frame := append(append([]byte(nil), head...), short[2:]...)
+		if _, err := nc.Write(frame); err != nil {
+			t.Fatal(err)
+		}
+		got, err := fr.next()
+		if err != nil {
+			t.Fatalf("head % X: %v\nlog: %s", head, err, ts.logs.String())
+		}
+		if want == nil {
+			want = got
+			if id, res, msg, err := DecodeResponse(got); err != nil || msg != "" || id != uint64(7) || res == nil {
+				t.Fatalf("reply % X: id %v res %v msg %q err %v", got, id, res, msg, err)
+			}
+		} else if !bytes.Equal(got, want) {
+			t.Errorf("head % X: reply % X, want % X", head, got, want)
+		}
+	}
+}

@@ -62,7 +62,7 @@ func goWorkerRequest(opts options, req *coordinate.WorkRequest) (tokens bool, wa
 			return false, 0, err
 		}
 		if sec > 0 {
-			wait = min(MaxGetWorkWait, time.Duration(sec*float64(time.Second)))
+			wait = min(MaxGetWorkWait, secondsDuration(sec))
 		}
 	}
 	return tokens, wait, nil

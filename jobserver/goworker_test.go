@@ -2,10 +2,12 @@ package jobserver
 
 import (
 	"context"
+	"math"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/coordinated/coordinated/coordinate"
 	"github.com/coordinated/coordinated/pyvalue"
 	"github.com/fxamacker/cbor/v2"
 )
@@ -220,4 +222,21 @@ func testGetWorkWaitWakesWhenMaxRunningSlotFrees(t *testing.T, newServer serverF
 	waitThenChange(t, js, "w2", nil, func() {
 		expect(t, "finish a", call(t, js, "update_work_unit", b("go"), b("a"), m{"status": 4}), `128([true, null])`)
 	}, "when the max_running slot freed", `128([128(['go', 'b', {}]), null])`)
+}
+
+// A `wait` too long for a time.Duration (or infinite) waits the longest a
+// get_work may, not at all (the conversion used to overflow to a
+// negative wait).
+func TestGetWorkWaitSaturates(t *testing.T) {
+	for _, sec := range []any{1e300, math.Inf(1), uint64(1) << 62, 31, 30.0} {
+		raw, err := cbor.Marshal(sec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var req coordinate.WorkRequest
+		_, wait, err := goWorkerRequest(options{optWait: raw}, &req)
+		if err != nil || wait != MaxGetWorkWait {
+			t.Errorf("wait %v: %v %v, want %v", sec, wait, err, MaxGetWorkWait)
+		}
+	}
 }
