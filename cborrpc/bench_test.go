@@ -31,7 +31,7 @@ func BenchmarkGetWorkCodec(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		c, _, err := parseTop(item)
+		c, _, err := parseTop(item, nil)
 		if err != nil || c.req.Method != "get_work" {
 			b.Fatal(err)
 		}

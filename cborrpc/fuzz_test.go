@@ -34,7 +34,7 @@ func FuzzReadRequest(f *testing.F) {
 				}
 				return
 			}
-			c, closeConn, err := parseTop(item)
+			c, closeConn, err := parseTop(item, nil)
 			if err != nil || closeConn {
 				return
 			}

@@ -283,3 +283,53 @@ func readersWaiting(buf []byte) int {
 	buf = buf[:runtime.Stack(buf, true)]
 	return bytes.Count(buf, []byte("(*frameReader).readN("))
 }
+
+// A batch charges batchCallBytes per request to the request budget
+// before anything is built for it: a 1 MiB request of a million one-byte
+// requests made the server allocate over 500 MiB (a call, an element and
+// a reply each) outside the budget. Under a 64 MiB budget it is refused,
+// having allocated little, while a small batch is still answered.
+func TestBatchChargesTheBudget(t *testing.T) {
+	ts := startServer(t, ServerOptions{Budget: NewRequestBudget(64<<20, 100*time.Millisecond)})
+	const n = 1 << 20
+	inner := cborx.AppendHead(nil, cborx.MajorArray, n)
+	inner = append(inner, bytes.Repeat([]byte{0xA0}, n)...)
+	frame := appendWrapped(nil, inner)
+	nc, fr := ts.rawConn(t)
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	if _, err := nc.Write(frame); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fr.next(); err == nil {
+		t.Fatal("a batch of a million requests was answered under a 64 MiB budget")
+	}
+	runtime.ReadMemStats(&after)
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 16*uint64(len(frame)) {
+		t.Errorf("the refused %d-byte batch allocated %d MiB", len(frame), alloc>>20)
+	}
+	if logs := ts.logs.String(); !strings.Contains(logs, "request budget exhausted") {
+		t.Errorf("log does not say why the connection closed:\n%s", logs)
+	}
+
+	c := ts.dial(t)
+	if res, err := c.Call("echo", 5); err != nil || res.(Tuple)[0] != uint64(5) {
+		t.Fatalf("a request after the refused batch: %v %v", res, err)
+	}
+	small := cborx.AppendHead(nil, cborx.MajorArray, 3)
+	for id := range 3 {
+		small, _ = appendRequest(small, uint64(id), "echo", []any{id})
+	}
+	nc2, fr2 := ts.rawConn(t)
+	if _, err := nc2.Write(appendWrapped(nil, small)); err != nil {
+		t.Fatal(err)
+	}
+	got, err := fr2.next()
+	if err != nil {
+		t.Fatalf("a batch of three: %v", err)
+	}
+	if h, err := cborx.ReadHead(got); err != nil || h.Major != cborx.MajorArray || h.Arg != 3 {
+		t.Fatalf("reply to a batch of three: % X", got)
+	}
+}

@@ -17,9 +17,20 @@ type call struct {
 	batch  []call // non-nil for a batch (may be empty)
 }
 
+// batchCallBytes is what one request of a batch costs the server beyond
+// its bytes: its element, its call and its reply (about 200 bytes for
+// the smallest request, measured 514 per one-byte element in all). A
+// batch charges that much per request to the connection's request memory
+// (charge) before anything is allocated for it, so that a request of
+// tiny elements cannot make the server allocate hundreds of times its
+// size outside the daemon-wide request budget.
+const batchCallBytes = 512
+
 // parseTop parses one top-level item (tag-24 envelope already removed).
-// closeConn is true for a top-level null or undefined: close without reply.
-func parseTop(item []byte) (c call, closeConn bool, err error) {
+// closeConn is true for a top-level null or undefined: close without
+// reply. charge (nil: nothing to account) is asked for batchCallBytes
+// per request of a batch; its error refuses the item.
+func parseTop(item []byte, charge func(int64) error) (c call, closeConn bool, err error) {
 	if len(item) == 0 {
 		return call{}, false, cborx.Malformed("empty tag-24 envelope")
 	}
@@ -33,13 +44,13 @@ func parseTop(item []byte) (c call, closeConn bool, err error) {
 	if item[0] == 0xF6 || item[0] == 0xF7 {
 		return call{}, true, nil
 	}
-	c, err = parseCall(item, 0)
+	c, err = parseCall(item, 0, charge)
 	return c, false, err
 }
 
 // parseCall parses a validated item that must be a request map, a tag-24
 // wrapped request, or a batch array of those.
-func parseCall(item []byte, depth int) (call, error) {
+func parseCall(item []byte, depth int, charge func(int64) error) (call, error) {
 	if depth > MaxNestingDepth {
 		return call{}, cborx.Malformed("batch nested deeper than %d levels", MaxNestingDepth)
 	}
@@ -63,12 +74,21 @@ func parseCall(item []byte, depth int) (call, error) {
 		if n != len(inner) {
 			return call{}, cborx.Malformed("%d bytes after a tag-24 wrapped request", len(inner)-n)
 		}
-		return parseCall(inner, depth+1)
+		return parseCall(inner, depth+1, charge)
 	case cborx.MajorArray:
+		if charge != nil {
+			n := h.Arg // an indefinite array holds at most one request per byte
+			if h.Indefinite() {
+				n = uint64(len(item))
+			}
+			if err := charge(int64(min(n, uint64(len(item)))) * batchCallBytes); err != nil {
+				return call{}, err
+			}
+		}
 		elems, _, _ := cborx.Elements(nil, item)
 		batch := make([]call, len(elems))
 		for i, e := range elems {
-			if batch[i], err = parseCall(e, depth+1); err != nil {
+			if batch[i], err = parseCall(e, depth+1, charge); err != nil {
 				return call{}, err
 			}
 		}

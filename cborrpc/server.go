@@ -297,7 +297,7 @@ func (c *serverConn) serve() {
 			c.bw.Flush()
 			return
 		}
-		call, closeConn, err := parseTop(item)
+		call, closeConn, err := parseTop(item, c.frames.mem.charge)
 		if err != nil {
 			c.readFailed(err)
 			c.bw.Flush()

@@ -43,7 +43,7 @@ func readOne(t *testing.T, frame []byte) Request {
 	if err != nil {
 		t.Fatalf("reading frame: %v", err)
 	}
-	c, closeConn, err := parseTop(item)
+	c, closeConn, err := parseTop(item, nil)
 	if err != nil || closeConn || c.batch != nil || c.reqErr != "" {
 		t.Fatalf("parse: call %+v close %v err %v", c, closeConn, err)
 	}
