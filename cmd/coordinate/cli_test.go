@@ -14,7 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coordinated/coordinated/cborrpc"
 	"github.com/coordinated/coordinated/internal/testdaemon"
+	"github.com/coordinated/coordinated/jobserver"
 )
 
 // TestBadInput: a missing or broken config, an unreachable daemon, a bad
@@ -291,5 +293,28 @@ func BenchmarkLoadMillion(b *testing.B) {
 		rss, took := loadPeakRSS(b, dir, n)
 		b.ReportMetric(float64(n)/took.Seconds(), "units/s")
 		b.ReportMetric(float64(rss>>20), "peak-RSS-MB")
+	}
+}
+
+// TestLoadBatchesByDataSize: a batch is bounded by its lines' size, data
+// included, not only by its keys. 120 units of 200 KB each (24 MB) against
+// a daemon that takes requests of at most 20 MB: one batch by count, so
+// the CLI used to send it whole and the daemon closed the connection.
+func TestLoadBatchesByDataSize(t *testing.T) {
+	e := newCLIEnv(t, testdaemon.OursWithServer(t, "memory", jobserver.Config{}, cborrpc.ServerOptions{MaxRequestSize: 20 << 20}))
+	const n = 120
+	pad := strings.Repeat("x", 200<<10)
+	var w bytes.Buffer
+	for i := range n {
+		fmt.Fprintf(&w, "{\"big-%03d\": {\"pad\": %q}}\n", i, pad)
+	}
+	if err := os.WriteFile(filepath.Join(e.dir, "big.json"), w.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, stderr, code := e.goRun("", "load", "-w", "spec.yaml", "-u", "big.json"); code != 0 {
+		t.Fatalf("load of %d MB of units: exit %d\n%s\n%s", w.Len()>>20, code, out, stderr)
+	}
+	if out, _, _ := e.goRun("", "status", "-W", "lspec"); !strings.Contains(out, fmt.Sprintf(`"num_tasks": %d`, n)) {
+		t.Errorf("status after the load:\n%s", out)
 	}
 }

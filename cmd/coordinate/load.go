@@ -20,7 +20,8 @@ import (
 // file in one request).
 const defaultBatch = 10000
 
-// maxBatchBytes also bounds a request by the size of its lines.
+// maxBatchBytes also bounds a request by the size of its lines (their
+// data included): a request never grows past it by more than one line.
 const maxBatchBytes = 16 << 20
 
 func (a *app) load(p *parsed) error {
@@ -113,7 +114,7 @@ func (a *app) checkUnits(p *parsed) (*unitsFile, int64, error) {
 			fmt.Fprintf(a.stderr, "coordinate: skipping %v\n", e)
 		}
 	}
-	err = uf.scan(func(units []unit) error { total += int64(len(units)); return nil }, bad)
+	err = uf.scan(func(units []unit, _ int) error { total += int64(len(units)); return nil }, bad)
 	if err != nil {
 		uf.close()
 		if _, ok := err.(*lineError); ok {
@@ -158,7 +159,15 @@ func (a *app) sendUnits(p *parsed, c *client.Client, spec string, uf *unitsFile,
 		bar.Update(label, sent, total)
 		return nil
 	}
-	err := uf.scan(func(units []unit) error {
+	err := uf.scan(func(units []unit, size int) error {
+		// A line's length bounds its units' encoded keys and data: the
+		// request stays near maxBatchBytes whatever the data's size.
+		cost := size + 64*len(units)
+		if len(batch) > 0 && batchBytes+cost > maxBatchBytes {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
 		for _, u := range units {
 			if unique {
 				h := fnv.New64a()
@@ -166,8 +175,8 @@ func (a *app) sendUnits(p *parsed, c *client.Client, spec string, uf *unitsFile,
 				seen = append(seen, h.Sum64())
 			}
 			batch = append(batch, client.NewUnit{Key: u.key, Data: u.data})
-			batchBytes += len(u.key) + 64
 		}
+		batchBytes += cost
 		if len(batch) >= batchSize || batchBytes >= maxBatchBytes {
 			return flush()
 		}

@@ -113,9 +113,10 @@ type lineError struct {
 
 func (e *lineError) Error() string { return fmt.Sprintf("%s:%d: %s", e.file, e.line, e.msg) }
 
-// scan calls fn for each good line's units; a bad line goes to bad (and
-// scanning goes on) when bad is set, else it stops the scan.
-func (u *unitsFile) scan(fn func(units []unit) error, bad func(*lineError)) error {
+// scan calls fn for each good line's units and the line's length; a bad
+// line goes to bad (and scanning goes on) when bad is set, else it stops
+// the scan.
+func (u *unitsFile) scan(fn func(units []unit, size int) error, bad func(*lineError)) error {
 	r, err := u.open()
 	if err != nil {
 		return err
@@ -139,7 +140,7 @@ func (u *unitsFile) scan(fn func(units []unit) error, bad func(*lineError)) erro
 			bad(le)
 			continue
 		}
-		if err := fn(units); err != nil {
+		if err := fn(units, len(line)); err != nil {
 			return err
 		}
 	}

@@ -50,6 +50,13 @@ func Ours(t testing.TB, backend string) string {
 // get_config tree).
 func OursWithConfig(t testing.TB, backend string, cfg jobserver.Config) string {
 	t.Helper()
+	return OursWithServer(t, backend, cfg, cborrpc.ServerOptions{})
+}
+
+// OursWithServer is OursWithConfig with the RPC server's options (e.g.
+// a smaller MaxRequestSize); their Logger is replaced.
+func OursWithServer(t testing.TB, backend string, cfg jobserver.Config, opts cborrpc.ServerOptions) string {
+	t.Helper()
 	ctx := context.Background()
 	log := slog.New(slog.DiscardHandler)
 	var b coordinate.Backend
@@ -77,7 +84,8 @@ func OursWithConfig(t testing.TB, backend string, cfg jobserver.Config) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := cborrpc.NewServer(jobserver.New(ns, cfg), cborrpc.ServerOptions{Logger: log})
+	opts.Logger = log
+	srv := cborrpc.NewServer(jobserver.New(ns, cfg), opts)
 	done := make(chan struct{})
 	go func() { srv.Serve(ln); close(done) }()
 	t.Cleanup(func() {
