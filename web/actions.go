@@ -74,7 +74,14 @@ func (s *Server) act(ctx context.Context, action, spec, key, group, priority str
 		return "work spec " + action + "d", nil
 	case "retry":
 		if key != "" {
-			return "1 unit retried", s.ns.UpdateWorkUnit(ctx, spec, key, coordinate.WorkUnitUpdate{Status: coordinate.StatusAvailable})
+			// RetryWorkUnits leaves alone a unit that is no longer FAILED
+			// (leased or finished since the page was drawn), as the
+			// spec-wide retry does.
+			n, err := s.ns.RetryWorkUnits(ctx, spec, []string{key})
+			if err == nil && n == 0 {
+				return "nothing retried: the unit is no longer failed", nil
+			}
+			return "1 unit retried", err
 		}
 		n, err := s.retryFailed(ctx, spec, s.retryPage)
 		return fmt.Sprintf("%d failed units retried", n), err

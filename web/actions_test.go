@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"testing"
+	"time"
 
 	"github.com/coordinated/coordinated/coordinate"
 )
@@ -84,5 +85,29 @@ func TestRetryFailedEachOnce(t *testing.T) {
 				t.Errorf("%d failed units after the retry, want %d (each failed again)", n, len(keys))
 			}
 		})
+	}
+}
+
+// The unit page's retry (shown for a FAILED unit) leaves alone a unit
+// that is no longer FAILED when the form arrives: a lease taken since the
+// page was drawn stays, and the unit does not run twice.
+func TestStaleRetryLeavesALeasedUnit(t *testing.T) {
+	f := newFixture(t, fixtureOpts{actions: true})
+	f.spec(map[string]any{"name": "s"})
+	f.add("s", "u")
+	if _, err := f.ns.GetWork(f.ctx, coordinate.WorkRequest{Worker: coordinate.Name{Bytes: "w"}, LeaseTime: time.Hour, MaxJobs: 1}); err != nil {
+		t.Fatal(err)
+	}
+	form := url.Values{"action": {"retry"}, "spec": {"s"}, "key": {"u"}, "csrf": {f.web.csrf}}
+	f.post("/ui/action", form, nil)
+	us, err := f.ns.GetWorkUnits(f.ctx, "s", []string{"u"})
+	if err != nil || len(us) != 1 || us[0].Status != coordinate.StatusPending || us[0].Worker == nil {
+		t.Fatalf("a stale retry of a leased unit left %+v %v, want it still pending with its worker", us, err)
+	}
+	// A failed unit is retried.
+	f.call("update_work_unit", "s", "u", map[string]any{"status": 5})
+	f.post("/ui/action", form, nil)
+	if us, err := f.ns.GetWorkUnits(f.ctx, "s", []string{"u"}); err != nil || len(us) != 1 || us[0].Status != coordinate.StatusAvailable {
+		t.Errorf("retry of a failed unit left %+v %v, want it available", us, err)
 	}
 }

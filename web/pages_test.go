@@ -1,6 +1,9 @@
 package web
 
 import (
+	"fmt"
+	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -50,5 +53,53 @@ func TestPagesBothBackends(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Key search pages on: the cursor (after) is inclusive in the listing and
+// dropped from the page, so every page, not just the first, knows whether
+// another follows (page 2 of k00..k09 by 3 had no "next").
+func TestKeySearchPagesToTheEnd(t *testing.T) {
+	f := newFixture(t, fixtureOpts{})
+	f.spec(map[string]any{"name": "s"})
+	var keys []string
+	for i := range 10 {
+		keys = append(keys, fmt.Sprintf("k%02d", i))
+	}
+	f.add("s", keys...)
+	var seen []string
+	after := ""
+	for page := 0; page < 6; page++ {
+		_, body := f.get("/ui/spec?name=s&prefix=k&n=3&after=" + after)
+		for _, k := range keys {
+			if strings.Contains(body, ">"+k+"<") {
+				seen = append(seen, k)
+			}
+		}
+		m := regexp.MustCompile(`id="next" href="[^"]*after=(k\d\d)`).FindStringSubmatch(body)
+		if m == nil {
+			break
+		}
+		after = m[1]
+	}
+	if strings.Join(seen, ",") != strings.Join(keys, ",") {
+		t.Errorf("paging by key showed %v, want every key once in order", seen)
+	}
+}
+
+// A unit keyed "0" (or a spec named "0") is linked with its key: links
+// leave out only an offset of 0.
+func TestLinksKeepZero(t *testing.T) {
+	f := newFixture(t, fixtureOpts{})
+	f.spec(map[string]any{"name": "s"})
+	f.add("s", "0", "1")
+	_, body := f.get("/ui/spec?name=s")
+	for _, link := range []string{`/ui/unit?key=1&amp;spec=s`, `/ui/unit?key=0&amp;spec=s`} {
+		if !strings.Contains(body, link) {
+			t.Errorf("the spec page lacks the link %s", link)
+		}
+	}
+	if code, _ := f.get("/ui/unit?spec=s&key=0"); code != http.StatusOK {
+		t.Errorf("unit 0's page: HTTP %d", code)
 	}
 }

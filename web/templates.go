@@ -83,13 +83,14 @@ func fmtAgo(now, t time.Time) string {
 }
 
 // queryString builds "?k=v&..." from alternating keys and values,
-// leaving out empty values.
+// leaving out empty values and an offset of 0 (the default). Any other
+// value is kept, "0" included: it may be a unit's key or a spec's name.
 func queryString(kv ...any) template.URL {
 	q := url.Values{}
 	for i := 0; i+1 < len(kv); i += 2 {
-		v := fmt.Sprint(kv[i+1])
-		if v != "" && v != "0" {
-			q.Set(fmt.Sprint(kv[i]), v)
+		k, v := fmt.Sprint(kv[i]), fmt.Sprint(kv[i+1])
+		if v != "" && (k != "offset" || v != "0") {
+			q.Set(k, v)
 		}
 	}
 	return template.URL("?" + q.Encode())

@@ -110,7 +110,14 @@ func (s *Server) handleSpec(w http.ResponseWriter, r *http.Request) {
 		if start < prefix {
 			start = prefix
 		}
-		units, err = s.ns.ListWorkUnits(ctx, name, coordinate.WorkUnitQuery{Start: start, Limit: n + 1})
+		// Start is inclusive: the cursor's own unit comes back first and
+		// is dropped below, so one more is asked for to tell whether a
+		// page follows.
+		limit := n + 1
+		if q.Get("after") != "" {
+			limit++
+		}
+		units, err = s.ns.ListWorkUnits(ctx, name, coordinate.WorkUnitQuery{Start: start, Limit: limit})
 		keep := units[:0]
 		for _, u := range units {
 			if strings.HasPrefix(u.Key.Bytes, prefix) && (q.Get("after") == "" || u.Key.Bytes > q.Get("after")) {
