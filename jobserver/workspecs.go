@@ -328,19 +328,24 @@ func (js *JobServer) delWorkSpec(ctx context.Context, p []cbor.RawMessage) (any,
 }
 
 // archive: archive([options]) -> null (§8.8). Applies the configured
-// retention policy, if any, to the listed specs (all when none listed).
+// retention policy, if any, to the listed specs: all when the option is
+// absent or null, none when it is an empty list (as in Python, where only
+// None means all).
 func (js *JobServer) archive(ctx context.Context, p []cbor.RawMessage) (any, error) {
 	opts, err := decodeOptions(p[0], "options")
 	if err != nil {
 		return nil, err
 	}
-	var names []string
+	var names []string // none: every spec (coordinate.Namespace.Archive)
 	if opts.present("work_spec_names") {
 		ns, err := decodeNames(opts["work_spec_names"], "work_spec_names")
 		if err != nil {
 			return nil, err
 		}
-		names = nameBytes(ns) // empty: every spec, like an absent option
+		if len(ns) == 0 {
+			return nil, nil
+		}
+		names = nameBytes(ns)
 	}
 	if js.retention == nil {
 		return nil, nil

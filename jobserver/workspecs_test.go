@@ -101,6 +101,11 @@ func testArchiveAppliesRetention(t *testing.T, newServer serverFactory) {
 		clock.Add(time.Second)
 		expect(t, "finish "+k, call(t, js, "update_work_unit", b("ws"), b(k), m{"status": 4}), `128([true, null])`)
 	}
+	// An empty list names no spec: nothing is archived (Python treats
+	// only None as every spec).
+	expect(t, "archive of no spec", call(t, js, "archive", m{"work_spec_names": []any{}}), `null`)
+	expect(t, "nothing archived", call(t, js, "get_work_units", b("ws"), m{}),
+		`128([[128(['a', {}]), 128(['b', {}]), 128(['c', {}])], null])`)
 	expect(t, "archive without options", call(t, js, "archive"), `null`)
 	expect(t, "counts keep archived units", call(t, js, "count_work_units", b("ws")), `128([{4: 3}, null])`)
 	expect(t, "only the newest is listed", call(t, js, "get_work_units", b("ws"), m{}), `128([[128(['c', {}])], null])`)
