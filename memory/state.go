@@ -278,6 +278,12 @@ func (s *state) place(u *unit, status coordinate.Status, now int64) {
 	if len(s.dependents) > 0 {
 		switch {
 		case status == coordinate.StatusFinished:
+			if old == coordinate.StatusFailed {
+				// Finish wins over fail (SEMANTICS §5.3): the units failed
+				// because of u wait for it again, as after a retry, and
+				// then go on as after any finish.
+				s.reblockDependents(u.ref(), now)
+			}
 			s.resolveDependents(u, now)
 		case status == coordinate.StatusFailed:
 			s.failDependents(u.ref(), now)

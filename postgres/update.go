@@ -158,14 +158,18 @@ type afterUpdates struct {
 	chains   []chainJob
 	failed   []unitKey
 	unfailed []unitKey
-	now      time.Time
-	events   specEvents // the batch's transitions, with those run adds
+	// refinished are units finished after they had failed (finish wins
+	// over fail): their dependents are blocked again (unfailed) before
+	// their edges are resolved, so the resolution waits for run.
+	refinished []unitKey
+	now        time.Time
+	events     specEvents // the batch's transitions, with those run adds
 	// ready: namespaces where the batch unblocked dependents (workready.go).
 	ready []int64
 }
 
 func (a *afterUpdates) empty() bool {
-	return len(a.chains) == 0 && len(a.failed) == 0 && len(a.unfailed) == 0
+	return len(a.chains) == 0 && len(a.failed) == 0 && len(a.unfailed) == 0 && len(a.refinished) == 0
 }
 
 // run applies the leftover work inside the batch's transaction and
@@ -189,6 +193,14 @@ func (a *afterUpdates) run(ctx context.Context, tx dbtx, tail *pgx.Batch) error 
 	failed, unfailed = append(failed, f...), append(unfailed, u...)
 	if err := propagateFailures(ctx, tx, a.now, failed, unfailed, d, g); err != nil {
 		return err
+	}
+	if len(a.refinished) > 0 {
+		nss, specs, keys := unitKeyArrays(a.refinished)
+		ct, err := tx.Exec(ctx, resolveFinishedSQL, nss, specs, keys, a.now.UnixNano())
+		if err != nil {
+			return err
+		}
+		resolvedReady(ct, a.refinished, &a.ready)
 	}
 	d.queue(tail)
 	g.queue(tail)
@@ -283,6 +295,9 @@ func applyUpdates(ctx context.Context, tx dbtx, batch []*updateRequest, locked *
 			// statements, after the unit is locked: an edge added by a
 			// transaction this one waited for is then visible.
 			switch {
+			case lu.st.Status == coordinate.StatusFinished && lu.stored == coordinate.StatusFailed:
+				after.unfailed = append(after.unfailed, ref)
+				after.refinished = append(after.refinished, ref)
 			case lu.st.Status == coordinate.StatusFinished:
 				finished = append(finished, ref)
 			case lu.st.Status == coordinate.StatusFailed:

@@ -20,6 +20,7 @@ var depTests = []test{
 	{"FailurePropagates", testDepFailurePropagates},
 	{"ExhaustedLeaseFailsDependents", testDepExhaustedLease},
 	{"RetryRoot", testDepRetryRoot},
+	{"FinishingFailedRootReleasesDependents", testDepFinishFailedRoot},
 	{"RetryDependent", testDepRetryDependent},
 	{"OwnFailureSurvivesRetryOfDependency", testDepOwnFailureSurvivesRetry},
 	{"CycleRejected", testDepCycleRejected},
@@ -187,6 +188,25 @@ func testDepExhaustedLease(e *env) {
 		}
 	}
 	e.checkCounts("s", map[coordinate.Status]int{coordinate.StatusFailed: 3})
+}
+
+// Finish wins over fail: the fork worker's parent fails an overdue unit
+// ("job expired") and its child then finishes it. Every dependency of the
+// units failed because of it is then FINISHED, so they run: L1 becomes
+// AVAILABLE, L2 waits for L1 again, and "other", failed on its own
+// account of a second failed dependency, stays FAILED.
+func testDepFinishFailedRoot(e *env) {
+	e.spec(m{"name": "s"})
+	e.add("s", e.dep("root"), e.dep("bad"), e.dep("L1", "root"), e.dep("L2", "L1"), e.dep("other", "root", "bad"))
+	e.fail("s", "root")
+	e.fail("s", "bad")
+	e.checkStatus("s", coordinate.StatusFailed, "L1", "L2", "other")
+	e.finish("s", "root", nil)
+	e.checkStatus("s", coordinate.StatusAvailable, "L1")
+	e.checkDeps("L1")
+	e.checkDeps("L2", "L1")
+	e.checkStatus("s", coordinate.StatusFailed, "other")
+	e.checkKeys("work after the finish", e.drain(), []string{"L1"})
 }
 
 func testDepRetryRoot(e *env) {
