@@ -1,6 +1,7 @@
 package coordinate
 
 import (
+	"context"
 	"fmt"
 	"time"
 )
@@ -21,6 +22,16 @@ type ImportedWorkSpec struct {
 	// FINISHED or FAILED.
 	Archived map[Status]int
 	Units    []ImportedWorkUnit
+}
+
+// BulkImporter is implemented by a Namespace that can import several
+// specs atomically, all of them or none, even if the process dies part
+// way (the PostgreSQL backend: one transaction). An importer that stores
+// spec by spec (pyimport.Load) uses it when the namespace offers it.
+type BulkImporter interface {
+	// ImportWorkSpecs is ImportWorkSpec for every spec of specs, as one
+	// change: on an error nothing is stored.
+	ImportWorkSpecs(ctx context.Context, specs []*ImportedWorkSpec) error
 }
 
 // ImportedWorkUnit is one unit of an ImportedWorkSpec.

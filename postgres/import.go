@@ -22,9 +22,46 @@ const importBatch = 10000
 // ImportWorkSpec creates a spec and its units exactly as given
 // (coordinate.ImportedWorkSpec), in one transaction.
 func (ns *namespace) ImportWorkSpec(ctx context.Context, in *coordinate.ImportedWorkSpec) error {
+	return ns.ImportWorkSpecs(ctx, []*coordinate.ImportedWorkSpec{in})
+}
+
+// ImportWorkSpecs creates every spec of specs with its units in one
+// transaction (coordinate.BulkImporter): an import the process does not
+// finish leaves nothing behind, so the next start can tell it never
+// happened and do it again.
+func (ns *namespace) ImportWorkSpecs(ctx context.Context, specs []*coordinate.ImportedWorkSpec) error {
+	for _, in := range specs {
+		if _, _, err := coordinate.ResolveImport(in); err != nil {
+			return err
+		}
+	}
+	ids := make([]int64, len(specs))
+	err := ns.b.inTxCounted(ctx, func(tx pgx.Tx, d countDelta) error {
+		for i, in := range specs {
+			id, err := ns.importSpec(ctx, tx, d, in)
+			if err != nil {
+				return err
+			}
+			ids[i] = id
+		}
+		return d.apply(ctx, tx)
+	})
+	if err == nil {
+		for i, in := range specs {
+			if n := len(in.Units); n > 0 {
+				ns.b.cache.added(ids[i], n)
+			}
+		}
+	}
+	return err
+}
+
+// importSpec writes one imported spec and its units in tx, counting them
+// in d, and returns the spec's id.
+func (ns *namespace) importSpec(ctx context.Context, tx pgx.Tx, d countDelta, in *coordinate.ImportedWorkSpec) (int64, error) {
 	name, meta, err := coordinate.ResolveImport(in)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	n := len(in.Units)
 	var (
@@ -39,55 +76,49 @@ func (ns *namespace) ImportWorkSpec(ctx context.Context, in *coordinate.Imported
 	keys, datas, workers = make([][]byte, n), make([][]byte, n), make([][]byte, n)
 	now := ns.now().UnixNano() // AVAILABLE units are so since the import
 	var id int64
-	err = ns.b.inTxCounted(ctx, func(tx pgx.Tx, d countDelta) error {
-		err := tx.QueryRow(ctx, importSpecSQL,
-			ns.id, bytesOf(name.Bytes), name.Text, []byte(in.Definition),
-			meta.Priority, meta.Weight, meta.Paused, meta.Continuous, meta.CanBeContinuous,
-			int64(meta.Interval), nsOf(meta.NextContinuous), meta.MaxRunning, meta.MaxGetwork,
-			meta.MaxRetries, meta.MinGB, bytesOf(meta.Then), meta.ThenPreempts, bytesOf(meta.Runtime)).Scan(&id)
-		if errNotFound(err) {
-			return fmt.Errorf("%w %q", coordinate.ErrWorkSpecExists, name.Bytes)
-		}
-		if err != nil {
-			return fmt.Errorf("postgres import work spec %q: %w", name.Bytes, err)
-		}
-		for i := range in.Units {
-			u := &in.Units[i]
-			keys[i], keyTexts[i] = bytesOf(u.Key.Bytes), u.Key.Text
-			datas[i] = u.Data
-			if len(datas[i]) == 0 {
-				datas[i] = coordinate.Null
-			}
-			statuses[i], prios[i], expires[i] = int16(u.Status), u.Priority, nsOf(u.Expiration)
-			workers[i], workerTexts[i] = nameCols(u.Worker)
-			attempts[i] = 0
-			if u.Worker != nil {
-				attempts[i] = 1
-			}
-			d.move(id, 0, u.Status)
-		}
-		// In statements of importBatch units, so no array parameter
-		// grows without bound.
-		for lo := 0; lo < n; lo += importBatch {
-			hi := min(n, lo+importBatch)
-			_, err = tx.Exec(ctx, importUnitsSQL,
-				id, keys[lo:hi], keyTexts[lo:hi], datas[lo:hi], statuses[lo:hi], prios[lo:hi],
-				expires[lo:hi], workers[lo:hi], workerTexts[lo:hi], attempts[lo:hi], now)
-			if err != nil {
-				return fmt.Errorf("postgres import work spec %q: units: %w", name.Bytes, err)
-			}
-		}
-		for _, st := range []coordinate.Status{coordinate.StatusFinished, coordinate.StatusFailed} {
-			if c := in.Archived[st]; c > 0 {
-				if _, err := tx.Exec(ctx, importArchivedSQL, id, int16(st), c); err != nil {
-					return fmt.Errorf("postgres import work spec %q: archived counts: %w", name.Bytes, err)
-				}
-			}
-		}
-		return d.apply(ctx, tx)
-	})
-	if err == nil && n > 0 {
-		ns.b.cache.added(id, n)
+	err = tx.QueryRow(ctx, importSpecSQL,
+		ns.id, bytesOf(name.Bytes), name.Text, []byte(in.Definition),
+		meta.Priority, meta.Weight, meta.Paused, meta.Continuous, meta.CanBeContinuous,
+		int64(meta.Interval), nsOf(meta.NextContinuous), meta.MaxRunning, meta.MaxGetwork,
+		meta.MaxRetries, meta.MinGB, bytesOf(meta.Then), meta.ThenPreempts, bytesOf(meta.Runtime)).Scan(&id)
+	if errNotFound(err) {
+		return 0, fmt.Errorf("%w %q", coordinate.ErrWorkSpecExists, name.Bytes)
 	}
-	return err
+	if err != nil {
+		return 0, fmt.Errorf("postgres import work spec %q: %w", name.Bytes, err)
+	}
+	for i := range in.Units {
+		u := &in.Units[i]
+		keys[i], keyTexts[i] = bytesOf(u.Key.Bytes), u.Key.Text
+		datas[i] = u.Data
+		if len(datas[i]) == 0 {
+			datas[i] = coordinate.Null
+		}
+		statuses[i], prios[i], expires[i] = int16(u.Status), u.Priority, nsOf(u.Expiration)
+		workers[i], workerTexts[i] = nameCols(u.Worker)
+		attempts[i] = 0
+		if u.Worker != nil {
+			attempts[i] = 1
+		}
+		d.move(id, 0, u.Status)
+	}
+	// In statements of importBatch units, so no array parameter grows
+	// without bound.
+	for lo := 0; lo < n; lo += importBatch {
+		hi := min(n, lo+importBatch)
+		_, err = tx.Exec(ctx, importUnitsSQL,
+			id, keys[lo:hi], keyTexts[lo:hi], datas[lo:hi], statuses[lo:hi], prios[lo:hi],
+			expires[lo:hi], workers[lo:hi], workerTexts[lo:hi], attempts[lo:hi], now)
+		if err != nil {
+			return 0, fmt.Errorf("postgres import work spec %q: units: %w", name.Bytes, err)
+		}
+	}
+	for _, st := range []coordinate.Status{coordinate.StatusFinished, coordinate.StatusFailed} {
+		if c := in.Archived[st]; c > 0 {
+			if _, err := tx.Exec(ctx, importArchivedSQL, id, int16(st), c); err != nil {
+				return 0, fmt.Errorf("postgres import work spec %q: archived counts: %w", name.Bytes, err)
+			}
+		}
+	}
+	return id, nil
 }

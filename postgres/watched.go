@@ -197,3 +197,9 @@ func (w *watchedNamespace) WorkerUnits(ctx context.Context, worker string) ([]co
 func (w *watchedNamespace) ImportWorkSpec(ctx context.Context, spec *coordinate.ImportedWorkSpec) error {
 	return watchedErr(w, ctx, func(ctx context.Context) error { return w.ns.ImportWorkSpec(ctx, spec) })
 }
+
+func (w *watchedNamespace) ImportWorkSpecs(ctx context.Context, specs []*coordinate.ImportedWorkSpec) error {
+	return watchedErr(w, ctx, func(ctx context.Context) error { return w.ns.ImportWorkSpecs(ctx, specs) })
+}
+
+var _ coordinate.BulkImporter = (*watchedNamespace)(nil)

@@ -65,8 +65,10 @@ func (s *Summary) WriteTable(w io.Writer) error {
 // spec is checked first (coordinate.ResolveImport) and nothing is stored
 // if one is refused. If ns already holds specs of those names, Load fails
 // with ErrSpecsExist naming them, unless replace, which deletes them
-// first. If storing fails part-way, the specs already stored are deleted
-// again (best effort) before the error is returned.
+// first. A namespace that imports atomically (coordinate.BulkImporter)
+// stores them all in one change; otherwise, if storing fails part-way,
+// the specs already stored are deleted again (best effort) before the
+// error is returned.
 func Load(ctx context.Context, ns coordinate.Namespace, st *State, replace bool) (*Summary, error) {
 	names := st.SpecNames()
 	imports := make([]*coordinate.ImportedWorkSpec, len(names))
@@ -95,6 +97,17 @@ func Load(ctx context.Context, ns coordinate.Namespace, st *State, replace bool)
 		}
 	}
 	sum := &Summary{}
+	if bi, ok := ns.(coordinate.BulkImporter); ok {
+		// All or nothing, even if this process dies part way.
+		if err := bi.ImportWorkSpecs(ctx, imports); err != nil {
+			return nil, fmt.Errorf("importing %d work specs: %w", len(imports), err)
+		}
+		for _, n := range names {
+			sum.Specs = append(sum.Specs, SpecSummary{Name: n, Counts: st.Specs[n].Counts()})
+		}
+		sort.Slice(sum.Specs, func(i, j int) bool { return sum.Specs[i].Name < sum.Specs[j].Name })
+		return sum, nil
+	}
 	for i, n := range names {
 		if err := ns.ImportWorkSpec(ctx, imports[i]); err != nil {
 			err = fmt.Errorf("importing work spec %q: %w", n, err)

@@ -421,3 +421,45 @@ func TestLoadFailureUndoes(t *testing.T) {
 		t.Errorf("%d specs left after a failed load", len(specs))
 	}
 }
+
+// bulkNS imports in bulk and counts how it was asked to import.
+type bulkNS struct {
+	coordinate.Namespace
+	bulk, single int
+}
+
+func (b *bulkNS) ImportWorkSpec(ctx context.Context, in *coordinate.ImportedWorkSpec) error {
+	b.single++
+	return b.Namespace.ImportWorkSpec(ctx, in)
+}
+
+func (b *bulkNS) ImportWorkSpecs(ctx context.Context, specs []*coordinate.ImportedWorkSpec) error {
+	b.bulk++
+	for _, in := range specs {
+		if err := b.Namespace.ImportWorkSpec(ctx, in); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// A namespace that imports atomically (PostgreSQL) gets every spec in one
+// call, so an import the process does not finish leaves nothing half
+// done for the next start to mistake for a complete queue.
+func TestLoadUsesBulkImport(t *testing.T) {
+	ctx := context.Background()
+	b := memory.New(memory.Options{Clock: coordinate.NewFakeClock(time.Unix(1e9, 0))})
+	defer b.Close()
+	ns, err := b.Namespace(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bn := &bulkNS{Namespace: ns}
+	sum, err := Load(ctx, bn, readSnap(t, snapB), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bn.bulk != 1 || bn.single != 0 || len(sum.Specs) != 6 {
+		t.Errorf("bulk calls %d, single %d, specs in the summary %d; want 1, 0, 6", bn.bulk, bn.single, len(sum.Specs))
+	}
+}
