@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/fxamacker/cbor/v2"
@@ -103,6 +104,7 @@ func (p *parser) walk(m *yaml.Node, prefix, path string) error {
 		if v.Kind != yaml.MappingNode {
 			return &Error{File: p.file, Line: v.Line, Field: field, Msg: "invalid work spec flow definition: a spec or a group must be a mapping"}
 		}
+		v = withMerges(v)
 		if !hasKey(v, "min_gb") {
 			if err := p.walk(v, name+".", field); err != nil {
 				return err
@@ -282,6 +284,51 @@ func resolveAlias(n *yaml.Node) *yaml.Node {
 		n = n.Alias
 	}
 	return n
+}
+
+// withMerges returns mapping m with its merge keys (`<<: *defaults`, or
+// a list of aliases) applied, as PyYAML's loader does for the Python CLI:
+// the mapping's own keys win, then the merged mappings' in the order
+// given. m itself is returned when it has no merge key.
+func withMerges(m *yaml.Node) *yaml.Node {
+	if !slices.ContainsFunc(m.Content, isMergeKey) {
+		return m
+	}
+	var own, merged []*yaml.Node
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k, v := m.Content[i], m.Content[i+1]
+		if !isMergeKey(k) {
+			own = append(own, k, v)
+			continue
+		}
+		sources := []*yaml.Node{resolveAlias(v)}
+		if sources[0].Kind == yaml.SequenceNode {
+			sources = sources[0].Content
+		}
+		for _, src := range sources {
+			if src = resolveAlias(src); src.Kind == yaml.MappingNode {
+				merged = append(merged, withMerges(src).Content...)
+			}
+		}
+	}
+	out := *m
+	out.Content = own
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(own); i += 2 {
+		seen[own[i].Value] = true
+	}
+	for i := 0; i+1 < len(merged); i += 2 {
+		if k := merged[i]; !seen[k.Value] {
+			seen[k.Value] = true
+			out.Content = append(out.Content, k, merged[i+1])
+		}
+	}
+	return &out
+}
+
+// isMergeKey reports the key of a YAML merge (`<<`).
+func isMergeKey(k *yaml.Node) bool {
+	return k.Kind == yaml.ScalarNode && k.Value == "<<" && (k.Tag == "!!merge" || k.Tag == "tag:yaml.org,2002:merge")
 }
 
 func hasKey(m *yaml.Node, key string) bool {
