@@ -124,12 +124,19 @@ func (s *Server) collectSpecs(ctx context.Context, ch chan<- prometheus.Metric) 
 	now := s.clock.Now()
 	specs := st.Specs
 	var other *coordinate.SpecStats
+	var folded []coordinate.SpecStats
 	if len(specs) > s.opts.MaxSpecLabels {
+		folded = specs[s.opts.MaxSpecLabels:]
+		specs = specs[:s.opts.MaxSpecLabels]
 		other = &coordinate.SpecStats{Name: coordinate.Name{Bytes: otherLabel}}
-		for _, sp := range specs[s.opts.MaxSpecLabels:] {
+		for _, sp := range folded {
 			foldSpec(other, sp)
 		}
-		specs = specs[:s.opts.MaxSpecLabels]
+	}
+	// Counted every scrape, "_other" folded or not, so a spec that leaves
+	// it is known next time; its counters never fall (otherEvents).
+	if ev := s.other.fold(specs, folded); other != nil && other.Events != nil {
+		other.Events = &ev
 	}
 	emit := func(sp *coordinate.SpecStats, flags bool) {
 		name := sp.Name.Bytes

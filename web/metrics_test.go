@@ -210,3 +210,41 @@ func TestMetricsSpecLabelBound(t *testing.T) {
 		t.Errorf("%d spec/status series, want 15 (a, b, _other)", specLabels)
 	}
 }
+
+// The "_other" series' counters never fall, whatever moves in and out of
+// it: a labelled spec deleted lets a folded one have its own label again
+// (its past stays in "_other"), new units of a folded spec add, and a new
+// folded spec adds what it has. Summed afresh at each scrape, "_other"
+// fell from 3 to 1 here, which Prometheus reads as a counter reset.
+func TestOtherCountersNeverFall(t *testing.T) {
+	f := newFixture(t, fixtureOpts{labels: 1})
+	for _, s := range []string{"a", "b", "c"} {
+		f.spec(map[string]any{"name": s})
+	}
+	f.add("b", "1", "2")
+	f.add("c", "1")
+	added := func() float64 {
+		t.Helper()
+		v, ok := value(f.scrape(), "coordinated_work_units_added_total", "spec", otherLabel)
+		if !ok {
+			t.Fatal("no _other series")
+		}
+		return v
+	}
+	if v := added(); v != 3 {
+		t.Fatalf("_other added %g, want 3 (b and c folded)", v)
+	}
+	f.call("del_work_spec", "a") // b gets its own label
+	if v := added(); v != 3 {
+		t.Errorf("_other added %g after b left it, want 3", v)
+	}
+	f.add("c", "2", "3")
+	if v := added(); v != 5 {
+		t.Errorf("_other added %g after two more units of c, want 5", v)
+	}
+	f.spec(map[string]any{"name": "d"})
+	f.add("d", "1", "2", "3", "4")
+	if v := added(); v != 9 {
+		t.Errorf("_other added %g after a new spec d of 4 units, want 9", v)
+	}
+}

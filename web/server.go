@@ -63,6 +63,7 @@ type Server struct {
 	pages   *templates
 	// retryPage is how many failed units one step of "retry" handles.
 	retryPage int
+	other     otherEvents // "_other"'s monotonic event counters (metrics.go)
 }
 
 //go:embed templates/*.html
