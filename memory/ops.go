@@ -379,6 +379,11 @@ func (s *state) expireSpec(sp *spec, now int64) {
 		u.data = st.Data
 		u.expiration = nanos(st.Expiration)
 		u.setWorker(st.Worker)
+		if st.Status == coordinate.StatusAvailable && u.ext != nil && len(u.ext.deps) > 0 {
+			// Leased by hand while BLOCKED (update_work_unit to PENDING):
+			// it still waits for its dependencies.
+			st.Status = coordinate.StatusBlocked
+		}
 		s.place(u, st.Status, now)
 	}
 }

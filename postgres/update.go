@@ -352,6 +352,11 @@ func expireInGo(lu *lockedUnit, now time.Time) {
 	lu.leaseID = nil
 	lu.lapsedBy, lu.lapsedAt = lu.st.Worker, lu.st.Expiration
 	lu.st = coordinate.ExpireLease(lu.st, lu.attempts, lu.maxRetries, now)
+	if lu.st.Status == coordinate.StatusAvailable && lu.waits {
+		// Leased by hand while BLOCKED: it still waits for its
+		// dependencies (sweep.sql does the same).
+		lu.st.Status = coordinate.StatusBlocked
+	}
 	lu.completed = lu.completed || lu.st.Status.Completed()
 }
 

@@ -19,6 +19,7 @@ var depTests = []test{
 	{"AlreadyFinished", testDepAlreadyFinished},
 	{"FailurePropagates", testDepFailurePropagates},
 	{"ExhaustedLeaseFailsDependents", testDepExhaustedLease},
+	{"BlockedLeasedByHandExpiresBlocked", testDepBlockedLeaseExpiry},
 	{"RetryRoot", testDepRetryRoot},
 	{"FinishingFailedRootReleasesDependents", testDepFinishFailedRoot},
 	{"RetryDependent", testDepRetryDependent},
@@ -207,6 +208,22 @@ func testDepFinishFailedRoot(e *env) {
 	e.checkDeps("L2", "L1")
 	e.checkStatus("s", coordinate.StatusFailed, "other")
 	e.checkKeys("work after the finish", e.drain(), []string{"L1"})
+}
+
+// A BLOCKED unit leased by hand (update_work_unit to PENDING) whose lease
+// lapses goes back to BLOCKED, not AVAILABLE: it still waits for its
+// dependency, and get_work must not hand it out before.
+func testDepBlockedLeaseExpiry(e *env) {
+	e.spec(m{"name": "s"})
+	e.add("s", e.dep("up"), e.dep("down", "up"))
+	e.update("s", "down", coordinate.WorkUnitUpdate{Status: coordinate.StatusPending, LeaseTime: ptr(10 * time.Second)})
+	e.checkStatus("s", coordinate.StatusPending, "down")
+	e.clock.Add(time.Minute)
+	e.checkDeps("down", "up")
+	e.checkCounts("s", map[coordinate.Status]int{coordinate.StatusAvailable: 1, coordinate.StatusBlocked: 1})
+	e.checkKeys("handed out while up is unfinished", attemptKeys(e.work(coordinate.WorkRequest{Worker: text("w"), MaxJobs: 10})), []string{"up"})
+	e.finish("s", "up", nil)
+	e.checkKeys("after up finished", e.drain(), []string{"down"})
 }
 
 func testDepRetryRoot(e *env) {

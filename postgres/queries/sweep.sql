@@ -1,5 +1,5 @@
 -- Expires the leases that ended before $1 (now, ns), in any namespace: the
--- unit becomes available again. This is coordinate.ExpireLease in SQL
+-- unit becomes available again (BLOCKED if it still has dependencies). This is coordinate.ExpireLease in SQL
 -- (expires < now is coordinate.LeaseExpired, the max_retries test is
 -- coordinate.RetriesExhausted): change them together. Units whose spec's
 -- max_retries is exhausted are left to expireExhausted (sweep.go), which
@@ -19,10 +19,17 @@ WITH expired AS (
     LIMIT $2
     FOR UPDATE OF u SKIP LOCKED
 ), upd AS (
-    UPDATE work_unit u SET status = 1, available_since = GREATEST($1, u.not_before), expires = NULL, worker = NULL, worker_text = NULL, lease_id = NULL
-    FROM expired e
+    -- A unit still waiting for dependencies (leased by hand while
+    -- BLOCKED) goes back to BLOCKED, not AVAILABLE.
+    UPDATE work_unit u SET status = w.status,
+        available_since = CASE WHEN w.status = 1 THEN GREATEST($1, u.not_before) END,
+        expires = NULL, worker = NULL, worker_text = NULL, lease_id = NULL
+    FROM expired e, LATERAL (
+        SELECT CASE WHEN EXISTS (SELECT 1 FROM unit_dep d WHERE d.spec_id = e.spec_id AND d.key = e.key)
+            THEN 2 ELSE 1 END AS status
+    ) w
     WHERE u.spec_id = e.spec_id AND u.key = e.key
-    RETURNING u.spec_id
+    RETURNING u.spec_id, u.status
 ), lapsed AS (
     UPDATE worker_unit wu SET lapsed = e.expires
     FROM expired e JOIN worker w ON w.namespace_id = e.namespace_id AND w.name = e.worker
@@ -31,7 +38,7 @@ WITH expired AS (
     -- unit_count_add (migration 0008), inline: a function call costs here.
     INSERT INTO unit_count (spec_id, status, slot, n)
     SELECT d.spec_id, d.status, (pg_backend_pid() % 64)::smallint, d.n FROM (
-        SELECT spec_id, 1 AS status, count(*) AS n FROM upd GROUP BY spec_id
+        SELECT spec_id, status, count(*) AS n FROM upd GROUP BY spec_id, status
         UNION ALL
         SELECT spec_id, 3, -count(*) FROM upd GROUP BY spec_id
     ) d
