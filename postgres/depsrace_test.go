@@ -11,103 +11,111 @@ import (
 	"github.com/coordinated/coordinated/coordinate"
 )
 
-// TestConcurrentFinishesOfTwoDependencies: d_i depends on a_i and
-// b_i; a_i and b_i are finished at the same moment by different callers
-// (so by different committer transactions). Every d_i must end AVAILABLE:
-// before migration 0013 each transaction could see the other's edge still
-// there and leave d_i BLOCKED with no edge.
+// Dependency resolution under concurrency: two transactions changing two
+// dependencies of one unit at once (two daemons, or one daemon's two
+// committer transactions in flight) must leave the unit as one after the
+// other would. Each test builds n triples in spec "s": d_i depends on a_i
+// and b_i (addDepPairs), changes a_i and b_i at once, and checks every d_i.
+
+// addDepPairs defines spec "s" and adds a_i, b_i and d_i (depending on
+// both) for i < n.
+func addDepPairs(t *testing.T, ns coordinate.Namespace, n int) {
+	t.Helper()
+	ctx := t.Context()
+	raw, _ := cbor.Marshal(map[string]any{"name": "s"})
+	if _, err := ns.SetWorkSpec(ctx, raw); err != nil {
+		t.Fatal(err)
+	}
+	d, _ := cbor.Marshal(map[string]any{})
+	var in []coordinate.WorkUnitInput
+	for i := range n {
+		a, b := pairKey('a', i), pairKey('b', i)
+		in = append(in, coordinate.WorkUnitInput{Key: textName(a), Data: d}, coordinate.WorkUnitInput{Key: textName(b), Data: d},
+			coordinate.WorkUnitInput{Key: textName(pairKey('d', i)), Data: d,
+				DependsOn: []coordinate.UnitRef{{Spec: "s", Key: a}, {Spec: "s", Key: b}}})
+	}
+	if err := ns.AddWorkUnits(ctx, "s", in); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func pairKey(c byte, i int) string      { return fmt.Sprintf("%c%03d", c, i) }
+func textName(s string) coordinate.Name { return coordinate.Name{Bytes: s, Text: true} }
+func statusUpdate(s coordinate.Status) coordinate.WorkUnitUpdate {
+	return coordinate.WorkUnitUpdate{Status: s}
+}
+
+// updateAtOnce runs, for every i < n, update a_i on ns1 with ua and b_i
+// on ns2 with ub concurrently.
+func updateAtOnce(t *testing.T, ns1, ns2 coordinate.Namespace, n int, ua, ub coordinate.WorkUnitUpdate) {
+	t.Helper()
+	var wg sync.WaitGroup
+	for i := range n {
+		for _, u := range []struct {
+			ns  coordinate.Namespace
+			key string
+			upd coordinate.WorkUnitUpdate
+		}{{ns1, pairKey('a', i), ua}, {ns2, pairKey('b', i), ub}} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := u.ns.UpdateWorkUnit(t.Context(), "s", u.key, u.upd); err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+	}
+	wg.Wait()
+}
+
+// checkDependents fails unless every d_i has status want.
+func checkDependents(t *testing.T, ns coordinate.Namespace, n int, want coordinate.Status) {
+	t.Helper()
+	var keys []string
+	for i := range n {
+		keys = append(keys, pairKey('d', i))
+	}
+	us, err := ns.GetWorkUnits(t.Context(), "s", keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrong := 0
+	for _, u := range us {
+		if u.Status != want {
+			if wrong < 5 {
+				t.Logf("%s: status %v, depends on %v", u.Key.Bytes, u.Status, u.DependsOn)
+			}
+			wrong++
+		}
+	}
+	if wrong > 0 {
+		t.Errorf("%d of %d dependents not %v", wrong, n, want)
+	}
+}
+
+// Both dependencies finished at once through two daemons: every d_i is
+// AVAILABLE. Before migration 0013 each transaction could see the other's
+// edge still there and leave d_i BLOCKED with no edge.
 func TestConcurrentFinishesOfTwoDependencies(t *testing.T) {
 	const n = 200
 	url := freshSchema(t)
 	_, ns1 := openBackend(t, url, Options{MaxConns: 8})
 	_, ns2 := openBackend(t, url, Options{MaxConns: 8})
-	ctx := t.Context()
-	raw, _ := cbor.Marshal(map[string]any{"name": "s"})
-	if _, err := ns1.SetWorkSpec(ctx, raw); err != nil {
-		t.Fatal(err)
-	}
-	d, _ := cbor.Marshal(map[string]any{})
-	name := func(s string) coordinate.Name { return coordinate.Name{Bytes: s, Text: true} }
-	var in []coordinate.WorkUnitInput
-	for i := range n {
-		a, b := fmt.Sprintf("a%03d", i), fmt.Sprintf("b%03d", i)
-		in = append(in, coordinate.WorkUnitInput{Key: name(a), Data: d}, coordinate.WorkUnitInput{Key: name(b), Data: d},
-			coordinate.WorkUnitInput{Key: name(fmt.Sprintf("d%03d", i)), Data: d,
-				DependsOn: []coordinate.UnitRef{{Spec: "s", Key: a}, {Spec: "s", Key: b}}})
-	}
-	if err := ns1.AddWorkUnits(ctx, "s", in); err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for i := range n {
-		for j, ns := range []coordinate.Namespace{ns1, ns2} {
-			key := fmt.Sprintf("%c%03d", "ab"[j], i)
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				<-start
-				if err := ns.UpdateWorkUnit(ctx, "s", key, coordinate.WorkUnitUpdate{Status: coordinate.StatusFinished}); err != nil {
-					t.Error(err)
-				}
-			}()
-		}
-		if i%10 == 9 {
-			close(start)
-			wg.Wait()
-			start = make(chan struct{})
-			time.Sleep(time.Millisecond)
-		}
-	}
-	close(start)
-	wg.Wait()
-	var keys []string
-	for i := range n {
-		keys = append(keys, fmt.Sprintf("d%03d", i))
-	}
-	us, err := ns1.GetWorkUnits(ctx, "s", keys)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stuck := 0
-	for _, u := range us {
-		if u.Status != coordinate.StatusAvailable {
-			if stuck < 5 {
-				t.Logf("%s: status %v, depends on %v", u.Key.Bytes, u.Status, u.DependsOn)
-			}
-			stuck++
-		}
-	}
-	if stuck > 0 {
-		t.Errorf("%d of %d dependents not AVAILABLE after both their dependencies finished", stuck, n)
-	}
+	addDepPairs(t, ns1, n)
+	updateAtOnce(t, ns1, ns2, n, statusUpdate(coordinate.StatusFinished), statusUpdate(coordinate.StatusFinished))
+	checkDependents(t, ns1, n, coordinate.StatusAvailable)
 }
 
 // The same with one daemon and the fast path (leased units finished by
-// UpdateAttempt), and a control run finishing them one after another.
+// UpdateAttempt), after a control run finishing them one after another.
 func TestConcurrentFinishesOneDaemon(t *testing.T) {
 	for _, concurrent := range []bool{false, true, true} {
 		t.Run(fmt.Sprint("concurrent=", concurrent), func(t *testing.T) {
 			const n = 100
 			b, ns := openBackend(t, freshSchema(t), Options{MaxConns: 8})
 			ctx := t.Context()
-			raw, _ := cbor.Marshal(map[string]any{"name": "s"})
-			if _, err := ns.SetWorkSpec(ctx, raw); err != nil {
-				t.Fatal(err)
-			}
-			d, _ := cbor.Marshal(map[string]any{})
-			name := func(s string) coordinate.Name { return coordinate.Name{Bytes: s, Text: true} }
-			var in []coordinate.WorkUnitInput
-			for i := range n {
-				a, b := fmt.Sprintf("a%03d", i), fmt.Sprintf("b%03d", i)
-				in = append(in, coordinate.WorkUnitInput{Key: name(a), Data: d}, coordinate.WorkUnitInput{Key: name(b), Data: d},
-					coordinate.WorkUnitInput{Key: name(fmt.Sprintf("d%03d", i)), Data: d,
-						DependsOn: []coordinate.UnitRef{{Spec: "s", Key: a}, {Spec: "s", Key: b}}})
-			}
-			if err := ns.AddWorkUnits(ctx, "s", in); err != nil {
-				t.Fatal(err)
-			}
-			as, err := ns.GetWork(ctx, coordinate.WorkRequest{Worker: name("w"), MaxJobs: 2 * n, LeaseTime: time.Hour})
+			addDepPairs(t, ns, n)
+			as, err := ns.GetWork(ctx, coordinate.WorkRequest{Worker: textName("w"), MaxJobs: 2 * n, LeaseTime: time.Hour})
 			if err != nil || len(as) != 2*n {
 				t.Fatalf("GetWork: %d, %v", len(as), err)
 			}
@@ -117,14 +125,14 @@ func TestConcurrentFinishesOneDaemon(t *testing.T) {
 				byKey[a.Key.Bytes] = a
 			}
 			fin := func(k string) {
-				a := byKey[k]
-				if err := ns.UpdateAttempt(ctx, coordinate.AttemptRef{Spec: "s", Key: k, ID: a.ID}, coordinate.WorkUnitUpdate{Status: coordinate.StatusFinished}); err != nil {
+				ref := coordinate.AttemptRef{Spec: "s", Key: k, ID: byKey[k].ID}
+				if err := ns.UpdateAttempt(ctx, ref, statusUpdate(coordinate.StatusFinished)); err != nil {
 					t.Error(err)
 				}
 			}
 			var wg sync.WaitGroup
 			for i := range n {
-				a, bk := fmt.Sprintf("a%03d", i), fmt.Sprintf("b%03d", i)
+				a, bk := pairKey('a', i), pairKey('b', i)
 				if !concurrent {
 					fin(a)
 					fin(bk)
@@ -135,153 +143,48 @@ func TestConcurrentFinishesOneDaemon(t *testing.T) {
 				go func() { defer wg.Done(); time.Sleep(time.Duration(i%7) * 100 * time.Microsecond); fin(bk) }()
 			}
 			wg.Wait()
-			var keys []string
-			for i := range n {
-				keys = append(keys, fmt.Sprintf("d%03d", i))
-			}
-			us, err := ns.GetWorkUnits(ctx, "s", keys)
-			if err != nil {
-				t.Fatal(err)
-			}
-			stuck := 0
-			for _, u := range us {
-				if u.Status != coordinate.StatusAvailable {
-					stuck++
-				}
-			}
-			cnt, _ := ns.CountWorkUnits(ctx, "s")
-			t.Logf("fast finishes: %d; counts %v", b.commits.fast.Load(), cnt)
-			if stuck > 0 {
-				t.Errorf("%d of %d dependents not AVAILABLE after both their dependencies finished", stuck, n)
-			}
+			t.Logf("fast finishes: %d", b.commits.fast.Load())
+			checkDependents(t, ns, n, coordinate.StatusAvailable)
 		})
 	}
 }
 
-// d_i depends on a_i and b_i, both FAILED (so d_i is FAILED); a_i and b_i
-// are retried at the same moment through two daemons. Afterwards no
-// dependency of d_i is failed, so d_i must be BLOCKED again (each retry
-// saw the other dependency still FAILED before deps_lock_dependents).
+// Both dependencies FAILED (so d_i is FAILED), then retried at once
+// through two daemons: no dependency of d_i is failed, so d_i is BLOCKED
+// again (each retry saw the other dependency still FAILED before
+// deps_lock_dependents).
 func TestConcurrentRetriesOfTwoFailedDependencies(t *testing.T) {
 	const n = 100
 	url := freshSchema(t)
 	_, ns1 := openBackend(t, url, Options{MaxConns: 8})
 	_, ns2 := openBackend(t, url, Options{MaxConns: 8})
-	ctx := t.Context()
-	raw, _ := cbor.Marshal(map[string]any{"name": "s"})
-	if _, err := ns1.SetWorkSpec(ctx, raw); err != nil {
-		t.Fatal(err)
-	}
-	d, _ := cbor.Marshal(map[string]any{})
-	name := func(s string) coordinate.Name { return coordinate.Name{Bytes: s, Text: true} }
-	var in []coordinate.WorkUnitInput
+	addDepPairs(t, ns1, n)
 	for i := range n {
-		a, b := fmt.Sprintf("a%03d", i), fmt.Sprintf("b%03d", i)
-		in = append(in, coordinate.WorkUnitInput{Key: name(a), Data: d}, coordinate.WorkUnitInput{Key: name(b), Data: d},
-			coordinate.WorkUnitInput{Key: name(fmt.Sprintf("d%03d", i)), Data: d,
-				DependsOn: []coordinate.UnitRef{{Spec: "s", Key: a}, {Spec: "s", Key: b}}})
-	}
-	if err := ns1.AddWorkUnits(ctx, "s", in); err != nil {
-		t.Fatal(err)
-	}
-	for i := range n {
-		for _, k := range []string{fmt.Sprintf("a%03d", i), fmt.Sprintf("b%03d", i)} {
-			if err := ns1.UpdateWorkUnit(ctx, "s", k, coordinate.WorkUnitUpdate{Status: coordinate.StatusFailed}); err != nil {
+		for _, k := range []string{pairKey('a', i), pairKey('b', i)} {
+			if err := ns1.UpdateWorkUnit(t.Context(), "s", k, statusUpdate(coordinate.StatusFailed)); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
-	var wg sync.WaitGroup
-	for i := range n {
-		for j, ns := range []coordinate.Namespace{ns1, ns2} {
-			key := fmt.Sprintf("%c%03d", "ab"[j], i)
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				if err := ns.UpdateWorkUnit(ctx, "s", key, coordinate.WorkUnitUpdate{Status: coordinate.StatusAvailable}); err != nil {
-					t.Error(err)
-				}
-			}()
-		}
-	}
-	wg.Wait()
-	cnt, err := ns1.CountWorkUnits(ctx, "s")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("counts %v", cnt)
-	if cnt[coordinate.StatusFailed] != 0 {
-		t.Errorf("%d dependents still FAILED though none of their dependencies is", cnt[coordinate.StatusFailed])
-	}
+	updateAtOnce(t, ns1, ns2, n, statusUpdate(coordinate.StatusAvailable), statusUpdate(coordinate.StatusAvailable))
+	checkDependents(t, ns1, n, coordinate.StatusBlocked)
 }
 
-// d_i depends on a_i and b_i; a_i failed, so d_i is FAILED. Then a_i is
-// retried while b_i fails, at the same moment through two daemons: b_i
-// is FAILED afterwards, so d_i must be FAILED, never BLOCKED on a failed
-// dependency (the failure skipped d_i while its snapshot said FAILED, and
-// the retry, committing after, blocked it again).
+// a_i FAILED (so d_i is FAILED), then a_i retried while b_i fails, at once
+// through two daemons: b_i is FAILED afterwards, so d_i is FAILED, never
+// BLOCKED on a failed dependency (the failure skipped d_i while its
+// snapshot said FAILED, and the retry, committing after, blocked it).
 func TestConcurrentRetryAndFailureOfTwoDependencies(t *testing.T) {
 	const n = 100
 	url := freshSchema(t)
 	_, ns1 := openBackend(t, url, Options{MaxConns: 8})
 	_, ns2 := openBackend(t, url, Options{MaxConns: 8})
-	ctx := t.Context()
-	raw, _ := cbor.Marshal(map[string]any{"name": "s"})
-	if _, err := ns1.SetWorkSpec(ctx, raw); err != nil {
-		t.Fatal(err)
-	}
-	d, _ := cbor.Marshal(map[string]any{})
-	name := func(s string) coordinate.Name { return coordinate.Name{Bytes: s, Text: true} }
-	var in []coordinate.WorkUnitInput
+	addDepPairs(t, ns1, n)
 	for i := range n {
-		a, b := fmt.Sprintf("a%03d", i), fmt.Sprintf("b%03d", i)
-		in = append(in, coordinate.WorkUnitInput{Key: name(a), Data: d}, coordinate.WorkUnitInput{Key: name(b), Data: d},
-			coordinate.WorkUnitInput{Key: name(fmt.Sprintf("d%03d", i)), Data: d,
-				DependsOn: []coordinate.UnitRef{{Spec: "s", Key: a}, {Spec: "s", Key: b}}})
-	}
-	if err := ns1.AddWorkUnits(ctx, "s", in); err != nil {
-		t.Fatal(err)
-	}
-	for i := range n {
-		if err := ns1.UpdateWorkUnit(ctx, "s", fmt.Sprintf("a%03d", i), coordinate.WorkUnitUpdate{Status: coordinate.StatusFailed}); err != nil {
+		if err := ns1.UpdateWorkUnit(t.Context(), "s", pairKey('a', i), statusUpdate(coordinate.StatusFailed)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	var wg sync.WaitGroup
-	for i := range n {
-		for j, ns := range []coordinate.Namespace{ns1, ns2} {
-			key, to := fmt.Sprintf("a%03d", i), coordinate.StatusAvailable
-			if j == 1 {
-				key, to = fmt.Sprintf("b%03d", i), coordinate.StatusFailed
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				if err := ns.UpdateWorkUnit(ctx, "s", key, coordinate.WorkUnitUpdate{Status: to}); err != nil {
-					t.Error(err)
-				}
-			}()
-		}
-	}
-	wg.Wait()
-	var keys []string
-	for i := range n {
-		keys = append(keys, fmt.Sprintf("d%03d", i))
-	}
-	us, err := ns1.GetWorkUnits(ctx, "s", keys)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wrong := 0
-	for _, u := range us {
-		if u.Status != coordinate.StatusFailed {
-			if wrong < 5 {
-				t.Logf("%s: status %v, depends on %v", u.Key.Bytes, u.Status, u.DependsOn)
-			}
-			wrong++
-		}
-	}
-	if wrong > 0 {
-		t.Errorf("%d of %d dependents not FAILED though one of their dependencies is", wrong, n)
-	}
+	updateAtOnce(t, ns1, ns2, n, statusUpdate(coordinate.StatusAvailable), statusUpdate(coordinate.StatusFailed))
+	checkDependents(t, ns1, n, coordinate.StatusFailed)
 }
