@@ -93,10 +93,18 @@ func (r *Remote) GetWorkWait(ctx context.Context, req coordinate.WorkRequest, wa
 	if wait > 0 {
 		opts["wait"] = wait.Seconds()
 	}
-	start := r.clock.Now()
+	// The lease runs from when the daemon handed the unit out: after
+	// start, and, on a long poll, up to wait after it. Without a wait the
+	// start is the safe (early) bound; with one, the reply's arrival is
+	// (the lease began at most its one-way trip before), or a short lease
+	// would look over before the task began.
+	granted := r.clock.Now()
 	res, err := r.work.Call(ctx, "get_work", []byte(req.Worker.Bytes), opts)
 	if err != nil {
 		return nil, err
+	}
+	if wait > 0 {
+		granted = r.clock.Now()
 	}
 	value, err := replyValue("get_work", res)
 	if err != nil {
@@ -111,7 +119,7 @@ func (r *Remote) GetWorkWait(ctx context.Context, req coordinate.WorkRequest, wa
 	}
 	out := make([]coordinate.Attempt, 0, len(items))
 	for _, it := range items {
-		a, ok, err := attemptOf(it, req.Worker, start.Add(lease))
+		a, ok, err := attemptOf(it, req.Worker, granted.Add(lease))
 		if err != nil {
 			return nil, err
 		}

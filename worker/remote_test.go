@@ -258,3 +258,46 @@ func TestRemoteOnPythonDaemon(t *testing.T) {
 		t.Errorf("python unit status %d after the Go worker stopped, want 1 (given back); worker log:\n%s", st, strings.Join(logs.msgs, "\n"))
 	}
 }
+
+// A long poll's lease runs from when the daemon found the unit, not from
+// when the poll began: a unit added 1.5 s into a 3 s poll, with a 1 s
+// lease, is the task's for about 1 s. Measured from the poll's start the
+// lease looked over before the task began: the task was cancelled and the
+// unit failed at once.
+func TestLongPollLeaseRunsFromTheReply(t *testing.T) {
+	daemon := testdaemon.Ours(t, "memory")
+	c := testdaemon.Dial(t, daemon)
+	ctx := t.Context()
+	if err := c.SetWorkSpec(ctx, map[any]any{cbor.ByteString("name"): "s", cbor.ByteString("runtime"): "go"}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewRemote(client.DefaultConfig(daemon))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	finished := make(chan error, 1)
+	w, err := New(r, Config{NoSignals: true, Lease: time.Second, LongPoll: 3 * time.Second,
+		Logger: slog.New(slog.DiscardHandler),
+		Tasks: map[string]Task{"s": func(ctx context.Context, as []*Attempt) {
+			if left := time.Until(as[0].Expires()); left < 500*time.Millisecond || ctx.Err() != nil {
+				t.Errorf("the task began with %v of its 1 s lease left (context: %v)", left, ctx.Err())
+			}
+			time.Sleep(100 * time.Millisecond)
+			finished <- as[0].Finish(context.Background(), nil)
+		}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- w.Run(wctx) }()
+	defer func() { cancel(); <-done }()
+	time.Sleep(1500 * time.Millisecond) // the worker is in its long poll
+	if err := c.AddWorkUnits(ctx, "s", []client.NewUnit{{Key: []byte("u"), Data: map[any]any{}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := recv(t, "finish", finished); err != nil {
+		t.Errorf("finishing 100 ms into the lease: %v", err)
+	}
+}
