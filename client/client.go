@@ -17,11 +17,20 @@ import (
 
 // Client talks to one coordinate daemon over one TCP connection, opened on
 // the first call and reopened after a failure. A call that fails because
-// of the connection (refused, reset, closed) is re-sent on a new
+// of the connection (refused, reset, closed) is tried again on a new
 // connection up to Config.Retries times, waiting Config.BaseRetry and then
-// twice as long each time, exactly the Python client's policy; an error
-// answer from the server is never retried. Calls are serialised: a Client
-// is safe for concurrent use, but its calls run one at a time.
+// twice as long each time, as the Python client does, with one
+// difference: a request that changes the queue (add_work_units,
+// update_work_unit, get_work, ...) is sent again only if it cannot have
+// reached the daemon (the connection could not be opened, or was found
+// closed by the daemon before anything was written). Once written, its
+// reply lost, it may have been applied, and sending it again could apply
+// it twice (a re-added unit runs again, a lease is stranded, an applied
+// finish is reported lost): the call fails with a ConnectionError that
+// wraps ErrOutcomeUnknown. Reads and settings that are the same however
+// often they are applied are sent again in any case (resendable). An
+// error answer from the server is never retried. Calls are serialised: a
+// Client is safe for concurrent use, but its calls run one at a time.
 type Client struct {
 	cfg  Config
 	log  *slog.Logger
@@ -91,20 +100,46 @@ func (e *ServerError) Error() string {
 	return fmt.Sprintf("%s: the server answered with an error: %s", e.Method, strings.TrimSpace(e.Message))
 }
 
+// ErrOutcomeUnknown is wrapped by a ConnectionError for a request that
+// was written to the daemon but whose reply never came: it may or may not
+// have been applied, and it was not sent again.
+var ErrOutcomeUnknown = errors.New("the request was sent but its reply was lost: it may have been applied, and was not sent again")
+
 // ConnectionError is a call that could not reach the daemon, after every
-// retry.
+// retry, or whose request was sent and its reply lost (Unsure).
 type ConnectionError struct {
 	Addr     string
 	Method   string
 	Attempts int
 	Err      error
+	Unsure   bool // the request reached the connection: see ErrOutcomeUnknown
 }
 
 func (e *ConnectionError) Error() string {
+	if e.Unsure {
+		return fmt.Sprintf("coordinate daemon at %s (%s): %v; %v", e.Addr, e.Method, ErrOutcomeUnknown, e.Err)
+	}
 	return fmt.Sprintf("cannot reach the coordinate daemon at %s (%s, %d attempts): %v", e.Addr, e.Method, e.Attempts, e.Err)
 }
 
-func (e *ConnectionError) Unwrap() error { return e.Err }
+func (e *ConnectionError) Unwrap() []error {
+	if e.Unsure {
+		return []error{e.Err, ErrOutcomeUnknown}
+	}
+	return []error{e.Err}
+}
+
+// resendable lists the methods whose request may be sent again after it
+// was written and its reply lost: reads, and settings that end the same
+// however often they are applied.
+var resendable = map[string]bool{
+	"set_work_spec": true, "get_work_spec": true, "list_work_specs": true, "control_work_spec": true,
+	"get_work_spec_meta": true, "count_work_units": true, "get_work_units": true,
+	"get_work_unit_status": true, "get_child_work_units": true, "group_status": true,
+	"worker_heartbeat": true, "worker_unregister": true, "list_worker_modes": true,
+	"get_worker_info": true, "mode_counts": true, "worker_stats": true, "get_config": true,
+	"now": true, "readlock": true, "archive": true,
+}
 
 // Call sends method(params...) and returns the decoded result: byte
 // strings as []byte, text as string, tuples as cborrpc.Tuple, maps as
@@ -121,7 +156,7 @@ func (c *Client) Call(ctx context.Context, method string, params ...any) (any, e
 	}
 	delay := c.cfg.BaseRetry
 	for attempt := 0; ; attempt++ {
-		result, err := c.roundTrip(ctx, c.nextID, frame)
+		result, sent, err := c.roundTrip(ctx, c.nextID, frame)
 		if err == nil {
 			return result, nil
 		}
@@ -135,6 +170,9 @@ func (c *Client) Call(ctx context.Context, method string, params ...any) (any, e
 		}
 		if !isConnectionFailure(err) {
 			return nil, fmt.Errorf("%s: %w", method, err)
+		}
+		if sent && !resendable[method] {
+			return nil, &ConnectionError{Addr: c.addr, Method: method, Attempts: attempt + 1, Err: err, Unsure: true}
 		}
 		if attempt >= c.cfg.Retries {
 			return nil, &ConnectionError{Addr: c.addr, Method: method, Attempts: attempt + 1, Err: err}
@@ -152,12 +190,16 @@ func (c *Client) Call(ctx context.Context, method string, params ...any) (any, e
 }
 
 // roundTrip sends one encoded request on the (re)opened connection and
-// reads its answer, with ctx bounding both.
-func (c *Client) roundTrip(ctx context.Context, id uint64, frame []byte) (any, error) {
+// reads its answer, with ctx bounding both. sent is false when nothing of
+// the request can have reached the daemon.
+func (c *Client) roundTrip(ctx context.Context, id uint64, frame []byte) (result any, sent bool, err error) {
+	if c.conn != nil && closedByPeer(c.conn.Conn()) {
+		c.closeLocked() // the daemon went away since the last call
+	}
 	if c.conn == nil {
 		conn, err := cborrpc.DialContext(ctx, c.addr)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		c.conn = conn
 	}
@@ -167,19 +209,30 @@ func (c *Client) roundTrip(ctx context.Context, id uint64, frame []byte) (any, e
 	} else {
 		nc.SetDeadline(time.Time{})
 	}
-	stop := context.AfterFunc(ctx, func() { nc.SetDeadline(time.Unix(1, 0)) })
-	defer stop()
+	// A cancellation cuts the connection's deadline short. Once the call
+	// is over, wait for a callback already running, or it could cut the
+	// next call's deadline instead.
+	cancelled := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		nc.SetDeadline(time.Unix(1, 0))
+		close(cancelled)
+	})
+	defer func() {
+		if !stop() {
+			<-cancelled
+		}
+	}()
 	if err := c.conn.SendRaw(frame); err != nil {
-		return nil, err
+		return nil, true, err
 	}
 	gotID, result, err := c.conn.Recv()
 	if err != nil {
-		return nil, err
+		return nil, true, err
 	}
 	if n, ok := gotID.(uint64); !ok || n != id {
-		return nil, fmt.Errorf("response id %v does not match request id %d", gotID, id)
+		return nil, true, fmt.Errorf("response id %v does not match request id %d", gotID, id)
 	}
-	return result, nil
+	return result, true, nil
 }
 
 // isConnectionFailure reports errors that Python's client saw as

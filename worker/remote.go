@@ -199,6 +199,19 @@ func (r *Remote) UpdateAttempt(ctx context.Context, ref coordinate.AttemptRef, u
 		opts["lease_token"] = ref.ID
 	}
 	res, err := r.other.Call(ctx, "update_work_unit", []byte(ref.Spec), []byte(ref.Key), opts)
+	if errors.Is(err, client.ErrOutcomeUnknown) && upd.Status.Completed() {
+		// The reply was lost (the client does not send the update again):
+		// the unit's status says whether it was applied. A unit
+		// still PENDING did not get it, and the update, fenced by its
+		// lease, may go again; finished or failed as asked, it did.
+		switch st, serr := r.unitStatus(ctx, ref); {
+		case serr != nil:
+		case st == upd.Status:
+			return nil
+		case st == coordinate.StatusPending:
+			res, err = r.other.Call(ctx, "update_work_unit", []byte(ref.Spec), []byte(ref.Key), opts)
+		}
+	}
 	if err != nil {
 		return err
 	}
@@ -214,6 +227,18 @@ func (r *Remote) UpdateAttempt(ctx context.Context, ref coordinate.AttemptRef, u
 		return fmt.Errorf("%w: %s", coordinate.ErrLostLease, msg)
 	}
 	return fmt.Errorf("update_work_unit %q/%q: %s", ref.Spec, ref.Key, msg)
+}
+
+// unitStatus reads one unit's status.
+func (r *Remote) unitStatus(ctx context.Context, ref coordinate.AttemptRef) (coordinate.Status, error) {
+	st, err := r.other.GetWorkUnitStatus(ctx, ref.Spec, []any{[]byte(ref.Key)})
+	if err != nil {
+		return 0, err
+	}
+	if len(st) != 1 || st[0] == nil {
+		return 0, fmt.Errorf("work unit %q/%q: no status", ref.Spec, ref.Key)
+	}
+	return coordinate.Status(st[0].Status), nil
 }
 
 // WorkSpec reads a spec's definition and derives its settings.

@@ -301,3 +301,49 @@ func TestLongPollLeaseRunsFromTheReply(t *testing.T) {
 		t.Errorf("finishing 100 ms into the lease: %v", err)
 	}
 }
+
+// A finish whose reply is lost is not sent again blindly (the client
+// never re-sends a change once written): the unit's status shows it was
+// applied, and the finish succeeds. It used to be re-sent, meet its spent
+// lease, and be reported lost although the unit was FINISHED.
+func TestFinishWithLostReplySucceeds(t *testing.T) {
+	daemon := testdaemon.Ours(t, "memory")
+	c := testdaemon.Dial(t, daemon)
+	ctx := t.Context()
+	if err := c.SetWorkSpec(ctx, map[any]any{cbor.ByteString("name"): "s", cbor.ByteString("runtime"): "go"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.AddWorkUnits(ctx, "s", []client.NewUnit{{Key: []byte("u"), Data: map[any]any{}}, {Key: []byte("v"), Data: map[any]any{}}}); err != nil {
+		t.Fatal(err)
+	}
+	p := testdaemon.NewLossyProxy(t, daemon)
+	cfg := client.DefaultConfig(p.Addr)
+	cfg.BaseRetry = time.Millisecond
+	r, err := NewRemote(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	req := coordinate.WorkRequest{Worker: coordinate.Name{Bytes: "w", Text: true}, LeaseTime: time.Minute, Runtimes: []string{"go"}, Tasks: []string{"s"}}
+	as, err := r.GetWork(ctx, req)
+	if err != nil || len(as) != 1 {
+		t.Fatalf("get_work: %v %v", as, err)
+	}
+	p.Armed.Store(true)
+	if err := r.UpdateAttempt(ctx, coordinate.AttemptRef{Spec: "s", Key: as[0].Key.Bytes, ID: as[0].ID},
+		coordinate.WorkUnitUpdate{Status: coordinate.StatusFinished}); err != nil {
+		t.Errorf("finish with its reply lost: %v", err)
+	}
+	if st, err := c.GetWorkUnitStatus(ctx, "s", []any{[]byte(as[0].Key.Bytes)}); err != nil || st[0].Status != int(coordinate.StatusFinished) {
+		t.Errorf("unit after the finish: %+v %v", st, err)
+	}
+
+	// get_work with its reply lost: not sent again, so not a second lease.
+	p.Armed.Store(true)
+	if _, err := r.GetWork(ctx, req); !errors.Is(err, client.ErrOutcomeUnknown) {
+		t.Errorf("get_work with its reply lost: %v, want ErrOutcomeUnknown", err)
+	}
+	if counts, err := c.CountWorkUnits(ctx, "s"); err != nil || counts[int(coordinate.StatusPending)] > 1 {
+		t.Errorf("counts after a lost get_work reply %v %v: at most one lease", counts, err)
+	}
+}
