@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"testing"
+	"time"
 
 	"github.com/coordinated/coordinated/coordinate"
 )
@@ -72,6 +73,35 @@ func TestSpecRowsFollowChanges(t *testing.T) {
 	step("nothing changed", "b/u00004", 0)
 }
 
+// awaitHorizon waits until the cluster's xmin horizon has passed every version
+// of the namespace's spec rows, as seen from a new snapshot. A read sends
+// a row's settings while its version is not older than the horizon of
+// the read before (specrows.go), and the horizon is the cluster's: a
+// transaction of another test, or another package's tests on the same
+// server, can hold it back, and the reads would then rightly send the
+// settings again. Before a read whose horizon a later step relies on,
+// the tests wait for the horizon rather than count on it.
+func (e *fastEnv) awaitHorizon(t *testing.T) {
+	t.Helper()
+	ns := e.ns.(*watchedNamespace).ns
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var newer int
+		err := ns.b.pool.QueryRow(t.Context(), `SELECT count(*) FROM work_spec
+			WHERE namespace_id = $1 AND age(xmin) <= age(xid(pg_snapshot_xmin(pg_current_snapshot())))`, ns.id).Scan(&newer)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if newer == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d spec rows stayed newer than the cluster's xmin horizon for 30 s: a transaction elsewhere holds it", newer)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // sentSpecRows returns how many rows the scheduler's reads received with
 // their settings, and how many reads missed, since the last call.
 func (e *fastEnv) sentSpecRows() (sent, missed int64) {
@@ -87,6 +117,7 @@ func TestSpecRowsSentOnce(t *testing.T) {
 	ctx := t.Context()
 	step := func(what, want string, sent int64) {
 		t.Helper()
+		e.awaitHorizon(t)
 		e.wantWork(t, what, nil, want)
 		if n, missed := e.sentSpecRows(); n != sent || missed != 0 {
 			t.Errorf("%s: the read received %d rows with their settings and missed %d times, want %d and 0", what, n, missed, sent)
@@ -105,6 +136,7 @@ func TestSpecRowsSentOnce(t *testing.T) {
 	step("b's priority set", "b/u00003", 1)
 	step("nothing changed since", "b/u00004", 0)
 	// Another filter has a horizon of its own: its first read sends all.
+	e.awaitHorizon(t)
 	e.wantWork(t, "filtered read", []string{"a"}, "a/u00002")
 	if n, missed := e.sentSpecRows(); n != 1 || missed != 0 {
 		t.Errorf("filtered read: %d rows with their settings, %d misses, want 1 and 0", n, missed)
@@ -117,6 +149,7 @@ func TestSpecRowsSentOnce(t *testing.T) {
 // again with every row's settings before choosing.
 func TestSpecRowsMissReadsAgain(t *testing.T) {
 	e := newTwoSpecEnv(t)
+	e.awaitHorizon(t)
 	e.wantWork(t, "first read", nil, "b/u00000")
 	e.sentSpecRows()
 	e.decodedSpecRows()
@@ -124,6 +157,7 @@ func TestSpecRowsMissReadsAgain(t *testing.T) {
 	rows.mu.Lock()
 	rows.rows = nil
 	rows.mu.Unlock()
+	e.awaitHorizon(t)
 	e.wantWork(t, "after the miss", nil, "b/u00001")
 	if n, missed := e.sentSpecRows(); n != 2 || missed != 1 {
 		t.Errorf("the read missed %d times and received %d rows with their settings, want 1 and 2", missed, n)
@@ -131,6 +165,7 @@ func TestSpecRowsMissReadsAgain(t *testing.T) {
 	if n := e.decodedSpecRows(); n != 2 {
 		t.Errorf("the reads decoded %d rows, want 2", n)
 	}
+	e.awaitHorizon(t)
 	e.wantWork(t, "after the read again", nil, "b/u00002")
 	if n, missed := e.sentSpecRows(); n != 0 || missed != 0 {
 		t.Errorf("the next read missed %d times and received %d rows with their settings, want 0 and 0", missed, n)
