@@ -19,6 +19,7 @@ var (
 	specIDSQL           = namedSQL("spec_id")
 	specControlSQL      = namedSQL("spec_control")
 	specDeleteSQL       = namedSQL("spec_delete")
+	depsOnSpecUnitsSQL  = namedSQL("deps_on_spec_units")
 	specsClearSQL       = namedSQL("specs_clear")
 )
 
@@ -193,6 +194,16 @@ func (ns *namespace) ControlWorkSpec(ctx context.Context, name string, control c
 
 func (ns *namespace) DeleteWorkSpec(ctx context.Context, name string) error {
 	return ns.b.inTxCounted(ctx, func(tx pgx.Tx, d countDelta) error {
+		// The units other specs wait for, read before they go: only their
+		// waiters fail (one waiting for a key never added keeps waiting).
+		rows, err := tx.Query(ctx, depsOnSpecUnitsSQL, ns.id, bytesOf(name))
+		if err != nil {
+			return fmt.Errorf("postgres delete work spec %q: %w", name, err)
+		}
+		waited, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
+		if err != nil {
+			return fmt.Errorf("postgres delete work spec %q: %w", name, err)
+		}
 		tag, err := tx.Exec(ctx, specDeleteSQL, ns.id, bytesOf(name))
 		if err != nil {
 			return fmt.Errorf("postgres delete work spec %q: %w", name, err)
@@ -202,8 +213,10 @@ func (ns *namespace) DeleteWorkSpec(ctx context.Context, name string) error {
 		}
 		// Units of other specs waiting for the deleted units fail.
 		g := groupBumps{}
-		if err := ns.failDependentsOfDeleted(ctx, tx, name, nil, d, g); err != nil {
-			return fmt.Errorf("postgres delete work spec %q: %w", name, err)
+		if len(waited) > 0 {
+			if err := ns.failDependentsOfDeleted(ctx, tx, name, waited, d, g); err != nil {
+				return fmt.Errorf("postgres delete work spec %q: %w", name, err)
+			}
 		}
 		if err := d.apply(ctx, tx); err != nil {
 			return err

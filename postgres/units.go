@@ -303,10 +303,13 @@ func (ns *namespace) DeleteWorkUnits(ctx context.Context, spec string, query coo
 		}); err != nil {
 			return err
 		}
-		// Units waiting for a deleted unit fail.
+		// Units waiting for a deleted unit fail (none deleted: nothing to
+		// fail; nil keys would mean the whole spec).
 		g := groupBumps{}
-		if err := ns.failDependentsOfDeleted(ctx, tx, spec, keys, d, g); err != nil {
-			return err
+		if len(keys) > 0 {
+			if err := ns.failDependentsOfDeleted(ctx, tx, spec, keys, d, g); err != nil {
+				return err
+			}
 		}
 		if err := g.apply(ctx, tx); err != nil {
 			return err
@@ -365,13 +368,28 @@ func (ns *namespace) Archive(ctx context.Context, names []string, policy coordin
 		var spec int64
 		var status int16
 		var n int64
-		if _, err := pgx.ForEachRow(rows, []any{&spec, &status, &n}, func() error {
+		var name []byte
+		var waited [][]byte
+		waitedBy := map[string][][]byte{} // spec name: archived keys units wait for
+		if _, err := pgx.ForEachRow(rows, []any{&spec, &status, &n, &name, &waited}, func() error {
 			d.cells[countKey{spec, coordinate.Status(status)}] -= n
 			specIDs = append(specIDs, spec)
 			statuses = append(statuses, status)
 			counts = append(counts, n)
+			if len(waited) > 0 {
+				waitedBy[string(name)] = append(waitedBy[string(name)], waited...)
+			}
 			return nil
 		}); err != nil {
+			return err
+		}
+		g := groupBumps{}
+		for spec, keys := range waitedBy {
+			if err := ns.failDependentsOfDeleted(ctx, tx, spec, keys, d, g); err != nil {
+				return err
+			}
+		}
+		if err := g.apply(ctx, tx); err != nil {
 			return err
 		}
 		if len(specIDs) > 0 {
@@ -389,8 +407,10 @@ func (ns *namespace) Archive(ctx context.Context, names []string, policy coordin
 	return nil
 }
 
-// failDependentsOfDeleted fails the units that depended on deleted units
-// of spec (all of the spec's units when keys is nil).
+// failDependentsOfDeleted fails the units that depended on the deleted
+// units of spec with keys. Its callers pass the keys of units that
+// existed (none: nothing to do), never nil, which deps_on_deleted reads as
+// every key, those never added included.
 func (ns *namespace) failDependentsOfDeleted(ctx context.Context, tx dbtx, spec string, keys [][]byte, d countDelta, g groupBumps) error {
 	rows, err := tx.Query(ctx, depsOnDeletedSQL,
 		ns.id, bytesOf(spec), keys)

@@ -20,6 +20,8 @@ var depTests = []test{
 	{"FailurePropagates", testDepFailurePropagates},
 	{"ExhaustedLeaseFailsDependents", testDepExhaustedLease},
 	{"BlockedLeasedByHandExpiresBlocked", testDepBlockedLeaseExpiry},
+	{"DeletingOtherUnitsKeepsWaiters", testDepDeleteOthers},
+	{"ArchivedDependencyFailsWaiters", testDepArchived},
 	{"RetryRoot", testDepRetryRoot},
 	{"FinishingFailedRootReleasesDependents", testDepFinishFailedRoot},
 	{"RetryDependent", testDepRetryDependent},
@@ -224,6 +226,49 @@ func testDepBlockedLeaseExpiry(e *env) {
 	e.checkKeys("handed out while up is unfinished", attemptKeys(e.work(coordinate.WorkRequest{Worker: text("w"), MaxJobs: 10})), []string{"up"})
 	e.finish("s", "up", nil)
 	e.checkKeys("after up finished", e.drain(), []string{"down"})
+}
+
+// Only deleting a unit fails the units waiting for it: deleting units
+// that are not it (or none at all), or the spec of a key never added,
+// leaves a unit waiting for a key not added yet BLOCKED. Deleting a spec
+// fails the units waiting for its units.
+func testDepDeleteOthers(e *env) {
+	e.spec(m{"name": "s"})
+	e.spec(m{"name": "t"})
+	e.add("s", e.dep("waits", "later"), e.unit("other", m{}))
+	e.add("s", coordinate.WorkUnitInput{Key: text("onT"), Data: enc(e.t, m{}), DependsOn: []coordinate.UnitRef{{Spec: "t", Key: "never"}}})
+	e.add("s", coordinate.WorkUnitInput{Key: text("onTx"), Data: enc(e.t, m{}), DependsOn: []coordinate.UnitRef{{Spec: "t", Key: "x"}}})
+	e.addKeys("t", "x")
+	if n, err := e.ns.DeleteWorkUnits(e.ctx, "s", coordinate.DeleteQuery{Keys: []string{"nokey"}}); err != nil || n != 0 {
+		e.t.Fatalf("DeleteWorkUnits(nokey) = %d, %v", n, err)
+	}
+	if n, err := e.ns.DeleteWorkUnits(e.ctx, "s", coordinate.DeleteQuery{Keys: []string{"other"}}); err != nil || n != 1 {
+		e.t.Fatalf("DeleteWorkUnits(other) = %d, %v", n, err)
+	}
+	e.checkDeps("waits", "later")
+	if err := e.ns.DeleteWorkSpec(e.ctx, "t"); err != nil {
+		e.t.Fatal(err)
+	}
+	e.checkStatus("s", coordinate.StatusBlocked, "waits", "onT")
+	e.checkStatus("s", coordinate.StatusFailed, "onTx")
+}
+
+// An archived unit is a deleted one (SEMANTICS §12): a unit retried while
+// its dependency was FAILED waits for it BLOCKED, and fails once the
+// retention policy archives that dependency.
+func testDepArchived(e *env) {
+	e.spec(m{"name": "s"})
+	e.add("s", e.dep("root"), e.dep("waits", "root"))
+	e.fail("s", "root")
+	e.update("s", "waits", coordinate.WorkUnitUpdate{Status: coordinate.StatusAvailable})
+	e.checkDeps("waits", "root")
+	if err := e.ns.Archive(e.ctx, nil, coordinate.RetentionPolicy{MaxCount: 0}); err != nil {
+		e.t.Fatal(err)
+	}
+	if u := e.get("s", "root"); u != nil {
+		e.t.Fatalf("root not archived: %v", u.Status)
+	}
+	e.checkStatus("s", coordinate.StatusFailed, "waits")
 }
 
 func testDepRetryRoot(e *env) {

@@ -339,7 +339,9 @@ func testUnitPrioritize(e *env) {
 	if err := e.ns.PrioritizeWorkUnits(e.ctx, "s", []string{"a", "c", "unknown"}, ptr(10.0), 0); err != nil {
 		e.t.Fatalf("PrioritizeWorkUnits set: %v", err)
 	}
-	if err := e.ns.PrioritizeWorkUnits(e.ctx, "s", []string{"b", "nope"}, nil, -4.5); err != nil {
+	// A key named twice is adjusted twice, as Python's loop over the
+	// keys did.
+	if err := e.ns.PrioritizeWorkUnits(e.ctx, "s", []string{"b", "nope", "b"}, nil, -2.25); err != nil {
 		e.t.Fatalf("PrioritizeWorkUnits adjust: %v", err)
 	}
 	for k, want := range map[string]float64{"a": 10, "b": -2.5, "c": 10} {

@@ -38,9 +38,12 @@ SELECT status, sum(n)::bigint FROM (
 -- take them.
 -- name: units_prioritize
 WITH prioritized AS (
-    UPDATE work_unit SET priority = COALESCE($3::float8, priority + $4::float8)
-        WHERE spec_id = $1 AND key = ANY($2)
-        RETURNING priority
+    -- A key named twice is adjusted twice, as Python's loop over the keys
+    -- did (and the memory backend does).
+    UPDATE work_unit u SET priority = COALESCE($3::float8, u.priority + $4::float8 * k.n)
+        FROM (SELECT key, count(*) AS n FROM unnest($2::bytea[]) AS key GROUP BY key) k
+        WHERE u.spec_id = $1 AND u.key = k.key
+        RETURNING u.priority
 )
 SELECT widen_priority_bounds($1, min(priority), max(priority), false) FROM prioritized
 
@@ -65,7 +68,8 @@ WITH del AS (
 
 -- Archives the FINISHED and FAILED units of namespace $1 (specs named in
 -- $2, all when empty) past the newest $3 per spec and status or completed
--- before $4 (ns); counts them by spec and status.
+-- before $4 (ns); counts them by spec and status, with the spec's name and
+-- the archived keys units still depend on.
 -- name: units_archive
 WITH ranked AS (
         SELECT u.spec_id, u.key, u.status, u.expires,
@@ -76,14 +80,30 @@ WITH ranked AS (
     ), del AS (
         DELETE FROM work_unit u USING ranked r
         WHERE u.spec_id = r.spec_id AND u.key = r.key AND (r.rn > $3 OR r.expires < $4)
-        RETURNING u.spec_id, u.status
+        RETURNING u.spec_id, u.status, u.key
     )
-    SELECT spec_id, status, count(*) FROM del GROUP BY spec_id, status
+    -- An archived unit is deleted (SEMANTICS §12): the FAILED ones some
+    -- unit still waits for (retried while they were FAILED) are listed so
+    -- their waiters fail, as for any deleted unit.
+    SELECT d.spec_id, d.status, count(*), s.name,
+        array_agg(d.key) FILTER (WHERE d.status = 5 AND EXISTS (
+            SELECT 1 FROM unit_dep e WHERE e.namespace_id = $1 AND e.dep_spec = s.name AND e.dep_key = d.key))
+    FROM del d JOIN work_spec s ON s.id = d.spec_id
+    GROUP BY d.spec_id, d.status, s.name
 
 -- name: archived_add
 INSERT INTO archived_count (spec_id, status, n)
     SELECT * FROM unnest($1::bigint[], $2::smallint[], $3::bigint[])
     ON CONFLICT (spec_id, status) DO UPDATE SET n = archived_count.n + EXCLUDED.n
+
+-- Keys of spec $2 (namespace $1) that units depend on and that are units
+-- of it now: what deleting the spec deletes. A key not added yet is not a
+-- unit, and its waiters go on waiting.
+-- name: deps_on_spec_units
+SELECT DISTINCT e.dep_key FROM unit_dep e
+    JOIN work_spec s ON s.namespace_id = e.namespace_id AND s.name = e.dep_spec
+    JOIN work_unit u ON u.spec_id = s.id AND u.key = e.dep_key
+    WHERE e.namespace_id = $1 AND e.dep_spec = $2
 
 -- Keys of spec $2 (namespace $1) that units depend on, among $3 (NULL:
 -- any).
