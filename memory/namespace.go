@@ -268,14 +268,16 @@ func (ns *namespace) AddWorkUnits(ctx context.Context, specName string, units []
 }
 
 // checkAdd rejects a batch whose dependency edges would close a cycle.
+// A later item of a key replaces an earlier one, edges included, so an
+// item without dependencies still counts: it drops its key's edges.
 func (s *state) checkAdd(sp *spec, units []coordinate.WorkUnitInput) error {
+	if !slices.ContainsFunc(units, func(in coordinate.WorkUnitInput) bool { return len(in.DependsOn) > 0 }) {
+		return nil
+	}
 	var batch map[coordinate.UnitRef][]coordinate.UnitRef
 	var order []coordinate.UnitRef
 	for i := range units {
 		in := &units[i]
-		if len(in.DependsOn) == 0 {
-			continue
-		}
 		if u := sp.units[in.Key.Bytes]; u != nil && u.status == coordinate.StatusPending {
 			continue // a leased unit keeps running; its new edges are ignored
 		}

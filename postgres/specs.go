@@ -125,6 +125,11 @@ func (ns *namespace) SetWorkSpec(ctx context.Context, definition coordinate.Data
 	if err != nil {
 		return nil, err
 	}
+	// Leases that lapsed before the change lapse under the settings they
+	// were taken with (max_retries), as in the memory backend.
+	if err := ns.b.expireLeases(ctx, ns.now()); err != nil {
+		return nil, err
+	}
 	// Everything but next_continuous is re-derived from the definition.
 	row := ns.b.pool.QueryRow(ctx, specSetSQL,
 		ns.id, bytesOf(name.Bytes), name.Text, []byte(definition),

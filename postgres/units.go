@@ -83,6 +83,11 @@ func dedupeUnits(units []coordinate.WorkUnitInput) []coordinate.WorkUnitInput {
 func (ns *namespace) AddWorkUnits(ctx context.Context, spec string, units []coordinate.WorkUnitInput) error {
 	units = dedupeUnits(units)
 	now := ns.now()
+	// A re-added unit whose lease lapsed is re-added as what the lapse
+	// made it (AVAILABLE, or FAILED past max_retries), not as PENDING.
+	if err := ns.b.expireLeases(ctx, now); err != nil {
+		return err
+	}
 	var id int64
 	err := ns.b.inTxCounted(ctx, func(tx pgx.Tx, d countDelta) error {
 		var err error

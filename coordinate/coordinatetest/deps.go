@@ -28,6 +28,7 @@ var depTests = []test{
 	{"OwnFailureSurvivesRetryOfDependency", testDepOwnFailureSurvivesRetry},
 	{"CycleRejected", testDepCycleRejected},
 	{"CycleInOneCall", testDepCycleInOneCall},
+	{"CycleOnlyInAReplacedItem", testDepCycleReplaced},
 	{"SelfCycle", testDepSelfCycle},
 }
 
@@ -269,6 +270,17 @@ func testDepArchived(e *env) {
 		e.t.Fatalf("root not archived: %v", u.Status)
 	}
 	e.checkStatus("s", coordinate.StatusFailed, "waits")
+}
+
+// A later item of a key replaces an earlier one, edges included: an item
+// that would close a cycle but is replaced in the same call by one without
+// dependencies closes none, and the call adds the later one.
+func testDepCycleReplaced(e *env) {
+	e.spec(m{"name": "s"})
+	e.add("s", e.dep("a", "b"))
+	e.add("s", e.dep("b", "a"), e.dep("b"))
+	e.checkDeps("b")
+	e.checkDeps("a", "b")
 }
 
 func testDepRetryRoot(e *env) {

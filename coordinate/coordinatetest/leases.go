@@ -9,6 +9,8 @@ import (
 // leaseTests cover attempts: lease ids, expiry, renewal and max_retries
 // (SEMANTICS §6).
 var leaseTests = []test{
+	{"LapsedBeforeReAdd", testLeaseLapsedBeforeReAdd},
+	{"LapsedBeforeSpecChange", testLeaseLapsedBeforeSpecChange},
 	{"UpdateAttempt", testLeaseUpdateAttempt},
 	{"StaleAfterReLease", testLeaseStaleAfterReLease},
 	{"ExpiredNotReLeased", testLeaseExpiredNotReLeased},
@@ -177,4 +179,35 @@ func testLeaseMaxRetries(e *env) {
 	e.workOne("w")
 	e.finish("s", "ok", nil)
 	e.checkStatus("s", coordinate.StatusFinished, "ok")
+}
+
+// Every call first applies the leases that lapsed (SEMANTICS §5.2): a
+// unit re-added after its lease lapsed is re-added as the AVAILABLE unit
+// the lapse made it, so the new item's dependencies apply (a PENDING unit
+// would have kept running and ignored them).
+func testLeaseLapsedBeforeReAdd(e *env) {
+	e.spec(m{"name": "s"})
+	e.addKeys("s", "k")
+	e.work(coordinate.WorkRequest{Worker: text("w"), LeaseTime: 10 * time.Second})
+	e.clock.Add(20 * time.Second)
+	e.add("s", coordinate.WorkUnitInput{Key: text("k"), Data: enc(e.t, m{}), DependsOn: []coordinate.UnitRef{{Spec: "s", Key: "later"}}})
+	if u := e.mustGet("s", "k"); u.Status != coordinate.StatusBlocked || len(u.DependsOn) != 1 {
+		e.t.Errorf("re-added after its lease lapsed: %v depending on %v, want blocked on s/later", u.Status, u.DependsOn)
+	}
+}
+
+// A lease that lapsed before set_work_spec changed max_retries lapsed
+// under the settings it was taken with: two tries under no limit leave
+// the unit AVAILABLE, not failed by the limit set afterwards.
+func testLeaseLapsedBeforeSpecChange(e *env) {
+	e.spec(m{"name": "s"})
+	e.addKeys("s", "k")
+	for range 2 {
+		if as := e.work(coordinate.WorkRequest{Worker: text("w"), LeaseTime: 10 * time.Second}); len(as) != 1 {
+			e.t.Fatalf("get_work: %v", attemptKeys(as))
+		}
+		e.clock.Add(20 * time.Second)
+	}
+	e.spec(m{"name": "s", "max_retries": 1})
+	e.checkStatus("s", coordinate.StatusAvailable, "k")
 }
