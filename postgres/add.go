@@ -37,6 +37,9 @@ type addedUnit struct {
 	depFailed bool
 	edges     []coordinate.UnitRef // replace the unit's edges with these
 	setEdges  bool
+	// group is the unit's group after the add: the item's, or, when it
+	// names none, the one the unit had (as in the memory backend).
+	group string
 }
 
 // addUnits adds or re-adds deduplicated units to spec (of namespace nsID,
@@ -195,6 +198,10 @@ func addOrUpdateUnits(ctx context.Context, tx dbtx, nsID, spec int64, specName s
 		a := &out[i]
 		a.in = in
 		a.old = existing[in.Key.Bytes]
+		a.group = in.Group
+		if a.group == "" && a.old != nil {
+			a.group = string(a.old.grp) // re-adding without a group keeps the old one
+		}
 		a.data = in.Data
 		if len(a.data) == 0 {
 			a.data = coordinate.Null
@@ -240,9 +247,9 @@ func addOrUpdateUnits(ctx context.Context, tx dbtx, nsID, spec int64, specName s
 			oldStatus, oldGrp = a.old.status, a.old.grp
 		}
 		d.move(spec, oldStatus, a.status)
-		if oldStatus != a.status || string(oldGrp) != in.Group {
-			g.bump(nsID, []byte(in.Group), now)
-			if string(oldGrp) != in.Group {
+		if oldStatus != a.status || string(oldGrp) != a.group {
+			g.bump(nsID, []byte(a.group), now)
+			if string(oldGrp) != a.group {
 				g.bump(nsID, oldGrp, now)
 			}
 		}
@@ -307,7 +314,7 @@ func insertNewUnits(ctx context.Context, tx dbtx, spec int64, out []addedUnit, n
 		nbs = append(nbs, notBefore(a.in, now))
 		expires = append(expires, a.expires)
 		depFailed = append(depFailed, a.depFailed)
-		grps = append(grps, groupCol(a.in.Group))
+		grps = append(grps, groupCol(a.group))
 	}
 	if len(keys) == 0 {
 		return nil
@@ -344,7 +351,7 @@ func updateExistingUnits(ctx context.Context, tx dbtx, spec int64, out []addedUn
 		clr = append(clr, a.clear)
 		expires = append(expires, a.expires)
 		depFailed = append(depFailed, a.depFailed)
-		grps = append(grps, groupCol(a.in.Group))
+		grps = append(grps, groupCol(a.group))
 	}
 	if len(ukeys) == 0 {
 		return nil

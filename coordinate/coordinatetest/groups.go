@@ -12,6 +12,41 @@ var groupTests = []test{
 	{"Status", testGroupStatus},
 	{"Cancel", testGroupCancel},
 	{"Stall", testGroupStall},
+	{"ReAddKeepsGroup", testGroupReAdd},
+	{"ExpiryIsProgress", testGroupExpiryProgress},
+}
+
+// A lease lapsing changes its unit's status: progress for the unit's
+// group, dated when the call that applies it runs.
+func testGroupExpiryProgress(e *env) {
+	e.spec(m{"name": "s"})
+	e.add("s", e.grouped("k", "g"))
+	e.work(coordinate.WorkRequest{Worker: text("w"), LeaseTime: 5 * time.Minute})
+	e.clock.Add(6 * time.Minute)
+	now := e.clock.Now()
+	gs := e.groupStatus("g")
+	if gs.Counts[coordinate.StatusAvailable] != 1 {
+		e.t.Fatalf("group after the lease lapsed: %+v", gs)
+	}
+	e.checkTime("last progress after the lapse", gs.LastProgress, now)
+}
+
+// A unit re-added without a group keeps the one it had; re-added with
+// another, it moves to that one.
+func testGroupReAdd(e *env) {
+	e.spec(m{"name": "s"})
+	e.add("s", e.grouped("k", "g1"))
+	e.add("s", e.unit("k", m{"again": 1}))
+	if gs := e.groupStatus("g1"); gs.Counts[coordinate.StatusAvailable] != 1 || gs.Complete {
+		e.t.Errorf("g1 after a re-add without a group: %+v, want its unit still in it", gs)
+	}
+	e.add("s", e.grouped("k", "g2"))
+	if gs := e.groupStatus("g1"); gs.Counts[coordinate.StatusAvailable] != 0 {
+		e.t.Errorf("g1 after the unit moved to g2: %+v", gs)
+	}
+	if gs := e.groupStatus("g2"); gs.Counts[coordinate.StatusAvailable] != 1 {
+		e.t.Errorf("g2 after the unit moved in: %+v", gs)
+	}
 }
 
 // grouped is a unit input of group g, optionally depending on keys of "s".

@@ -11,7 +11,7 @@
 -- (worker_unit.lapsed, migration 0011). Answers how many leases it
 -- expired, by spec.
 WITH expired AS (
-    SELECT u.spec_id, u.key, s.namespace_id, u.worker, u.expires
+    SELECT u.spec_id, u.key, s.namespace_id, u.worker, u.expires, u.grp
     FROM work_unit u JOIN work_spec s ON s.id = u.spec_id
     WHERE u.status = 3 AND u.expires < $1
         AND NOT (s.max_retries > 0 AND u.attempts > s.max_retries)
@@ -34,6 +34,13 @@ WITH expired AS (
     UPDATE worker_unit wu SET lapsed = e.expires
     FROM expired e JOIN worker w ON w.namespace_id = e.namespace_id AND w.name = e.worker
     WHERE wu.worker_id = w.id AND wu.spec_id = e.spec_id AND wu.key = e.key
+), progressed AS (
+    -- A status change is progress for the unit's group (the stall
+    -- watchdog), as in claim.sql.
+    INSERT INTO unit_group (namespace_id, name, last_progress)
+    SELECT DISTINCT e.namespace_id, e.grp, $1::bigint FROM expired e WHERE e.grp IS NOT NULL
+    ON CONFLICT (namespace_id, name) DO UPDATE
+    SET last_progress = GREATEST(unit_group.last_progress, EXCLUDED.last_progress)
 ), counted AS (
     -- unit_count_add (migration 0008), inline: a function call costs here.
     INSERT INTO unit_count (spec_id, status, slot, n)
