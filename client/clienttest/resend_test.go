@@ -19,30 +19,37 @@ func quickRetries(addr string) client.Config {
 	return cfg
 }
 
+// throughProxy starts a daemon with spec "s" and returns a client of it,
+// a client connected to it through a LossyProxy, and the proxy.
+func throughProxy(t *testing.T) (direct, proxied *client.Client, p *testdaemon.LossyProxy) {
+	t.Helper()
+	daemon := testdaemon.Ours(t, "memory")
+	direct = testdaemon.Dial(t, daemon)
+	if err := direct.SetWorkSpec(t.Context(), spec("s")); err != nil {
+		t.Fatal(err)
+	}
+	p = testdaemon.NewLossyProxy(t, daemon)
+	proxied, err := client.New(quickRetries(p.Addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { proxied.Close() })
+	if _, err := proxied.CountWorkUnits(t.Context(), "s"); err != nil { // connected
+		t.Fatal(err)
+	}
+	return direct, proxied, p
+}
+
 // A request that changes the queue is not sent again once written and its
 // reply lost: it may have been applied, and a second add_work_units would
 // make a finished unit run again. The call fails with ErrOutcomeUnknown
 // on the one connection it used. A read in the same spot is sent again
 // and succeeds.
 func TestLostReplyIsNotResent(t *testing.T) {
-	daemon := testdaemon.Ours(t, "memory")
-	c := testdaemon.Dial(t, daemon)
+	c, pc, p := throughProxy(t)
 	ctx := t.Context()
-	if err := c.SetWorkSpec(ctx, spec("s")); err != nil {
-		t.Fatal(err)
-	}
-	p := testdaemon.NewLossyProxy(t, daemon)
-	pc, err := client.New(quickRetries(p.Addr))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pc.Close()
-	if _, err := pc.CountWorkUnits(ctx, "s"); err != nil { // connected
-		t.Fatal(err)
-	}
-
 	p.Armed.Store(true)
-	err = pc.AddWorkUnits(ctx, "s", []client.NewUnit{{Key: []byte("u"), Data: map[any]any{}}})
+	err := pc.AddWorkUnits(ctx, "s", []client.NewUnit{{Key: []byte("u"), Data: map[any]any{}}})
 	if !errors.Is(err, client.ErrOutcomeUnknown) {
 		t.Fatalf("add_work_units with its reply lost: %v, want ErrOutcomeUnknown", err)
 	}
@@ -66,21 +73,8 @@ func TestLostReplyIsNotResent(t *testing.T) {
 // before anything is written, so even a request that changes the queue
 // goes out again on a new connection and succeeds.
 func TestClosedIdleConnectionIsReopened(t *testing.T) {
-	daemon := testdaemon.Ours(t, "memory")
-	c := testdaemon.Dial(t, daemon)
+	_, pc, p := throughProxy(t)
 	ctx := t.Context()
-	if err := c.SetWorkSpec(ctx, spec("s")); err != nil {
-		t.Fatal(err)
-	}
-	p := testdaemon.NewLossyProxy(t, daemon)
-	pc, err := client.New(quickRetries(p.Addr))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pc.Close()
-	if _, err := pc.CountWorkUnits(ctx, "s"); err != nil {
-		t.Fatal(err)
-	}
 	p.CloseAll()
 	time.Sleep(50 * time.Millisecond) // the close reaches the client's socket
 	if err := pc.AddWorkUnits(ctx, "s", []client.NewUnit{{Key: []byte("u"), Data: map[any]any{}}}); err != nil {
