@@ -123,7 +123,7 @@ func (js *JobServer) getChildWorkUnits(ctx context.Context, p []cbor.RawMessage)
 				"work_spec_name": nameValue(u.Spec),
 				"work_unit_key":  nameValue(u.Key),
 				"work_unit_data": rawData(u.Data),
-				"worker_id":      childUnitWorker(c.Worker, u.Worker),
+				"worker_id":      childUnitWorker(c.Worker, u),
 				"expires":        seconds(u.Expires),
 			}
 		}
@@ -133,10 +133,16 @@ func (js *JobServer) getChildWorkUnits(ctx context.Context, p []cbor.RawMessage)
 }
 
 // childUnitWorker is the worker_id get_child_work_units reports for a unit
-// of child: its current holder, else the child itself.
-func childUnitWorker(child coordinate.Name, holder *coordinate.Name) any {
-	if holder == nil {
-		return nameValue(child)
+// of child: its current holder; the child itself when its lease lapsed
+// (u.Expires holds when); null when the unit was given back (a retry,
+// `coordinate retry`), as Python reported it, so the fork worker does not
+// fail a unit an operator gave back.
+func childUnitWorker(child coordinate.Name, u coordinate.ChildWorkUnit) any {
+	switch {
+	case u.Worker != nil:
+		return nameValue(*u.Worker)
+	case u.Expires.IsZero():
+		return nil
 	}
-	return nameValue(*holder)
+	return nameValue(child)
 }

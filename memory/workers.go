@@ -139,9 +139,7 @@ func (r *workerRegistry) handOut(id string, u *unit) {
 	if !ok {
 		return
 	}
-	if _, had := w.outstanding[u]; !had {
-		w.outstanding[u] = 0
-	}
+	w.outstanding[u] = 0 // a new lease: none of its has lapsed
 	hs := r.holders[u]
 	if hs == nil {
 		hs = make(map[*worker]struct{}, 1)

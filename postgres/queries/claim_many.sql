@@ -35,7 +35,8 @@ WITH /*guard*/ picked AS (
     INSERT INTO worker_unit (worker_id, spec_id, key)
     SELECT w.id, $1, leased.key FROM leased
     JOIN worker w ON w.namespace_id = $7 AND w.name = leased.worker AND w.expires >= $2
-    ON CONFLICT DO NOTHING
+    ON CONFLICT (worker_id, spec_id, key) DO UPDATE SET lapsed = NULL
+        WHERE worker_unit.lapsed IS NOT NULL -- a new lease: none of its has lapsed
 ), progressed AS (
     INSERT INTO unit_group (namespace_id, name, last_progress)
     SELECT DISTINCT $7::bigint, grp, $2::bigint FROM leased WHERE grp IS NOT NULL
