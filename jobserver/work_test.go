@@ -48,6 +48,9 @@ func testChildWorkUnits(t *testing.T, newServer serverFactory) {
 	expect(t, "parent", call(t, js, "worker_heartbeat", b("p"), b("RUN"), 6000, m{"pid": 1}, nil), `128([true, null])`)
 	expect(t, "child", call(t, js, "worker_heartbeat", b("c"), b("RUN"), 6000, m{"pid": 2}, b("p")), `128([true, null])`)
 	expect(t, "unknown parent", call(t, js, "get_child_work_units", b("nobody")), `128([{}, null])`)
+	// An empty parent is no parent, as in Python (`if parent:`).
+	expect(t, "empty parent", call(t, js, "worker_heartbeat", b("e"), b("RUN"), 6000, m{}, b("")), `128([true, null])`)
+	expect(t, "children of ''", call(t, js, "get_child_work_units", b("")), `128([{}, null])`)
 	expect(t, "idle child", call(t, js, "get_child_work_units", b("p")), `128([{'c': []}, null])`)
 
 	call(t, js, "get_work", b("c"), m{"lease_time": 10})

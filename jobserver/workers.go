@@ -25,6 +25,9 @@ func (js *JobServer) workerHeartbeat(ctx context.Context, p []cbor.RawMessage) (
 	if err != nil {
 		return nil, err
 	}
+	if parent != nil && parent.Bytes == "" {
+		parent = nil // Python links a child only to a parent that is set (`if parent:`)
+	}
 	expire, warning := coordinate.ClampWorkerExpire(expireSeconds)
 	hb := coordinate.Heartbeat{
 		Worker: id,
