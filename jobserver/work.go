@@ -133,16 +133,13 @@ func (js *JobServer) getChildWorkUnits(ctx context.Context, p []cbor.RawMessage)
 }
 
 // childUnitWorker is the worker_id get_child_work_units reports for a unit
-// of child: its current holder; the child itself when its lease lapsed
-// (u.Expires holds when); null when the unit was given back (a retry,
-// `coordinate retry`), as Python reported it, so the fork worker does not
-// fail a unit an operator gave back.
+// of child: its current holder, else the child itself. A unit given back
+// with status AVAILABLE, which Python reported with a null worker_id, is
+// not told apart from one released with lease_time <= 0, which kept the
+// child's (docs/compat.md, child-unit-given-back).
 func childUnitWorker(child coordinate.Name, u coordinate.ChildWorkUnit) any {
-	switch {
-	case u.Worker != nil:
+	if u.Worker != nil {
 		return nameValue(*u.Worker)
-	case u.Expires.IsZero():
-		return nil
 	}
 	return nameValue(child)
 }

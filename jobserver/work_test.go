@@ -64,13 +64,13 @@ func testChildWorkUnits(t *testing.T, newServer serverFactory) {
 	// child (SEMANTICS §11.3, compat.md).
 	expect(t, "lapsed", call(t, js, "get_child_work_units", b("p")),
 		`128([{'c': [{'expires': `+pyvalue.Float(now+10)+`, 'worker_id': 'c', 'work_unit_key': 'a', 'work_spec_name': 'ws', 'work_unit_data': {'n': 1}}]}, null])`)
-	// Leased again by the child, then given back (coordinate retry): held
-	// by nobody and lapsed no more, it is reported with a null worker_id
-	// and expires, as Python did, so the fork worker leaves it alone.
+	// Leased again by the child, then given back: the new lease cleared
+	// the lapsed time, so the entry shows none (it used to show the old
+	// lapse's).
 	call(t, js, "get_work", b("c"), m{"lease_time": 10})
 	call(t, js, "update_work_unit", b("ws"), b("a"), m{"status": 1, "lease_time": 0})
 	expect(t, "given back", call(t, js, "get_child_work_units", b("p")),
-		`128([{'c': [{'expires': null, 'worker_id': null, 'work_unit_key': 'a', 'work_spec_name': 'ws', 'work_unit_data': {'n': 1}}]}, null])`)
+		`128([{'c': [{'expires': null, 'worker_id': 'c', 'work_unit_key': 'a', 'work_spec_name': 'ws', 'work_unit_data': {'n': 1}}]}, null])`)
 	call(t, js, "update_work_unit", b("ws"), b("a"), m{"status": 4})
 	expect(t, "finished", call(t, js, "get_child_work_units", b("p")), `128([{'c': []}, null])`)
 }
