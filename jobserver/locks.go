@@ -130,6 +130,37 @@ func backendPaths(paths []*lockPath) []coordinate.LockPath {
 	return out
 }
 
+// lockOnce locks paths with LockPaths, each distinct path once: a path
+// named twice in one call is one lock, and reports what its first
+// occurrence got (go-coordinate checked every path before locking any,
+// so a repeated path did not refuse the call). refused indexes paths.
+func (js *JobServer) lockOnce(ctx context.Context, owner coordinate.Name, timeout time.Duration, paths []*lockPath, all bool) (locked []bool, refused int, err error) {
+	first := make([]int, len(paths)) // index into distinct
+	var distinct []coordinate.LockPath
+	seen := make(map[string]int, len(paths))
+	for i, p := range paths {
+		j, ok := seen[p.path.Key]
+		if !ok {
+			j = len(distinct)
+			seen[p.path.Key] = j
+			distinct = append(distinct, p.path)
+		}
+		first[i] = j
+	}
+	got, refusedDistinct, err := js.ns.LockPaths(ctx, owner, timeout, distinct, all)
+	if err != nil {
+		return nil, -1, err
+	}
+	locked, refused = make([]bool, len(paths)), -1
+	for i, j := range first {
+		locked[i] = got[j]
+		if j == refusedDistinct && refused < 0 {
+			refused = i
+		}
+	}
+	return locked, refused, nil
+}
+
 // lock: lock(locker_id, timeout, keys) -> (true, null), or (false, "PATH
 // is not lockable") with nothing locked.
 func (js *JobServer) lock(ctx context.Context, p []cbor.RawMessage) (any, error) {
@@ -137,7 +168,7 @@ func (js *JobServer) lock(ctx context.Context, p []cbor.RawMessage) (any, error)
 	if err != nil {
 		return nil, err
 	}
-	_, refused, err := js.ns.LockPaths(ctx, owner, timeout, backendPaths(paths), true)
+	_, refused, err := js.lockOnce(ctx, owner, timeout, paths, true)
 	switch {
 	case err != nil:
 		return nil, js.backendError("lock", err)
@@ -154,7 +185,7 @@ func (js *JobServer) locksome(ctx context.Context, p []cbor.RawMessage) (any, er
 	if err != nil {
 		return nil, err
 	}
-	locked, _, err := js.ns.LockPaths(ctx, owner, timeout, backendPaths(paths), false)
+	locked, _, err := js.lockOnce(ctx, owner, timeout, paths, false)
 	if err != nil {
 		return nil, js.backendError("locksome", err)
 	}

@@ -23,6 +23,15 @@ func testLockConflictsWithPrefixAndExtension(t *testing.T, newServer serverFacto
 	expect(t, "lock a/x", call(t, js, "lock", b("L2"), 10, []any{[]any{b("a"), b("x")}}), `128([true, null])`)
 	expect(t, "locksome", call(t, js, "locksome", b("L3"), 10, []any{[]any{b("a")}, []any{b("d"), 1}}),
 		`128([[null, ['d', 1]], null])`)
+	// A path named twice in one call is one lock (go-coordinate checked
+	// every path before locking any): the call succeeds, and one unlock
+	// frees it.
+	r := []any{b("r")}
+	expect(t, "lock r twice", call(t, js, "lock", b("L4"), 10, []any{r, r}), `128([true, null])`)
+	expect(t, "locksome r twice", call(t, js, "locksome", b("L4"), 10, []any{[]any{b("s")}, []any{b("s")}}),
+		`128([[['s'], ['s']], null])`)
+	expect(t, "unlock r", call(t, js, "unlock", b("L4"), []any{r}), `128([true, null])`)
+	expect(t, "r free", call(t, js, "readlock", []any{r}), `[null]`)
 }
 
 func testLockRenewUnlockAndExpiry(t *testing.T, newServer serverFactory) {

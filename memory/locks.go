@@ -71,10 +71,28 @@ func (t *lockTable) add(prefixes []string, owner coordinate.Name, deadline time.
 	for _, k := range prefixes[:len(prefixes)-1] {
 		t.below[k]++
 	}
-	heap.Push(&t.expiry, expiryEntry{deadline: deadline, key: l.key(), seq: l.seq})
+	t.schedule(expiryEntry{deadline: deadline, key: l.key(), seq: l.seq})
 }
 
-// remove unlocks l. Its expiry entry becomes stale and is skipped later.
+// schedule adds e to the expiry heap. An unlock or a renewal leaves the
+// lock's earlier entry behind, stale until its own deadline (up to days
+// away), so a lock renewed every second would grow the heap without
+// bound; once stale entries outnumber the locks, the heap is rebuilt from
+// the locks held (amortized O(1) per call).
+func (t *lockTable) schedule(e expiryEntry) {
+	heap.Push(&t.expiry, e)
+	if len(t.expiry) <= 2*len(t.locks)+64 {
+		return
+	}
+	t.expiry = t.expiry[:0]
+	for k, l := range t.locks {
+		t.expiry = append(t.expiry, expiryEntry{deadline: l.deadline, key: k, seq: l.seq})
+	}
+	heap.Init(&t.expiry)
+}
+
+// remove unlocks l. Its expiry entry becomes stale and is skipped later
+// (or dropped by schedule's rebuild).
 func (t *lockTable) remove(l *heldLock) {
 	delete(t.locks, l.key())
 	for _, k := range l.prefixes[:len(l.prefixes)-1] {
@@ -134,7 +152,7 @@ func (ns *namespace) RenewLocks(_ context.Context, owner coordinate.Name, ttl ti
 		l := t.locks[p.Key]
 		t.seq++
 		l.seq, l.deadline = t.seq, now.Add(ttl)
-		heap.Push(&t.expiry, expiryEntry{deadline: l.deadline, key: p.Key, seq: l.seq})
+		t.schedule(expiryEntry{deadline: l.deadline, key: p.Key, seq: l.seq})
 	}
 	return -1, nil, nil
 }
