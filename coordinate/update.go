@@ -147,3 +147,16 @@ func ApplyUpdate(st UnitState, upd WorkUnitUpdate, now time.Time) (UnitState, Up
 	}
 	return st, eff, nil
 }
+
+// StillWaiting is the status of a unit that becomes st (by an update or
+// a lease lapsing) while it waits, or not, for dependencies: AVAILABLE
+// becomes BLOCKED while any dependency is unmet (a retried unit, or one
+// leased by hand while BLOCKED whose lease lapsed, waits again). Both
+// backends apply it after ApplyUpdate and ExpireLease; the PostgreSQL
+// sweep (postgres/queries/sweep.sql) says it in SQL.
+func StillWaiting(st Status, waits bool) Status {
+	if st == StatusAvailable && waits {
+		return StatusBlocked
+	}
+	return st
+}

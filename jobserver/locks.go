@@ -131,9 +131,10 @@ func backendPaths(paths []*lockPath) []coordinate.LockPath {
 }
 
 // lockOnce locks paths with LockPaths, each distinct path once: a path
-// named twice in one call is one lock, and reports what its first
-// occurrence got (go-coordinate checked every path before locking any,
-// so a repeated path did not refuse the call). refused indexes paths.
+// named twice in one call is one lock, and every occurrence reports what
+// it got (docs/spec/PROTOCOL.md §8.25: the call succeeds if every path was
+// free, and a path is free of the call's own other occurrences). refused
+// indexes paths.
 func (js *JobServer) lockOnce(ctx context.Context, owner coordinate.Name, timeout time.Duration, paths []*lockPath, all bool) (locked []bool, refused int, err error) {
 	first := make([]int, len(paths)) // index into distinct
 	var distinct []coordinate.LockPath

@@ -23,9 +23,8 @@ func testLockConflictsWithPrefixAndExtension(t *testing.T, newServer serverFacto
 	expect(t, "lock a/x", call(t, js, "lock", b("L2"), 10, []any{[]any{b("a"), b("x")}}), `128([true, null])`)
 	expect(t, "locksome", call(t, js, "locksome", b("L3"), 10, []any{[]any{b("a")}, []any{b("d"), 1}}),
 		`128([[null, ['d', 1]], null])`)
-	// A path named twice in one call is one lock (go-coordinate checked
-	// every path before locking any): the call succeeds, and one unlock
-	// frees it.
+	// A path named twice in one call is one lock (PROTOCOL §8.25): the
+	// call succeeds, and one unlock frees it.
 	r := []any{b("r")}
 	expect(t, "lock r twice", call(t, js, "lock", b("L4"), 10, []any{r, r}), `128([true, null])`)
 	expect(t, "locksome r twice", call(t, js, "locksome", b("L4"), 10, []any{[]any{b("s")}, []any{b("s")}}),

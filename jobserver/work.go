@@ -123,7 +123,7 @@ func (js *JobServer) getChildWorkUnits(ctx context.Context, p []cbor.RawMessage)
 				"work_spec_name": nameValue(u.Spec),
 				"work_unit_key":  nameValue(u.Key),
 				"work_unit_data": rawData(u.Data),
-				"worker_id":      childUnitWorker(c.Worker, u),
+				"worker_id":      childUnitWorker(c.Worker, u.Worker),
 				"expires":        seconds(u.Expires),
 			}
 		}
@@ -137,9 +137,9 @@ func (js *JobServer) getChildWorkUnits(ctx context.Context, p []cbor.RawMessage)
 // with status AVAILABLE, which Python reported with a null worker_id, is
 // not told apart from one released with lease_time <= 0, which kept the
 // child's (docs/compat.md, child-unit-given-back).
-func childUnitWorker(child coordinate.Name, u coordinate.ChildWorkUnit) any {
-	if u.Worker != nil {
-		return nameValue(*u.Worker)
+func childUnitWorker(child coordinate.Name, holder *coordinate.Name) any {
+	if holder != nil {
+		return nameValue(*holder)
 	}
 	return nameValue(child)
 }

@@ -312,10 +312,7 @@ func (o *opUpdateWorkUnit) apply(s *state) {
 	u.data = next.Data
 	u.expiration = nanos(next.Expiration)
 	u.setWorker(next.Worker)
-	if next.Status == coordinate.StatusAvailable && u.ext != nil && len(u.ext.deps) > 0 {
-		// A retried unit still waiting for dependencies waits again.
-		next.Status = coordinate.StatusBlocked
-	}
+	next.Status = coordinate.StillWaiting(next.Status, u.waits())
 	s.place(u, next.Status, o.Now)
 	if next.Status == coordinate.StatusPending && !wasPending {
 		u.leaseID = s.nextLease
@@ -379,12 +376,7 @@ func (s *state) expireSpec(sp *spec, now int64) {
 		u.data = st.Data
 		u.expiration = nanos(st.Expiration)
 		u.setWorker(st.Worker)
-		if st.Status == coordinate.StatusAvailable && u.ext != nil && len(u.ext.deps) > 0 {
-			// Leased by hand while BLOCKED (update_work_unit to PENDING):
-			// it still waits for its dependencies.
-			st.Status = coordinate.StatusBlocked
-		}
-		s.place(u, st.Status, now)
+		s.place(u, coordinate.StillWaiting(st.Status, u.waits()), now)
 	}
 }
 

@@ -69,6 +69,9 @@ func (u *unit) group() string {
 	return u.ext.group
 }
 
+// waits reports whether u has a dependency not FINISHED yet.
+func (u *unit) waits() bool { return u.ext != nil && len(u.ext.deps) > 0 }
+
 func (u *unit) keyName() coordinate.Name { return coordinate.Name{Bytes: u.key, Text: u.keyText} }
 
 func (u *unit) workerName() *coordinate.Name {

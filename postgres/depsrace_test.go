@@ -39,6 +39,27 @@ func addDepPairs(t *testing.T, ns coordinate.Namespace, n int) {
 	}
 }
 
+// twoDaemons opens two backends on one fresh schema, as two daemons
+// sharing a database, with the n triples added.
+func twoDaemons(t *testing.T, n int) (ns1, ns2 coordinate.Namespace) {
+	t.Helper()
+	url := freshSchema(t)
+	_, ns1 = openBackend(t, url, Options{MaxConns: 8})
+	_, ns2 = openBackend(t, url, Options{MaxConns: 8})
+	addDepPairs(t, ns1, n)
+	return ns1, ns2
+}
+
+// failAll fails the units of keys through ns.
+func failAll(t *testing.T, ns coordinate.Namespace, keys ...string) {
+	t.Helper()
+	for _, k := range keys {
+		if err := ns.UpdateWorkUnit(t.Context(), "s", k, statusUpdate(coordinate.StatusFailed)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 func pairKey(c byte, i int) string      { return fmt.Sprintf("%c%03d", c, i) }
 func textName(s string) coordinate.Name { return coordinate.Name{Bytes: s, Text: true} }
 func statusUpdate(s coordinate.Status) coordinate.WorkUnitUpdate {
@@ -98,10 +119,7 @@ func checkDependents(t *testing.T, ns coordinate.Namespace, n int, want coordina
 // edge still there and leave d_i BLOCKED with no edge.
 func TestConcurrentFinishesOfTwoDependencies(t *testing.T) {
 	const n = 200
-	url := freshSchema(t)
-	_, ns1 := openBackend(t, url, Options{MaxConns: 8})
-	_, ns2 := openBackend(t, url, Options{MaxConns: 8})
-	addDepPairs(t, ns1, n)
+	ns1, ns2 := twoDaemons(t, n)
 	updateAtOnce(t, ns1, ns2, n, statusUpdate(coordinate.StatusFinished), statusUpdate(coordinate.StatusFinished))
 	checkDependents(t, ns1, n, coordinate.StatusAvailable)
 }
@@ -155,16 +173,9 @@ func TestConcurrentFinishesOneDaemon(t *testing.T) {
 // deps_lock_dependents).
 func TestConcurrentRetriesOfTwoFailedDependencies(t *testing.T) {
 	const n = 100
-	url := freshSchema(t)
-	_, ns1 := openBackend(t, url, Options{MaxConns: 8})
-	_, ns2 := openBackend(t, url, Options{MaxConns: 8})
-	addDepPairs(t, ns1, n)
+	ns1, ns2 := twoDaemons(t, n)
 	for i := range n {
-		for _, k := range []string{pairKey('a', i), pairKey('b', i)} {
-			if err := ns1.UpdateWorkUnit(t.Context(), "s", k, statusUpdate(coordinate.StatusFailed)); err != nil {
-				t.Fatal(err)
-			}
-		}
+		failAll(t, ns1, pairKey('a', i), pairKey('b', i))
 	}
 	updateAtOnce(t, ns1, ns2, n, statusUpdate(coordinate.StatusAvailable), statusUpdate(coordinate.StatusAvailable))
 	checkDependents(t, ns1, n, coordinate.StatusBlocked)
@@ -176,14 +187,9 @@ func TestConcurrentRetriesOfTwoFailedDependencies(t *testing.T) {
 // snapshot said FAILED, and the retry, committing after, blocked it).
 func TestConcurrentRetryAndFailureOfTwoDependencies(t *testing.T) {
 	const n = 100
-	url := freshSchema(t)
-	_, ns1 := openBackend(t, url, Options{MaxConns: 8})
-	_, ns2 := openBackend(t, url, Options{MaxConns: 8})
-	addDepPairs(t, ns1, n)
+	ns1, ns2 := twoDaemons(t, n)
 	for i := range n {
-		if err := ns1.UpdateWorkUnit(t.Context(), "s", pairKey('a', i), statusUpdate(coordinate.StatusFailed)); err != nil {
-			t.Fatal(err)
-		}
+		failAll(t, ns1, pairKey('a', i))
 	}
 	updateAtOnce(t, ns1, ns2, n, statusUpdate(coordinate.StatusAvailable), statusUpdate(coordinate.StatusFailed))
 	checkDependents(t, ns1, n, coordinate.StatusFailed)

@@ -30,15 +30,18 @@ func (ns *namespace) ImportWorkSpec(ctx context.Context, in *coordinate.Imported
 // finish leaves nothing behind, so the next start can tell it never
 // happened and do it again.
 func (ns *namespace) ImportWorkSpecs(ctx context.Context, specs []*coordinate.ImportedWorkSpec) error {
-	for _, in := range specs {
-		if _, _, err := coordinate.ResolveImport(in); err != nil {
+	names := make([]coordinate.Name, len(specs))
+	metas := make([]coordinate.WorkSpecMeta, len(specs))
+	for i, in := range specs {
+		var err error
+		if names[i], metas[i], err = coordinate.ResolveImport(in); err != nil {
 			return err
 		}
 	}
 	ids := make([]int64, len(specs))
 	err := ns.b.inTxCounted(ctx, func(tx pgx.Tx, d countDelta) error {
 		for i, in := range specs {
-			id, err := ns.importSpec(ctx, tx, d, in)
+			id, err := ns.importSpec(ctx, tx, d, in, names[i], &metas[i])
 			if err != nil {
 				return err
 			}
@@ -56,13 +59,10 @@ func (ns *namespace) ImportWorkSpecs(ctx context.Context, specs []*coordinate.Im
 	return err
 }
 
-// importSpec writes one imported spec and its units in tx, counting them
-// in d, and returns the spec's id.
-func (ns *namespace) importSpec(ctx context.Context, tx pgx.Tx, d countDelta, in *coordinate.ImportedWorkSpec) (int64, error) {
-	name, meta, err := coordinate.ResolveImport(in)
-	if err != nil {
-		return 0, err
-	}
+// importSpec writes one imported spec, whose name and settings
+// coordinate.ResolveImport gave, and its units in tx, counting them in d,
+// and returns the spec's id.
+func (ns *namespace) importSpec(ctx context.Context, tx pgx.Tx, d countDelta, in *coordinate.ImportedWorkSpec, name coordinate.Name, meta *coordinate.WorkSpecMeta) (int64, error) {
 	n := len(in.Units)
 	var (
 		keys, datas, workers [][]byte
@@ -76,7 +76,7 @@ func (ns *namespace) importSpec(ctx context.Context, tx pgx.Tx, d countDelta, in
 	keys, datas, workers = make([][]byte, n), make([][]byte, n), make([][]byte, n)
 	now := ns.now().UnixNano() // AVAILABLE units are so since the import
 	var id int64
-	err = tx.QueryRow(ctx, importSpecSQL,
+	err := tx.QueryRow(ctx, importSpecSQL,
 		ns.id, bytesOf(name.Bytes), name.Text, []byte(in.Definition),
 		meta.Priority, meta.Weight, meta.Paused, meta.Continuous, meta.CanBeContinuous,
 		int64(meta.Interval), nsOf(meta.NextContinuous), meta.MaxRunning, meta.MaxGetwork,

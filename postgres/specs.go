@@ -218,10 +218,8 @@ func (ns *namespace) DeleteWorkSpec(ctx context.Context, name string) error {
 		}
 		// Units of other specs waiting for the deleted units fail.
 		g := groupBumps{}
-		if len(waited) > 0 {
-			if err := ns.failDependentsOfDeleted(ctx, tx, name, waited, d, g); err != nil {
-				return fmt.Errorf("postgres delete work spec %q: %w", name, err)
-			}
+		if err := ns.failDependentsOfDeleted(ctx, tx, name, waited, d, g); err != nil {
+			return fmt.Errorf("postgres delete work spec %q: %w", name, err)
 		}
 		if err := d.apply(ctx, tx); err != nil {
 			return err

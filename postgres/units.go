@@ -308,13 +308,10 @@ func (ns *namespace) DeleteWorkUnits(ctx context.Context, spec string, query coo
 		}); err != nil {
 			return err
 		}
-		// Units waiting for a deleted unit fail (none deleted: nothing to
-		// fail; nil keys would mean the whole spec).
+		// Units waiting for a deleted unit fail.
 		g := groupBumps{}
-		if len(keys) > 0 {
-			if err := ns.failDependentsOfDeleted(ctx, tx, spec, keys, d, g); err != nil {
-				return err
-			}
+		if err := ns.failDependentsOfDeleted(ctx, tx, spec, keys, d, g); err != nil {
+			return err
 		}
 		if err := g.apply(ctx, tx); err != nil {
 			return err
@@ -413,10 +410,12 @@ func (ns *namespace) Archive(ctx context.Context, names []string, policy coordin
 }
 
 // failDependentsOfDeleted fails the units that depended on the deleted
-// units of spec with keys. Its callers pass the keys of units that
-// existed (none: nothing to do), never nil, which deps_on_deleted reads as
-// every key, those never added included.
+// units of spec with keys: units that existed, so a unit waiting for a key
+// never added goes on waiting. No keys, nothing to do.
 func (ns *namespace) failDependentsOfDeleted(ctx context.Context, tx dbtx, spec string, keys [][]byte, d countDelta, g groupBumps) error {
+	if len(keys) == 0 {
+		return nil
+	}
 	rows, err := tx.Query(ctx, depsOnDeletedSQL,
 		ns.id, bytesOf(spec), keys)
 	if err != nil {

@@ -244,10 +244,7 @@ func applyUpdates(ctx context.Context, tx dbtx, batch []*updateRequest, locked *
 			results[i] = fmt.Errorf("update_work_unit %q/%q: %w", r.spec, r.key, err)
 			continue
 		}
-		if st.Status == coordinate.StatusAvailable && lu.waits {
-			// A retried unit still waiting for dependencies waits again.
-			st.Status = coordinate.StatusBlocked
-		}
+		st.Status = coordinate.StillWaiting(st.Status, lu.waits)
 		if st.Status != coordinate.StatusPending {
 			lu.leaseID = nil
 		} else if before != coordinate.StatusPending {
@@ -352,11 +349,7 @@ func expireInGo(lu *lockedUnit, now time.Time) {
 	lu.leaseID = nil
 	lu.lapsedBy, lu.lapsedAt = lu.st.Worker, lu.st.Expiration
 	lu.st = coordinate.ExpireLease(lu.st, lu.attempts, lu.maxRetries, now)
-	if lu.st.Status == coordinate.StatusAvailable && lu.waits {
-		// Leased by hand while BLOCKED: it still waits for its
-		// dependencies (sweep.sql does the same).
-		lu.st.Status = coordinate.StatusBlocked
-	}
+	lu.st.Status = coordinate.StillWaiting(lu.st.Status, lu.waits)
 	lu.completed = lu.completed || lu.st.Status.Completed()
 }
 

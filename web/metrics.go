@@ -135,7 +135,7 @@ func (s *Server) collectSpecs(ctx context.Context, ch chan<- prometheus.Metric) 
 	}
 	// Counted every scrape, "_other" folded or not, so a spec that leaves
 	// it is known next time; its counters never fall (otherEvents).
-	if ev := s.other.fold(specs, folded); other != nil && other.Events != nil {
+	if ev, ok := s.other.fold(specs, folded); ok {
 		other.Events = &ev
 	}
 	emit := func(sp *coordinate.SpecStats, flags bool) {
@@ -165,19 +165,14 @@ func (s *Server) collectSpecs(ctx context.Context, ch chan<- prometheus.Metric) 
 	return nil
 }
 
-// foldSpec adds sp into the "_other" aggregate o.
+// foldSpec adds sp's gauges into the "_other" aggregate o (its event
+// counters are otherEvents').
 func foldSpec(o *coordinate.SpecStats, sp coordinate.SpecStats) {
 	for i, n := range sp.Counts {
 		o.Counts[i] += n
 	}
 	if !sp.OldestAvailable.IsZero() && (o.OldestAvailable.IsZero() || sp.OldestAvailable.Before(o.OldestAvailable)) {
 		o.OldestAvailable = sp.OldestAvailable
-	}
-	if sp.Events != nil {
-		if o.Events == nil {
-			o.Events = &coordinate.SpecEvents{}
-		}
-		o.Events.Add(sp.Events)
 	}
 }
 

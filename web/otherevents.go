@@ -23,8 +23,9 @@ type otherEvents struct {
 }
 
 // fold returns "_other"'s counters given the specs labelled and the specs
-// folded at this scrape.
-func (o *otherEvents) fold(labeled, folded []coordinate.SpecStats) coordinate.SpecEvents {
+// folded at this scrape; ok is false when no folded spec reports events
+// (the series is then not exported).
+func (o *otherEvents) fold(labeled, folded []coordinate.SpecStats) (_ coordinate.SpecEvents, ok bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	last := make(map[string]coordinate.SpecEvents, len(folded))
@@ -32,6 +33,7 @@ func (o *otherEvents) fold(labeled, folded []coordinate.SpecStats) coordinate.Sp
 		if sp.Events == nil {
 			continue
 		}
+		ok = true
 		cur, name := *sp.Events, sp.Name.Bytes
 		prev, seen := o.last[name]
 		switch {
@@ -47,7 +49,7 @@ func (o *otherEvents) fold(labeled, folded []coordinate.SpecStats) coordinate.Sp
 	for _, sp := range labeled {
 		o.labeled[sp.Name.Bytes] = true
 	}
-	return o.total
+	return o.total, ok
 }
 
 // increase is cur - prev per counter, 0 where a counter went back (a

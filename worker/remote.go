@@ -201,9 +201,9 @@ func (r *Remote) UpdateAttempt(ctx context.Context, ref coordinate.AttemptRef, u
 	res, err := r.other.Call(ctx, "update_work_unit", []byte(ref.Spec), []byte(ref.Key), opts)
 	if errors.Is(err, client.ErrOutcomeUnknown) && upd.Status.Completed() {
 		// The reply was lost (the client does not send the update again):
-		// the unit's status says whether it was applied. A unit
-		// still PENDING did not get it, and the update, fenced by its
-		// lease, may go again; finished or failed as asked, it did.
+		// the unit's status says whether it was applied. A unit still
+		// PENDING did not get it, and the update, fenced by its lease, may
+		// go again; finished or failed as asked, it did.
 		switch st, serr := r.unitStatus(ctx, ref); {
 		case serr != nil:
 		case st == upd.Status:

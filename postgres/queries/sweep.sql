@@ -1,5 +1,6 @@
 -- Expires the leases that ended before $1 (now, ns), in any namespace: the
--- unit becomes available again (BLOCKED if it still has dependencies). This is coordinate.ExpireLease in SQL
+-- unit becomes available again, BLOCKED if it still has dependencies
+-- (coordinate.StillWaiting). This is coordinate.ExpireLease in SQL
 -- (expires < now is coordinate.LeaseExpired, the max_retries test is
 -- coordinate.RetriesExhausted): change them together. Units whose spec's
 -- max_retries is exhausted are left to expireExhausted (sweep.go), which
@@ -19,8 +20,8 @@ WITH expired AS (
     LIMIT $2
     FOR UPDATE OF u SKIP LOCKED
 ), upd AS (
-    -- A unit still waiting for dependencies (leased by hand while
-    -- BLOCKED) goes back to BLOCKED, not AVAILABLE.
+    -- coordinate.StillWaiting: a unit leased by hand while BLOCKED goes
+    -- back to BLOCKED, not AVAILABLE.
     UPDATE work_unit u SET status = w.status,
         available_since = CASE WHEN w.status = 1 THEN GREATEST($1, u.not_before) END,
         expires = NULL, worker = NULL, worker_text = NULL, lease_id = NULL
