@@ -121,33 +121,109 @@ func keepBest(idx []int, cmp func(a, b int) int) []int {
 // remaining candidates are the `then` successor of another remaining
 // candidate that lets its successor preempt it, keep only those. Repeating
 // makes the most downstream spec of a chain win; a cycle stops the loop.
+//
+// A successor is found through specs that are not remaining candidates
+// (all of whose units are leased, say, or of a lower unit priority), as
+// Python's path scheduler walked its whole `then` path: in a -> b -> c
+// with only a and c remaining, c preempts a when b, the spec just before
+// c, lets it. Those specs are looked up among all of cands, so a backend
+// must pass every spec that has a `then` (SEMANTICS §8.4).
 func preferSuccessors(cands []SpecCandidate, idx []int) []int {
 	for len(idx) > 1 {
-		var preempting map[string]bool // made only when some spec preempts
+		var w *successorWalk // made only when some spec has a successor
 		for _, i := range idx {
-			m := cands[i].Meta
-			if m.ThenPreempts && m.Then != "" && m.Then != cands[i].Name {
-				if preempting == nil {
-					preempting = make(map[string]bool)
-				}
-				preempting[m.Then] = true
+			if cands[i].Meta.Then == "" {
+				continue
+			}
+			if w == nil {
+				w = newSuccessorWalk(cands, idx)
+			}
+			if to, ok := w.successor(i); ok {
+				w.preempting[to] = true
 			}
 		}
-		if preempting == nil {
+		if w == nil || len(w.preempting) == 0 {
 			return idx
 		}
 		next := make([]int, 0, len(idx))
 		for _, i := range idx {
-			if preempting[cands[i].Name] {
+			if w.preempting[i] {
 				next = append(next, i)
 			}
 		}
-		if len(next) == 0 || len(next) == len(idx) {
+		if len(next) == len(idx) {
 			return idx
 		}
 		idx = next
 	}
 	return idx
+}
+
+// successorWalk finds, for one round of preferSuccessors, the remaining
+// candidate each spec's `then` path leads to first.
+type successorWalk struct {
+	cands      []SpecCandidate
+	remaining  map[string]int // name -> index, the remaining candidates
+	all        map[string]int // name -> index, every candidate; made on first use
+	preempting map[int]bool   // remaining candidates some other one lets preempt it
+	// reached memoises, for a spec that is not remaining, the remaining
+	// candidate its path leads to and whether the spec just before that
+	// one lets it preempt; -1 when the path ends or loops first.
+	reached map[int]reach
+}
+
+type reach struct {
+	to       int
+	preempts bool
+}
+
+func newSuccessorWalk(cands []SpecCandidate, idx []int) *successorWalk {
+	w := &successorWalk{cands: cands, remaining: make(map[string]int, len(idx)), preempting: map[int]bool{}}
+	for _, i := range idx {
+		w.remaining[cands[i].Name] = i
+	}
+	return w
+}
+
+// successor is the remaining candidate that the `then` path from remaining
+// candidate i reaches first, when the spec just before it lets it preempt.
+func (w *successorWalk) successor(i int) (int, bool) {
+	r := w.follow(i, map[int]bool{i: true})
+	if r.to < 0 || r.to == i || !r.preempts {
+		return 0, false
+	}
+	return r.to, true
+}
+
+// follow walks on from spec i (a remaining candidate or a spec passed
+// over) to the next remaining candidate along `then`; onPath holds the
+// specs walked so far, so a cycle ends the walk.
+func (w *successorWalk) follow(i int, onPath map[int]bool) reach {
+	m := w.cands[i].Meta
+	if m.Then == "" || m.Then == w.cands[i].Name {
+		return reach{to: -1}
+	}
+	if j, ok := w.remaining[m.Then]; ok {
+		return reach{to: j, preempts: m.ThenPreempts}
+	}
+	if w.all == nil {
+		w.all = make(map[string]int, len(w.cands))
+		for k := range w.cands {
+			w.all[w.cands[k].Name] = k
+		}
+		w.reached = map[int]reach{}
+	}
+	j, ok := w.all[m.Then]
+	if !ok || onPath[j] || w.cands[j].Meta == nil {
+		return reach{to: -1}
+	}
+	if r, ok := w.reached[j]; ok {
+		return r
+	}
+	onPath[j] = true
+	r := w.follow(j, onPath)
+	w.reached[j] = r
+	return r
 }
 
 // lessLoaded reports whether a has a lower (1+pending)/weight than b, ties

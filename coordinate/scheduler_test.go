@@ -99,6 +99,37 @@ func TestChooseWorkSpecOrdering(t *testing.T) {
 			c("a", 1, 0, 0, func(m *WorkSpecMeta) { m.Then = "b" }),
 			c("b", 0, 0, 0, nil),
 		}, "a"},
+		{"looks through a successor without work", []SpecCandidate{
+			c("a", 1, 0, 0, func(m *WorkSpecMeta) { m.Then = "b"; m.Weight = 100 }),
+			c("b", 0, 4, 0, func(m *WorkSpecMeta) { m.Then = "c" }),
+			c("c", 1, 3, 0, func(m *WorkSpecMeta) { m.Weight = 1 }),
+		}, "c"},
+		{"the spec before the successor decides", []SpecCandidate{
+			c("a", 1, 0, 0, func(m *WorkSpecMeta) { m.Then = "b"; m.Weight = 100 }),
+			c("b", 0, 4, 0, func(m *WorkSpecMeta) { m.Then = "c"; m.ThenPreempts = false }),
+			c("c", 1, 3, 0, func(m *WorkSpecMeta) { m.Weight = 1 }),
+		}, "a"},
+		{"looks through several and past a lower unit priority", []SpecCandidate{
+			c("a", 1, 0, 5, func(m *WorkSpecMeta) { m.Then = "b"; m.Weight = 100; m.ThenPreempts = false }),
+			c("b", 1, 0, 1, func(m *WorkSpecMeta) { m.Then = "x" }),
+			c("x", 0, 0, 0, func(m *WorkSpecMeta) { m.Then = "c"; m.Paused = true }),
+			c("c", 1, 3, 5, func(m *WorkSpecMeta) { m.Weight = 1 }),
+		}, "c"},
+		{"a path that loops without a candidate", []SpecCandidate{
+			c("a", 1, 0, 0, func(m *WorkSpecMeta) { m.Then = "x"; m.Weight = 1 }),
+			c("x", 0, 0, 0, func(m *WorkSpecMeta) { m.Then = "y" }),
+			c("y", 0, 0, 0, func(m *WorkSpecMeta) { m.Then = "x" }),
+			c("c", 1, 0, 0, func(m *WorkSpecMeta) { m.Weight = 100 }),
+		}, "c"},
+		{"a path back to itself does not preempt", []SpecCandidate{
+			c("a", 1, 2, 0, func(m *WorkSpecMeta) { m.Then = "x" }),
+			c("x", 0, 0, 0, func(m *WorkSpecMeta) { m.Then = "a" }),
+			c("b", 1, 0, 0, nil),
+		}, "b"},
+		{"a successor that does not exist", []SpecCandidate{
+			c("a", 1, 0, 0, func(m *WorkSpecMeta) { m.Then = "gone"; m.Weight = 100 }),
+			c("c", 1, 0, 0, func(m *WorkSpecMeta) { m.Weight = 1 }),
+		}, "a"},
 		{"cycle falls back to load", []SpecCandidate{
 			c("a", 1, 2, 0, func(m *WorkSpecMeta) { m.Then = "b" }),
 			c("b", 1, 0, 0, func(m *WorkSpecMeta) { m.Then = "a" }),

@@ -47,6 +47,10 @@ type candidate struct {
 	pending   int64
 	best      float64 // the best unit's priority, when hasBest
 	hasBest   bool    // the read wanted it (and found an available unit)
+	// chooseable is false for a spec read only for its `then` path
+	// (queries/candidates.sql): it has no counts, and the scheduler
+	// passes over it.
+	chooseable bool
 }
 
 // maxClaimRounds bounds how often GetWork re-chooses when other callers
@@ -143,7 +147,7 @@ func (ns *namespace) chooseWith(buf []coordinate.SpecCandidate, cands []candidat
 			Name:    c.row.spec.Name.Bytes,
 			Meta:    m,
 			Pending: int(c.pending),
-			ContinuousReady: m.Continuous && c.available == 0 && c.pending == 0 &&
+			ContinuousReady: c.chooseable && m.Continuous && c.available == 0 && c.pending == 0 &&
 				!now.Before(m.NextContinuous),
 		}
 		if c.hasBest {

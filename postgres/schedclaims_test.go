@@ -159,7 +159,7 @@ func TestChooseWithReusesBuffer(t *testing.T) {
 	due := time.Unix(1000, 0)
 	row := &specRow{id: 1, spec: coordinate.WorkSpec{Name: coordinate.Name{Bytes: "c", Text: true},
 		Meta: coordinate.WorkSpecMeta{Weight: 1, Continuous: true, CanBeContinuous: true, NextContinuous: due}}}
-	cands := []candidate{{row: row}}
+	cands := []candidate{{row: row, chooseable: true}}
 	req := coordinate.WorkRequest{Worker: coordinate.Name{Bytes: "w", Text: true}}
 	sc, i, ok := ns.chooseWith(nil, cands, req, due.Add(time.Second))
 	if !ok || i != 0 || !sc[0].ContinuousReady {

@@ -135,7 +135,7 @@ func (s *soleSpecs) guess(g *getRequest) *claimRequest {
 	if !ok {
 		return nil
 	}
-	if _, _, ok := g.ns.choose([]candidate{{row: &row, available: 1, hasBest: true}}, g.req, g.now); !ok {
+	if _, _, ok := g.ns.choose([]candidate{{row: &row, available: 1, hasBest: true, chooseable: true}}, g.req, g.now); !ok {
 		return nil
 	}
 	return g.newClaim(row, coordinate.WorkCount(&row.spec.Meta, 0, g.req.MaxJobs))

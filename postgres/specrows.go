@@ -177,7 +177,7 @@ func collectCandidates(rows pgx.Rows, known *specRows, filter string) (cands []c
 			id int64
 		)
 		rec.null = true
-		if err := rows.Scan(&id, &version, &c.available, &c.pending, &best, &probed, &horizon, &rec); err != nil {
+		if err := rows.Scan(&id, &version, &c.available, &c.pending, &best, &probed, &c.chooseable, &horizon, &rec); err != nil {
 			return nil, false, err
 		}
 		if v, ok := have[id]; ok && v.version == version {

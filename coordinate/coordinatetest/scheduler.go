@@ -17,6 +17,7 @@ var schedulerTests = []test{
 	{"ThenPreempts", testSchedThenPreempts},
 	{"ThenPreemptsChain", testSchedThenPreemptsChain},
 	{"ThenPreemptsFalse", testSchedThenPreemptsFalse},
+	{"ThenPreemptsThroughBusySpec", testSchedThenPreemptsThroughBusy},
 	{"ContinuousOnlyLoses", testSchedContinuousOnlyLoses},
 	{"WeightZeroNeverScheduled", testSchedWeightZero},
 }
@@ -146,6 +147,37 @@ func testSchedThenPreemptsFalse(e *env) {
 	e.addKeys("b", "b1")
 	if got := e.choose(); got != "a" {
 		e.t.Errorf("choice = %q, want a (then_preempts false, weight 100 vs 1)", got)
+	}
+}
+
+func testSchedThenPreemptsThroughBusy(e *env) {
+	// In a -> b -> c with every unit of b leased, c still wins: Python's
+	// path scheduler walked the whole path, and b lets its successor
+	// preempt. With b's then_preempts false, load decides (a's weight).
+	for _, preempts := range []bool{true, false} {
+		e.spec(m{"name": "a", "then": "b", "weight": 100})
+		e.spec(m{"name": "b", "then": "c", "then_preempts": preempts, "weight": 1})
+		e.spec(m{"name": "c", "weight": 1})
+		e.spec(m{"name": "z", "then": "a"}) // never had a unit
+		e.addKeys("b", "b1")
+		e.addKeys("a", "a1", "a2")
+		e.addKeys("c", "c1", "c2")
+		// Lease b's only unit by name, so b has nothing to hand out.
+		if as := e.work(coordinate.WorkRequest{Worker: text("wb"), MaxJobs: 1, WorkSpecs: []string{"b"}}); len(as) != 1 {
+			e.t.Fatalf("lease of b's unit: %d attempts, want 1", len(as))
+		}
+		want := "c"
+		if !preempts {
+			want = "a"
+		}
+		if got := e.choose(); got != want {
+			e.t.Errorf("b then_preempts %v: choice = %q, want %q", preempts, got, want)
+		}
+		for _, name := range []string{"a", "b", "c", "z"} {
+			if err := e.ns.DeleteWorkSpec(e.ctx, name); err != nil {
+				e.t.Fatal(err)
+			}
+		}
 	}
 }
 

@@ -352,6 +352,25 @@ def case_finish_chains(c):
     c('get_work_unit_status', 'a', ['k1', 'k3', 'nope'])
 
 
+@case
+def case_then_preempts_through_busy_spec(c):
+    # a -> b -> c with b's only unit leased: Python's path scheduler walks
+    # through b, so c preempts a (and a wins by weight when b says
+    # then_preempts false).
+    for preempts in (True, False):
+        c('set_work_spec', {'name': 'a', 'then': 'b', 'weight': 100})
+        c('set_work_spec', {'name': 'b', 'then': 'c', 'weight': 1,
+                            'then_preempts': preempts})
+        c('set_work_spec', {'name': 'c', 'weight': 1})
+        c('add_work_units', 'b', [('b1', {})])
+        c('get_work', 'wb', {'lease_time': 60})
+        c('add_work_units', 'a', [('a1', {}), ('a2', {})])
+        c('add_work_units', 'c', [('c1', {}), ('c2', {})])
+        c('get_work', 'w', {'lease_time': 60})
+        for n in ('a', 'b', 'c'):
+            c('del_work_spec', n)
+
+
 # --- the whole RPC surface --------------------------------------------------
 
 @case
