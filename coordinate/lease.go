@@ -3,7 +3,6 @@ package coordinate
 import (
 	"fmt"
 	"math"
-	"strconv"
 	"time"
 )
 
@@ -56,24 +55,18 @@ func RequestedLease(seconds float64) time.Duration {
 
 // ClampWorkerExpire turns worker_heartbeat's expire_seconds into a record
 // lifetime: negative -> 300 s, above 86400 -> 3600 s. It also returns the
-// legacy warning message for the reply ("" when the value was used as is).
-func ClampWorkerExpire(seconds float64) (time.Duration, string) {
+// legacy warning message for the reply ("" when the value was used as
+// is), which shows the value as shown: the text Python's str() gave the
+// value the client sent ("-1.0" for a float, "None" for a null, which
+// Python 2 compared below every number).
+func ClampWorkerExpire(seconds float64, shown string) (time.Duration, string) {
 	switch {
 	case seconds < 0 || math.IsNaN(seconds):
-		return DefaultLease, fmt.Sprintf("negative expire time %s defaulted to 5 minutes", formatSeconds(seconds))
+		return DefaultLease, fmt.Sprintf("negative expire time %s defaulted to 5 minutes", shown)
 	case seconds > MaxLease.Seconds():
-		return HugeWorkerExpire, fmt.Sprintf("huge expire time %s defaulted to one hour", formatSeconds(seconds))
+		return HugeWorkerExpire, fmt.Sprintf("huge expire time %s defaulted to one hour", shown)
 	}
 	return time.Duration(seconds * float64(time.Second)), ""
-}
-
-// formatSeconds prints a number the way Python's str() prints an int or a
-// simple float.
-func formatSeconds(s float64) string {
-	if s == math.Trunc(s) && math.Abs(s) < 1e15 {
-		return strconv.FormatInt(int64(s), 10)
-	}
-	return strconv.FormatFloat(s, 'g', -1, 64)
 }
 
 // ContinuousKey is the key of a synthetic continuous unit created at now:

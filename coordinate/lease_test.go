@@ -2,6 +2,7 @@ package coordinate
 
 import (
 	"math"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -49,7 +50,7 @@ func TestClampWorkerExpire(t *testing.T) {
 		{-0.5, 300 * time.Second, "negative expire time -0.5 defaulted to 5 minutes"},
 		{100000, time.Hour, "huge expire time 100000 defaulted to one hour"},
 	} {
-		got, msg := ClampWorkerExpire(tc.in)
+		got, msg := ClampWorkerExpire(tc.in, strconv.FormatFloat(tc.in, 'g', -1, 64))
 		if got != tc.want || msg != tc.msg {
 			t.Errorf("ClampWorkerExpire(%v) = %v, %q; want %v, %q", tc.in, got, msg, tc.want, tc.msg)
 		}

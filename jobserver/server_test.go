@@ -41,6 +41,7 @@ var methodTests = []struct {
 	{"GetWorkLeaseTime", testGetWorkLeaseTime},
 	{"ChildWorkUnits", testChildWorkUnits},
 	{"WorkerRegistry", testWorkerRegistry},
+	{"WorkerExpireShown", testWorkerExpireShown},
 	{"UnknownAndRefusedMethods", testUnknownAndRefusedMethods},
 	{"ParameterCounts", testParameterCounts},
 	{"KeywordParams", testKeywordParams},

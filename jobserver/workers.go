@@ -3,11 +3,14 @@ package jobserver
 import (
 	"context"
 	"errors"
+	"math"
+	"strconv"
 
 	"github.com/fxamacker/cbor/v2"
 
 	"github.com/coordinated/coordinated/coordinate"
 	"github.com/coordinated/coordinated/internal/cborx"
+	"github.com/coordinated/coordinated/pyvalue"
 )
 
 // workerHeartbeat: worker_heartbeat(worker_id, mode, expire_seconds, data,
@@ -17,7 +20,7 @@ func (js *JobServer) workerHeartbeat(ctx context.Context, p []cbor.RawMessage) (
 	if err != nil {
 		return nil, err
 	}
-	expireSeconds, err := decodeNumber(p[2], "expire_seconds")
+	expireSeconds, shown, err := decodeExpireSeconds(p[2])
 	if err != nil {
 		return nil, err
 	}
@@ -28,7 +31,7 @@ func (js *JobServer) workerHeartbeat(ctx context.Context, p []cbor.RawMessage) (
 	if parent != nil && parent.Bytes == "" {
 		parent = nil // Python links a child only to a parent that is set (`if parent:`)
 	}
-	expire, warning := coordinate.ClampWorkerExpire(expireSeconds)
+	expire, warning := coordinate.ClampWorkerExpire(expireSeconds, shown)
 	hb := coordinate.Heartbeat{
 		Worker: id,
 		Mode:   dataOrNull(p[1]),
@@ -43,6 +46,31 @@ func (js *JobServer) workerHeartbeat(ctx context.Context, p []cbor.RawMessage) (
 		return pair(true, message(warning)), nil
 	}
 	return okPair(), nil
+}
+
+// decodeExpireSeconds reads worker_heartbeat's expire_seconds as
+// decodeNumber does, with the text Python's str() gave the value, which
+// its warning shows: a float as Python printed it ("-1.0"), and a null,
+// which Python 2 compared below every number, as "None" (so it is
+// negative, and the record lives 300 s).
+func decodeExpireSeconds(raw cbor.RawMessage) (float64, string, error) {
+	if len(raw) > 0 && cborx.IsNull(raw) {
+		return math.Inf(-1), "None", nil
+	}
+	if n, ok := cborx.Int(raw); ok {
+		return float64(n), strconv.FormatInt(n, 10), nil
+	}
+	if f, ok := cborx.Float64(raw); ok && !math.IsNaN(f) {
+		return f, pyvalue.FloatStr(f), nil
+	}
+	f, err := decodeNumber(raw, "expire_seconds")
+	if err != nil {
+		return 0, "", err
+	}
+	if s, _, ok := cborx.StringValue(raw); ok {
+		return f, s, nil // a numeric string (docs/compat.md, worker-expire-string)
+	}
+	return f, pyvalue.FloatStr(f), nil
 }
 
 // dataOrNull stores a parameter verbatim, null when it was omitted.

@@ -37,3 +37,26 @@ func testWorkerRegistry(t *testing.T, newServer serverFactory) {
 	expect(t, "expired", call(t, js, "list_worker_modes"), `128([{"c": "RUN"}, null])`)
 	expect(t, "expired info", call(t, js, "get_worker_info", b("a")), `128([null, null])`)
 }
+
+// The warnings show expire_seconds as Python's str() did, and a null is
+// below every number, as in Python 2: 300 s and "None" (Python compared
+// `None < 0`; not a TypeError).
+func testWorkerExpireShown(t *testing.T, newServer serverFactory) {
+	js, clock := newServer(t, Config{})
+	for _, tc := range []struct {
+		in   any
+		want string
+	}{
+		{-1.0, `128([true, 'negative expire time -1.0 defaulted to 5 minutes'])`},
+		{-1, `128([true, 'negative expire time -1 defaulted to 5 minutes'])`},
+		{1e20, `128([true, 'huge expire time 1e+20 defaulted to one hour'])`},
+		{86400.5, `128([true, 'huge expire time 86400.5 defaulted to one hour'])`},
+		{nil, `128([true, 'negative expire time None defaulted to 5 minutes'])`},
+	} {
+		expect(t, "expire_seconds", call(t, js, "worker_heartbeat", b("w"), b("RUN"), tc.in, nil, nil), tc.want)
+	}
+	clock.Add(299 * time.Second)
+	expect(t, "a null lives 300 s", call(t, js, "list_worker_modes"), `128([{'w': 'RUN'}, null])`)
+	clock.Add(2 * time.Second)
+	expect(t, "then expires", call(t, js, "list_worker_modes"), `128([{}, null])`)
+}

@@ -216,6 +216,38 @@ func Float(f float64) string {
 	return s
 }
 
+// FloatStr formats a float the way Python 2 str() (and format() with an
+// empty spec) does: 12 significant digits, positional notation for
+// decimal exponents -4..10 (with ".0" when integral), exponent notation
+// otherwise (two-digit exponent): str(1e11) is "1e+11", str(1/3.0)
+// "0.333333333333".
+func FloatStr(f float64) string {
+	switch {
+	case math.IsInf(f, 1):
+		return "inf"
+	case math.IsInf(f, -1):
+		return "-inf"
+	case math.IsNaN(f):
+		return "nan"
+	}
+	e := strconv.FormatFloat(f, 'e', 11, 64) // 12 significant digits, rounded
+	at := strings.IndexByte(e, 'e')
+	exp, err := strconv.Atoi(e[at+1:])
+	mant := e[:at]
+	if strings.IndexByte(mant, '.') >= 0 {
+		mant = strings.TrimRight(strings.TrimRight(mant, "0"), ".")
+	}
+	if err != nil || exp < -4 || exp >= 11 {
+		return mant + e[at:]
+	}
+	v, _ := strconv.ParseFloat(e, 64) // the rounded value, printed positionally
+	s := strconv.FormatFloat(v, 'f', -1, 64)
+	if !strings.ContainsRune(s, '.') {
+		s += ".0"
+	}
+	return s
+}
+
 func writeTuple(b *strings.Builder, items []any, longs bool) {
 	b.WriteByte('(')
 	for i, e := range items {

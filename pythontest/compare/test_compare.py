@@ -470,6 +470,12 @@ def case_workers(c):
     c('worker_heartbeat', 'wk-huge', 'IDLE', 10 ** 6, {}, None)
     c('worker_heartbeat', 'wk-neg', 'IDLE', -5, {}, None)
     c('worker_heartbeat', 'wk-str', 'IDLE', 100.5, {}, None)
+    # The warnings show the number as Python's str() did; a null is below
+    # every number in Python 2.
+    c('worker_heartbeat', 'wk-negf', 'IDLE', -1.0, {}, None)
+    c('worker_heartbeat', 'wk-hugef', 'IDLE', 1e20, {}, None)
+    c('worker_heartbeat', 'wk-hugef', 'IDLE', 123456789012.5, {}, None)
+    c('worker_heartbeat', 'wk-none', 'IDLE', None, {}, None)
     c('list_worker_modes')
     c('mode_counts')
     c('worker_stats', differs=True)
@@ -477,7 +483,8 @@ def case_workers(c):
     c('get_child_work_units', 'nobody')
     c('get_worker_info', 'nobody')
     c('worker_unregister', 'nobody')
-    for w in ('wk-child', 'wk-parent', 'wk-huge', 'wk-neg', 'wk-str'):
+    for w in ('wk-child', 'wk-parent', 'wk-huge', 'wk-neg', 'wk-str',
+              'wk-negf', 'wk-hugef', 'wk-none'):
         c('worker_unregister', w)
     c('list_worker_modes')
 
