@@ -292,7 +292,7 @@ func (s *state) unlinkRestored(u *unit) {
 	if g := u.ext.group; g != "" {
 		if gr := s.groups[g]; gr != nil {
 			delete(gr.members, u)
-			gr.counts[u.status]--
+			gr.sub(u)
 			if len(gr.members) == 0 {
 				delete(s.groups, g)
 			}

@@ -242,9 +242,7 @@ func (s *state) joinGroup(u *unit, g string, now int64) {
 		s.groups[g] = gr
 	}
 	gr.members[u] = struct{}{}
-	if u.status != 0 {
-		gr.counts[u.status]++
-	}
+	gr.add(u)
 	gr.lastProgress = now
 }
 
@@ -256,9 +254,7 @@ func (s *state) leaveGroup(u *unit, now int64) {
 	}
 	gr := s.groups[g]
 	delete(gr.members, u)
-	if u.status != 0 {
-		gr.counts[u.status]--
-	}
+	gr.sub(u)
 	gr.lastProgress = now
 	if len(gr.members) == 0 {
 		delete(s.groups, g)
@@ -266,12 +262,3 @@ func (s *state) leaveGroup(u *unit, now int64) {
 	u.ext.group = ""
 }
 
-// groupCount moves a member's status in its group's counts.
-func (s *state) groupCount(u *unit, old, status coordinate.Status, now int64) {
-	gr := s.groups[u.group()]
-	if old != 0 {
-		gr.counts[old]--
-	}
-	gr.counts[status]++
-	gr.lastProgress = now
-}

@@ -51,8 +51,9 @@ func (ns *namespace) groupStatus(name string, gr *group, now int64) *coordinate.
 	return gs
 }
 
-// stalled: the group has runnable (AVAILABLE) units and none of its units
-// changed status for the stall timeout.
+// stalled: the group has runnable units (AVAILABLE and not waiting out
+// a delay) and none of its units changed status, nor had its delay end,
+// for the stall timeout.
 func (ns *namespace) stalled(gr *group, now int64) bool {
-	return gr.counts[coordinate.StatusAvailable] > 0 && now-gr.lastProgress >= int64(ns.stallTimeout)
+	return gr.counts[coordinate.StatusAvailable] > gr.delayed && now-gr.lastProgress >= int64(ns.stallTimeout)
 }

@@ -100,14 +100,18 @@ func checkInvariants(t *testing.T, s *state) {
 	}
 	for g, gr := range s.groups {
 		var counts [coordinate.StatusFailed + 1]int
+		delayed := 0
 		for u := range gr.members {
 			if !live(u) || u.group() != g {
 				t.Fatalf("group %q holds a stale unit %q", g, u.key)
 			}
 			counts[u.status]++
+			if u.where == inDelayed {
+				delayed++
+			}
 		}
-		if counts != gr.counts {
-			t.Fatalf("group %q counts %v, members say %v", g, gr.counts, counts)
+		if counts != gr.counts || delayed != gr.delayed {
+			t.Fatalf("group %q counts %v, %d delayed; members say %v, %d", g, gr.counts, gr.delayed, counts, delayed)
 		}
 	}
 	targets := map[string]int{}
@@ -217,7 +221,7 @@ func dump(s *state) string {
 	}
 	var gs []string
 	for g, gr := range s.groups {
-		gs = append(gs, fmt.Sprintf("group %q counts=%v progress=%d members=%d", g, gr.counts, gr.lastProgress, len(gr.members)))
+		gs = append(gs, fmt.Sprintf("group %q counts=%v delayed=%d progress=%d members=%d", g, gr.counts, gr.delayed, gr.lastProgress, len(gr.members)))
 	}
 	slices.Sort(gs)
 	for _, g := range gs {

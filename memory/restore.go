@@ -200,7 +200,7 @@ func (s *state) linkRestored(sp *spec, u *unit) error {
 			s.groups[g] = gr
 		}
 		gr.members[u] = struct{}{}
-		gr.counts[u.status]++
+		gr.add(u)
 	}
 	for _, d := range u.ext.deps {
 		s.addEdge(d, u)

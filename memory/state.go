@@ -150,9 +150,33 @@ func newSpec(name coordinate.Name) *spec {
 
 // group is the bookkeeping of one unit group.
 type group struct {
-	counts       [coordinate.StatusFailed + 1]int
+	counts [coordinate.StatusFailed + 1]int
+	// delayed counts the AVAILABLE members waiting out a delay (in their
+	// spec's delayed heap): not runnable, so not what makes a group
+	// stalled (groups.go).
+	delayed      int
 	lastProgress int64
 	members      map[*unit]struct{}
+}
+
+// add counts member u as it is placed now (its status and heap); sub
+// takes it out again. A member not yet placed (status 0) is not counted.
+func (gr *group) add(u *unit) {
+	if u.status != 0 {
+		gr.counts[u.status]++
+	}
+	if u.where == inDelayed {
+		gr.delayed++
+	}
+}
+
+func (gr *group) sub(u *unit) {
+	if u.status != 0 {
+		gr.counts[u.status]--
+	}
+	if u.where == inDelayed {
+		gr.delayed--
+	}
 }
 
 // state is everything a namespace holds. Only ops (ops.go) change it.
@@ -223,6 +247,11 @@ func (s *state) place(u *unit, status coordinate.Status, now int64) {
 	old := u.status
 	sp.events.Note(old, status, s.expiring)
 	wasTimed := u.where == inDelayed || u.where == inPending
+	wasDelayed := u.where == inDelayed
+	gr := s.groups[u.group()] // nil for a unit in no group
+	if gr != nil {
+		gr.sub(u)
+	}
 	switch u.where {
 	case inAvailable:
 		sp.ages.remove(u.since)
@@ -269,11 +298,19 @@ func (s *state) place(u *unit, status coordinate.Status, now int64) {
 	if status != coordinate.StatusPending {
 		u.leaseID = 0
 	}
+	if gr != nil {
+		gr.add(u)
+		switch {
+		case old != status:
+			gr.lastProgress = now
+		case wasDelayed && u.where == inAvailable:
+			// A delay that ended is progress as of its end (what
+			// PostgreSQL, which moves no unit then, reads from not_before).
+			gr.lastProgress = max(gr.lastProgress, u.notBefore)
+		}
+	}
 	if old == status {
 		return
-	}
-	if g := u.group(); g != "" {
-		s.groupCount(u, old, status, now)
 	}
 	if status.Completed() {
 		s.workers.dropUnit(u)
@@ -312,6 +349,9 @@ func (s *state) removeUnit(u *unit, now int64, archived bool) {
 	}
 	if u.where == inDelayed || u.where == inPending {
 		s.noteDue(sp)
+	}
+	if gr := s.groups[u.group()]; gr != nil && u.where == inDelayed {
+		gr.delayed-- // leaveGroup, below, takes the status out
 	}
 	u.where = inNoHeap
 	sp.counts[u.status]--

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/coordinated/coordinated/coordinate"
 )
@@ -86,14 +87,23 @@ func (ns *namespace) GroupStatus(ctx context.Context, group string) (*coordinate
 		return nil, err
 	}
 	gs := &coordinate.GroupStatus{Group: group, Counts: map[coordinate.Status]int{}}
-	rows, err := ns.b.pool.Query(ctx, groupCountsSQL, ns.id, bytesOf(group))
+	rows, err := ns.b.pool.Query(ctx, groupCountsSQL, ns.id, bytesOf(group), now.UnixNano())
 	if err != nil {
 		return nil, fmt.Errorf("postgres group status %q: %w", group, err)
 	}
-	var status int16
-	var n int64
-	if _, err := pgx.ForEachRow(rows, []any{&status, &n}, func() error {
+	var (
+		status         int16
+		n, nDelayed    int64
+		ended          pgtype.Int8
+		delayed        int64
+		lastDelayEnded int64
+	)
+	if _, err := pgx.ForEachRow(rows, []any{&status, &n, &nDelayed, &ended}, func() error {
 		gs.Counts[coordinate.Status(status)] = int(n)
+		delayed += nDelayed
+		if ended.Valid {
+			lastDelayEnded = max(lastDelayEnded, ended.Int64)
+		}
 		return nil
 	}); err != nil {
 		return nil, fmt.Errorf("postgres group status %q: %w", group, err)
@@ -106,11 +116,14 @@ func (ns *namespace) GroupStatus(ctx context.Context, group string) (*coordinate
 	case err != nil:
 		return nil, fmt.Errorf("postgres group status %q: %w", group, err)
 	default:
-		gs.LastProgress = time.Unix(0, last).UTC()
+		// A delay that ended is progress as of its end.
+		gs.LastProgress = time.Unix(0, max(last, lastDelayEnded)).UTC()
 	}
-	runnable := gs.Counts[coordinate.StatusAvailable] + gs.Counts[coordinate.StatusBlocked] + gs.Counts[coordinate.StatusPending]
-	gs.Complete = runnable == 0
-	gs.Stalled = gs.Counts[coordinate.StatusAvailable] > 0 && !gs.LastProgress.IsZero() &&
+	unfinished := gs.Counts[coordinate.StatusAvailable] + gs.Counts[coordinate.StatusBlocked] + gs.Counts[coordinate.StatusPending]
+	gs.Complete = unfinished == 0
+	// Stalled: runnable units (AVAILABLE, no delay left) and no progress
+	// for the stall timeout.
+	gs.Stalled = int64(gs.Counts[coordinate.StatusAvailable]) > delayed && !gs.LastProgress.IsZero() &&
 		now.Sub(gs.LastProgress) >= ns.b.opts.StallTimeout
 	return gs, nil
 }
@@ -123,7 +136,7 @@ func (ns *namespace) StalledGroups(ctx context.Context) ([]*coordinate.GroupStat
 	if err := ns.b.expireLeases(ctx, now); err != nil {
 		return nil, err
 	}
-	rows, err := ns.b.pool.Query(ctx, groupsStalledSQL, ns.id, now.Add(-ns.b.opts.StallTimeout).UnixNano())
+	rows, err := ns.b.pool.Query(ctx, groupsStalledSQL, ns.id, now.Add(-ns.b.opts.StallTimeout).UnixNano(), now.UnixNano())
 	if err != nil {
 		return nil, fmt.Errorf("postgres stalled groups: %w", err)
 	}

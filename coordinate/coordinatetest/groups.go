@@ -12,6 +12,7 @@ var groupTests = []test{
 	{"Status", testGroupStatus},
 	{"Cancel", testGroupCancel},
 	{"Stall", testGroupStall},
+	{"StallWaitsOutDelays", testGroupStallDelayed},
 	{"ReAddKeepsGroup", testGroupReAdd},
 	{"ExpiryIsProgress", testGroupExpiryProgress},
 }
@@ -212,5 +213,38 @@ func testGroupStall(e *env) {
 	}
 	if got := e.stalledGroups(); len(got) != 0 {
 		e.t.Errorf("StalledGroups = %q with every group complete or busy", got)
+	}
+}
+
+// A group whose only AVAILABLE units wait out a delay has nothing a
+// worker could take: not stalled however long the delay. The end of the
+// delay is progress; the stall timeout runs from it.
+func testGroupStallDelayed(e *env) {
+	e.spec(m{"name": "s"})
+	d := e.grouped("a", "g")
+	d.Delay = time.Hour
+	e.add("s", d)
+	e.clock.Add(30 * time.Minute)
+	if gs := e.groupStatus("g"); gs.Stalled {
+		e.t.Errorf("group with only a delayed unit stalled 30 minutes in: %+v", gs)
+	}
+	if got := e.stalledGroups(); len(got) != 0 {
+		e.t.Errorf("StalledGroups = %q with the group's only unit delayed", got)
+	}
+	e.clock.Add(39 * time.Minute) // the delay ended 9 minutes ago
+	gs := e.groupStatus("g")
+	if gs.Stalled {
+		e.t.Errorf("group stalled 9 minutes after its unit's delay ended: %+v", gs)
+	}
+	e.checkTime("last progress", gs.LastProgress, Epoch.Add(time.Hour))
+	if got := e.stalledGroups(); len(got) != 0 {
+		e.t.Errorf("StalledGroups = %q 9 minutes after the delay ended", got)
+	}
+	e.clock.Add(2 * time.Minute)
+	if gs := e.groupStatus("g"); !gs.Stalled {
+		e.t.Errorf("group not stalled 11 minutes after its unit's delay ended: %+v", gs)
+	}
+	if got := e.stalledGroups(); len(got) != 1 || got[0] != "g" {
+		e.t.Errorf("StalledGroups = %q, want [g]", got)
 	}
 }

@@ -1,8 +1,15 @@
 -- Groups of work units (docs/dependencies.md), groups.go.
 
--- Units of group $2 in namespace $1, counted by stored status.
+-- Units of group $2 in namespace $1, counted by stored status, with, at
+-- $3 (now, ns), how many of the AVAILABLE ones wait out a delay (not
+-- runnable: they do not make the group stalled) and when the last delay
+-- of one that no longer waits ended (the end of a delay is progress:
+-- docs/dependencies.md, the memory backend's group.lastProgress).
 -- name: group_counts
-SELECT u.status, count(*) FROM work_unit u
+SELECT u.status, count(*),
+        count(*) FILTER (WHERE u.status = 1 AND u.not_before > $3),
+        max(u.not_before) FILTER (WHERE u.status = 1 AND u.not_before <= $3)
+    FROM work_unit u
     JOIN work_spec s ON s.id = u.spec_id
     WHERE u.grp = $2 AND s.namespace_id = $1
     GROUP BY u.status
@@ -11,12 +18,15 @@ SELECT u.status, count(*) FROM work_unit u
 SELECT last_progress FROM unit_group WHERE namespace_id = $1 AND name = $2
 
 -- Groups of namespace $1 with no progress since $2 (ns) that have
--- AVAILABLE units, through unit_group and the work_unit_group index.
+-- runnable units (AVAILABLE, no delay left at $3, now), through
+-- unit_group and the work_unit_group index: the candidates GroupStatus
+-- then checks.
 -- name: groups_stalled
 SELECT g.name FROM unit_group g
     WHERE g.namespace_id = $1 AND g.last_progress <= $2
     AND EXISTS (SELECT 1 FROM work_unit u JOIN work_spec s ON s.id = u.spec_id
-        WHERE u.grp = g.name AND s.namespace_id = $1 AND u.status = 1)
+        WHERE u.grp = g.name AND s.namespace_id = $1 AND u.status = 1
+            AND (u.not_before IS NULL OR u.not_before <= $3))
     ORDER BY g.name
 
 -- The unfinished units of group $2 in namespace $1, locked, for
