@@ -37,6 +37,7 @@ var methodTests = []struct {
 	{"PrioritizeWorkUnits", testPrioritizeWorkUnits},
 	{"DelWorkUnits", testDelWorkUnits},
 	{"UpdateWorkUnitAndStatus", testUpdateWorkUnitAndStatus},
+	{"UpdateWorkUnitNullDataAndStatusZero", testUpdateWorkUnitNullDataAndStatusZero},
 	{"GetWorkShapes", testGetWorkShapes},
 	{"GetWorkLeaseTime", testGetWorkLeaseTime},
 	{"ChildWorkUnits", testChildWorkUnits},

@@ -398,6 +398,11 @@ func (js *JobServer) updateWorkUnit(ctx context.Context, p []cbor.RawMessage) (a
 		if err != nil {
 			return nil, err
 		}
+		if s == 0 {
+			// Status 0 would read as "no status": it is an unknown code,
+			// refused like 7 (Python stored it and broke the unit).
+			return nil, valueError("status must be 1, 3, 4 or 5, not 0")
+		}
 		if upd.Status = coordinate.Status(s); int64(upd.Status) != s {
 			upd.Status = math.MinInt32 // does not fit an int: invalid all the same
 		}
@@ -405,7 +410,9 @@ func (js *JobServer) updateWorkUnit(ctx context.Context, p []cbor.RawMessage) (a
 	if err := upd.Check(); err != nil {
 		return js.updateResult(name, key, err)
 	}
-	if raw, ok := opts["data"]; ok {
+	// Null data is no new data: Python tested `data is not None`, so a
+	// finish with `data: None` kept (and chained from) the unit's data.
+	if raw := opts["data"]; opts.present("data") {
 		if err := js.limits.checkUnitData(raw, func() string { return "work unit " + pyReprName(key) }); err != nil {
 			return nil, err
 		}

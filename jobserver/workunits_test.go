@@ -141,3 +141,29 @@ func testUpdateWorkUnitAndStatus(t *testing.T, newServer serverFactory) {
 	expect(t, "retry", call(t, js, "update_work_unit", b("ws"), b("a"), m{"status": 1, "lease_time": 0}), `128([true, null])`)
 	expect(t, "counts", call(t, js, "count_work_units", b("ws")), `128([{1: 2}, null])`)
 }
+
+// testUpdateWorkUnitNullDataAndStatusZero: Python's update_work_unit read
+// its options with options.get, so `data: None` kept the unit's data (the
+// unit still chains from it) and only a missing or null status was "no
+// status"; status 0 is an unknown code like 7.
+func testUpdateWorkUnitNullDataAndStatusZero(t *testing.T, newServer serverFactory) {
+	js, _ := newServer(t, Config{})
+	addSpec(t, js, "ws", m{"then": b("next")})
+	addSpec(t, js, "next", nil)
+	call(t, js, "add_work_units", b("ws"), []any{tuple{b("a"), m{"output": []any{b("o1")}, "x": 1}}, tuple{b("b"), m{"y": 2}}})
+	call(t, js, "get_work", b("w1"), m{"lease_time": 900, "max_jobs": 2})
+
+	expect(t, "renew with null data", call(t, js, "update_work_unit", b("ws"), b("b"), m{"lease_time": 600, "data": nil}), `128([true, null])`)
+	expect(t, "finish with null data", call(t, js, "update_work_unit", b("ws"), b("a"), m{"status": 4, "data": nil}), `128([true, null])`)
+	expect(t, "data kept", call(t, js, "get_work_units", b("ws"), m{}),
+		`128([[128(['a', {'x': 1, 'output': ['o1']}]), 128(['b', {'y': 2}])], null])`)
+	expect(t, "chained from the kept data", call(t, js, "get_work_units", b("next"), m{}), `128([[128(['o1', {}])], null])`)
+
+	if got := callErr(t, js, "update_work_unit", b("ws"), b("b"), m{"status": 0, "lease_time": 60}); !strings.HasPrefix(got, "ValueError(") {
+		t.Errorf("status 0: %q", got)
+	}
+	if got := callErr(t, js, "update_work_unit", b("ws"), b("b"), m{"status": false}); !strings.HasPrefix(got, "ValueError(") {
+		t.Errorf("status false: %q", got)
+	}
+	expect(t, "still pending", call(t, js, "count_work_units", b("ws")), `128([{3: 1, 4: 1}, null])`)
+}

@@ -445,6 +445,21 @@ def case_update_work_unit(c):
 
 
 @case
+def case_update_null_data(c):
+    # Python read `data` with options.get: None is no new data, so the
+    # unit keeps (and chains from) the data it had.
+    c('set_work_spec', {'name': 'a', 'then': 'b'})
+    c('set_work_spec', {'name': 'b'})
+    c('add_work_units', 'a', [('k1', {'output': ['o1'], 'x': 1}),
+                              ('k2', {'y': 2})])
+    c('get_work', 'w-nd', {'max_jobs': 2, 'lease_time': 60})
+    c('update_work_unit', 'a', 'k2', {'lease_time': 120, 'data': None})
+    c('update_work_unit', 'a', 'k1', {'status': 4, 'data': None})
+    c('get_work_units', 'a', {})
+    c('get_work_units', 'b', {})
+
+
+@case
 def case_get_work_shapes(c):
     c('get_work', 'w-shape', {})
     c('get_work', 'w-shape', {'max_jobs': 3})
