@@ -265,7 +265,10 @@ func (ns *namespace) PrioritizeWorkUnits(ctx context.Context, spec string, keys 
 
 func (ns *namespace) DeleteWorkUnits(ctx context.Context, spec string, query coordinate.DeleteQuery) (int, error) {
 	if !query.All && query.Keys == nil && len(query.Statuses) == 0 {
-		return 0, nil
+		// Deletes nothing, but an unknown spec is still reported (as the
+		// memory backend does; del_work_units answers "no such work_spec").
+		_, err := ns.specID(ctx, ns.b.pool, spec)
+		return 0, err
 	}
 	if err := ns.b.expireLeases(ctx, ns.now()); err != nil {
 		return 0, err

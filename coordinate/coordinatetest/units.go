@@ -423,4 +423,8 @@ func testUnitDeleteEmpty(e *env) {
 		coordinate.StatusAvailable: 2, coordinate.StatusPending: 1,
 		coordinate.StatusFinished: 3, coordinate.StatusFailed: 1,
 	})
+	// An empty query still reports an unknown spec: del_work_units
+	// answers (0, "no such work_spec") before "no usable options", as Py.
+	_, err = e.ns.DeleteWorkUnits(e.ctx, "nope", coordinate.DeleteQuery{})
+	e.wantErr("DeleteWorkUnits({}) of an unknown spec", err, coordinate.ErrNoSuchWorkSpec)
 }
