@@ -286,9 +286,19 @@ func (js *JobServer) delWorkUnits(ctx context.Context, p []cbor.RawMessage) (any
 		}
 	}
 	usable := q.All
+	matchNothing := false
 	if !q.All {
 		if opts.present("state") {
-			if q.Statuses, err = decodeStatuses(opts["state"], "state"); err != nil {
+			if mt := cborx.MajorOf(opts["state"]); mt == 4 || mt == 6 {
+				// Python compared each unit's status with the option:
+				// a list or tuple (get_work_units takes one) equals no
+				// status, so this deletes nothing, and says so with
+				// (0, None).
+				if _, err := decodeStatuses(opts["state"], "state"); err != nil {
+					return nil, err
+				}
+				matchNothing = true
+			} else if q.Statuses, err = decodeStatuses(opts["state"], "state"); err != nil {
 				return nil, err
 			}
 		}
@@ -301,10 +311,10 @@ func (js *JobServer) delWorkUnits(ctx context.Context, p []cbor.RawMessage) (any
 			q.Keys = append(q.Keys, nameBytes(keys)...)
 			usable = true
 		} else if opts.present("state") {
-			usable = len(q.Statuses) > 0
+			usable = true
 		}
 	}
-	if !usable {
+	if !usable || matchNothing {
 		q = coordinate.DeleteQuery{} // deletes nothing; only checks the spec
 	}
 	n, err := js.ns.DeleteWorkUnits(ctx, name.Bytes, q)

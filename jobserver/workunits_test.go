@@ -88,6 +88,15 @@ func testDelWorkUnits(t *testing.T, newServer serverFactory) {
 		`128([0, 'no such work_spec \'nope\''])`)
 	expect(t, "keys restricted to state", call(t, js, "del_work_units", b("ws"), m{"work_unit_keys": []any{b("a"), b("c")}, "state": 5}),
 		`128([1, null])`)
+	// Python compared each unit's status with the state option: a list
+	// (which get_work_units takes) equals no status, so nothing goes.
+	expect(t, "state list deletes nothing", call(t, js, "del_work_units", b("ws"), m{"state": []any{1, 5}}), `128([0, null])`)
+	expect(t, "state tuple deletes nothing", call(t, js, "del_work_units", b("ws"), m{"state": tuple{1}}), `128([0, null])`)
+	expect(t, "empty state list", call(t, js, "del_work_units", b("ws"), m{"state": []any{}}), `128([0, null])`)
+	expect(t, "keys with a state list", call(t, js, "del_work_units", b("ws"), m{"work_unit_keys": []any{b("b"), b("c")}, "state": []any{1, 5}}), `128([0, null])`)
+	expect(t, "state list, unknown spec", call(t, js, "del_work_units", b("nope"), m{"state": []any{1}}),
+		`128([0, 'no such work_spec \'nope\''])`)
+	expect(t, "nothing deleted", call(t, js, "count_work_units", b("ws")), `128([{1: 2, 5: 1}, null])`)
 	expect(t, "by state", call(t, js, "del_work_units", b("ws"), m{"state": 5}), `128([1, null])`)
 	expect(t, "left", call(t, js, "get_work_units", b("ws"), m{}), `128([[128(['c', {}]), 128(['d', {}])], null])`)
 	expect(t, "all", call(t, js, "del_work_units", b("ws"), m{"all": true}), `128([2, null])`)
