@@ -39,6 +39,7 @@ var methodTests = []struct {
 	{"UpdateWorkUnitAndStatus", testUpdateWorkUnitAndStatus},
 	{"UpdateWorkUnitNullDataAndStatusZero", testUpdateWorkUnitNullDataAndStatusZero},
 	{"GetWorkShapes", testGetWorkShapes},
+	{"GetWorkNullOptions", testGetWorkNullOptions},
 	{"GetWorkLeaseTime", testGetWorkLeaseTime},
 	{"ChildWorkUnits", testChildWorkUnits},
 	{"WorkerRegistry", testWorkerRegistry},

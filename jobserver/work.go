@@ -9,6 +9,7 @@ import (
 
 	"github.com/coordinated/coordinated/cborrpc"
 	"github.com/coordinated/coordinated/coordinate"
+	"github.com/coordinated/coordinated/internal/cborx"
 )
 
 // getWork: get_work(worker_id, options) -> work (§8.16). With max_jobs
@@ -20,9 +21,21 @@ func (js *JobServer) getWork(ctx context.Context, p []cbor.RawMessage) (any, err
 	if err != nil {
 		return nil, err
 	}
+	// Python read options.get(...) and passed max_jobs and lease_time
+	// through int() and float(): a null for any of them raised before
+	// anything was leased, so it is a TypeError here too (elsewhere null
+	// options read as {}).
+	if len(p[1]) > 0 && cborx.IsNull(p[1]) {
+		return nil, typeError("options must be a dict, not None")
+	}
 	opts := make(options, 8) // stays on the stack
 	if err := decodeOptionsInto(p[1], "options", opts); err != nil {
 		return nil, err
+	}
+	for _, k := range [...]string{"max_jobs", "lease_time"} {
+		if v, ok := opts[k]; ok && cborx.IsNull(v) {
+			return nil, typeError("%s must be a number, not None", k)
+		}
 	}
 	req := coordinate.WorkRequest{Worker: worker, MaxJobs: 1}
 	leaseSeconds := 0.0 // invalid: the clamp turns it into the default

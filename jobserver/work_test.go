@@ -1,6 +1,7 @@
 package jobserver
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -73,4 +74,25 @@ func testChildWorkUnits(t *testing.T, newServer serverFactory) {
 		`128([{'c': [{'expires': null, 'worker_id': 'c', 'work_unit_key': 'a', 'work_spec_name': 'ws', 'work_unit_data': {'n': 1}}]}, null])`)
 	call(t, js, "update_work_unit", b("ws"), b("a"), m{"status": 4})
 	expect(t, "finished", call(t, js, "get_child_work_units", b("p")), `128([{'c': []}, null])`)
+}
+
+// testGetWorkNullOptions: Python's get_work read options.get('max_jobs', 1)
+// and options.get('lease_time', 300) through int() and float(), and None
+// options through .get: every null here raised, and nothing was leased.
+func testGetWorkNullOptions(t *testing.T, newServer serverFactory) {
+	js, _ := newServer(t, Config{})
+	addSpec(t, js, "ws", nil)
+	call(t, js, "add_work_units", b("ws"), []any{tuple{b("a"), m{}}})
+	for what, opts := range map[string]any{
+		"null options":    nil,
+		"null max_jobs":   m{"max_jobs": nil},
+		"null lease_time": m{"lease_time": nil},
+	} {
+		if got := callErr(t, js, "get_work", b("w"), opts); !strings.HasPrefix(got, "TypeError(") {
+			t.Errorf("%s: %q", what, got)
+		}
+	}
+	expect(t, "nothing leased", call(t, js, "count_work_units", b("ws")), `128([{1: 1}, null])`)
+	expect(t, "null work_spec_names is all specs", call(t, js, "get_work", b("w"), m{"work_spec_names": nil, "lease_time": 60}),
+		`128([128(['ws', 'a', {}]), null])`)
 }
