@@ -36,11 +36,18 @@ func openFile(path string) (io.ReadCloser, error) {
 	switch lower := strings.ToLower(path); {
 	case strings.HasSuffix(lower, ".gz"):
 		zr, err := gzip.NewReader(br)
-		if err != nil {
+		switch {
+		case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+			// Empty or cut inside the header: what gzip.open leaves
+			// when the Python daemon is stopped before its buffered
+			// writes reach the file. The content is cut short at 0.
+			r = cutShort{}
+		case err != nil:
 			f.Close()
 			return nil, fmt.Errorf("%s: not gzip data: %w", path, err)
+		default:
+			r = zr
 		}
-		r = zr
 	case strings.HasSuffix(lower, ".bz2"):
 		r = bzip2.NewReader(br)
 	case strings.HasSuffix(lower, ".xz"):
@@ -231,3 +238,8 @@ func globEscape(s string) string {
 	}
 	return b.String()
 }
+
+// cutShort is content that ends before its first byte.
+type cutShort struct{}
+
+func (cutShort) Read([]byte) (int, error) { return 0, io.ErrUnexpectedEOF }

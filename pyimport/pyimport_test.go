@@ -2,6 +2,7 @@ package pyimport
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -461,5 +462,38 @@ func TestLoadUsesBulkImport(t *testing.T) {
 	}
 	if bn.bulk != 1 || bn.single != 0 || len(sum.Specs) != 6 {
 		t.Errorf("bulk calls %d, single %d, specs in the summary %d; want 1, 0, 6", bn.bulk, bn.single, len(sum.Specs))
+	}
+}
+
+// TestTornGzipLog: with a log_path_format ending in .gz, a Python daemon
+// stopped with SIGTERM leaves its newest log as its buffered writes left
+// it: often empty (gzip.open's header still in the file buffer), or cut
+// inside the 10-byte header. That is a torn tail like any other, not a
+// reason to refuse the take-over.
+func TestTornGzipLog(t *testing.T) {
+	dir := t.TempDir()
+	l, err := os.ReadFile(logAB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(l)
+	zw.Close()
+	for name, data := range map[string][]byte{
+		"log_empty.gz":  nil,
+		"log_header.gz": gz.Bytes()[:5],
+	} {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, rep, err := Read(Source{Snapshot: snapA, Logs: []string{p}}, time.Now())
+		if err != nil || !rep.TornTail || rep.TornAt != 0 || rep.Records != 0 {
+			t.Errorf("%s as the newest log: %+v, %v; want a torn tail at 0", name, rep, err)
+		}
+		// Before another log it is an error, as any torn log.
+		_, _, err = Read(Source{Snapshot: snapA, Logs: []string{p, logAB}}, time.Now())
+		wantFormatError(t, err, p, 0, "not the newest log")
 	}
 }
