@@ -82,6 +82,9 @@ type UnitsQuery struct {
 	States []int // one state is sent as an int, several as a tuple
 	Start  any   // a key: only keys >= Start
 	Limit  int   // 0: not sent (the server's default, 1000)
+	// SendLimit sends Limit even when it is 0 or negative (the daemon
+	// then answers no unit; the Python daemon one).
+	SendLimit bool
 }
 
 // KeyData is one (key, data) pair.
@@ -110,7 +113,7 @@ func (c *Client) GetWorkUnits(ctx context.Context, spec string, q UnitsQuery) ([
 	if q.Start != nil {
 		opts["start"] = q.Start
 	}
-	if q.Limit > 0 {
+	if q.Limit > 0 || q.SendLimit {
 		opts["limit"] = q.Limit
 	}
 	res, err := c.Call(ctx, "get_work_units", []byte(spec), opts)

@@ -318,3 +318,22 @@ func TestLoadBatchesByDataSize(t *testing.T) {
 		t.Errorf("status after the load:\n%s", out)
 	}
 }
+
+// TestWorkUnitsLimitNotPositive: -n 0 and -n -1 are sent as the limit, as
+// the Python CLI sends them (our daemon answers none; Python's one, which
+// the Python CLI then slices with [:N]); they do not mean "no limit".
+func TestWorkUnitsLimitNotPositive(t *testing.T) {
+	e := newCLIEnv(t, testdaemon.Ours(t, "memory"))
+	if out, _, code := e.goRun("", "load", "-w", "spec.yaml", "-u", "units.json"); code != 0 {
+		t.Fatalf("load: exit %d: %s", code, out)
+	}
+	if out, _, _ := e.goRun("", "work_units", "-W", "lspec", "-n", "2"); out != "u1\nu2\n" {
+		t.Errorf("work_units -n 2 = %q", out)
+	}
+	for _, n := range []string{"0", "-1"} {
+		out, stderr, code := e.goRun("", "work_units", "-W", "lspec", "-n", n)
+		if out != "" || code != 0 {
+			t.Errorf("work_units -n %s = %q, exit %d (stderr %q); want nothing, as the Python CLI prints", n, out, code, stderr)
+		}
+	}
+}

@@ -165,6 +165,8 @@ func (e *cliEnv) readOnly(pending, finished, failed string) {
 	e.same("work_units", "-W", "first", "--details")
 	e.same("work_units", "-W", "first", "-s", "failed", "--details")
 	e.same("work_units", "-W", "lspec", "-n", "2")
+	e.same("work_units", "-W", "lspec", "-n", "0")
+	e.same("work_units", "-W", "lspec", "-n", "-1")
 	e.same("work_units", "-W", "lspec", "--status", "available", "--details")
 	e.same("work_unit", "-W", "first", pending, finished, failed)
 	e.same("workers")

@@ -36,8 +36,9 @@ func (a *app) workUnits(p *parsed) error {
 	if s := p.str("status"); s != "" {
 		q.States = []int{client.StatusCode(s)}
 	}
-	if hasLimit && limit > 0 {
-		q.Limit = limit
+	if hasLimit {
+		// Sent whatever its value, as the Python CLI sends it.
+		q.Limit, q.SendLimit = limit, true
 	}
 	c, err := a.client()
 	if err != nil {
@@ -57,8 +58,13 @@ func (a *app) workUnits(p *parsed) error {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	if hasLimit && limit > 0 && len(keys) > limit {
+	// The Python CLI's names[:limit] when the limit is not 0; a
+	// negative one drops that many from the end.
+	switch {
+	case hasLimit && limit > 0 && len(keys) > limit:
 		keys = keys[:limit]
+	case hasLimit && limit < 0:
+		keys = keys[:max(0, len(keys)+limit)]
 	}
 	if p.str("output") == "json" {
 		out := make([]map[string]any, 0, len(keys))
