@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"unicode/utf8"
 )
 
 // The work spec methods (docs/spec/PROTOCOL.md §8.1 to §8.8).
@@ -55,7 +56,7 @@ func okPair(method string, res any) error {
 // GetWorkSpec returns a work spec's definition, or nil when there is no
 // such spec.
 func (c *Client) GetWorkSpec(ctx context.Context, name string) (any, error) {
-	return c.Call(ctx, "get_work_spec", []byte(name))
+	return c.Call(ctx, "get_work_spec", specArg(name))
 }
 
 // ListWorkSpecs returns one page of work spec definitions from start
@@ -127,7 +128,7 @@ func (c *Client) WorkSpecNames(ctx context.Context) ([]string, error) {
 // ControlWorkSpec changes a spec's control settings (status, continuous,
 // interval, max_running, weight).
 func (c *Client) ControlWorkSpec(ctx context.Context, name string, opts Map) error {
-	res, err := c.Call(ctx, "control_work_spec", []byte(name), opts)
+	res, err := c.Call(ctx, "control_work_spec", specArg(name), opts)
 	if err != nil {
 		return err
 	}
@@ -154,7 +155,7 @@ type WorkSpecMeta struct {
 
 // GetWorkSpecMeta returns a spec's control settings.
 func (c *Client) GetWorkSpecMeta(ctx context.Context, name string) (*WorkSpecMeta, error) {
-	res, err := c.Call(ctx, "get_work_spec_meta", []byte(name))
+	res, err := c.Call(ctx, "get_work_spec_meta", specArg(name))
 	if err != nil {
 		return nil, err
 	}
@@ -190,7 +191,7 @@ func (c *Client) Clear(ctx context.Context) (int64, error) {
 
 // DelWorkSpec deletes a work spec and its units.
 func (c *Client) DelWorkSpec(ctx context.Context, name string) error {
-	res, err := c.Call(ctx, "del_work_spec", []byte(name))
+	res, err := c.Call(ctx, "del_work_spec", specArg(name))
 	if err != nil {
 		return err
 	}
@@ -206,4 +207,24 @@ func (c *Client) Archive(ctx context.Context, names ...string) error {
 	}
 	_, err := c.Call(ctx, "archive", opts)
 	return err
+}
+
+// specArg is how a work spec name is sent. The Python daemon keys its
+// specs by the Python 2 string it was given, and a byte string equals a
+// unicode one only when it is ASCII: a name with other characters is
+// almost always unicode there (YAML and JSON give Python 2 unicode for
+// it: flow files, `coordinate load`, list_work_specs of a spec set so),
+// so it is sent as a text string; an ASCII name, or one that is not
+// UTF-8, as a byte string, as the Python client sends a str. coordinated
+// takes either.
+func specArg(name string) any {
+	for i := 0; i < len(name); i++ {
+		if name[i] >= utf8.RuneSelf {
+			if utf8.ValidString(name) {
+				return name
+			}
+			break
+		}
+	}
+	return []byte(name)
 }

@@ -32,7 +32,7 @@ func (c *Client) AddWorkUnits(ctx context.Context, spec string, units []NewUnit)
 			items[i] = cborrpc.Tuple{u.Key, u.Data}
 		}
 	}
-	res, err := c.Call(ctx, "add_work_units", []byte(spec), items)
+	res, err := c.Call(ctx, "add_work_units", specArg(spec), items)
 	if err != nil {
 		return err
 	}
@@ -49,7 +49,7 @@ func number(f float64) any {
 
 // CountWorkUnits returns the number of units per status code.
 func (c *Client) CountWorkUnits(ctx context.Context, spec string) (map[int]int64, error) {
-	res, err := c.Call(ctx, "count_work_units", []byte(spec))
+	res, err := c.Call(ctx, "count_work_units", specArg(spec))
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +116,7 @@ func (c *Client) GetWorkUnits(ctx context.Context, spec string, q UnitsQuery) ([
 	if q.Limit > 0 || q.SendLimit {
 		opts["limit"] = q.Limit
 	}
-	res, err := c.Call(ctx, "get_work_units", []byte(spec), opts)
+	res, err := c.Call(ctx, "get_work_units", specArg(spec), opts)
 	if err != nil {
 		return nil, err
 	}
@@ -156,7 +156,7 @@ func (c *Client) PrioritizeWorkUnits(ctx context.Context, spec string, keys []an
 	if adjustment != nil {
 		a = number(*adjustment)
 	}
-	res, err := c.Call(ctx, "prioritize_work_units", []byte(spec),
+	res, err := c.Call(ctx, "prioritize_work_units", specArg(spec),
 		Map{"work_unit_keys": keyList(keys), "priority": p, "adjustment": a})
 	if err != nil {
 		return err
@@ -183,7 +183,7 @@ func (c *Client) DelWorkUnits(ctx context.Context, spec string, q DelQuery) (int
 	if q.All {
 		opts["all"] = true
 	}
-	res, err := c.Call(ctx, "del_work_units", []byte(spec), opts)
+	res, err := c.Call(ctx, "del_work_units", specArg(spec), opts)
 	if err != nil {
 		return 0, err
 	}
@@ -217,7 +217,7 @@ type UnitStatus struct {
 
 // GetWorkUnitStatus returns the status of each key, nil for an unknown key.
 func (c *Client) GetWorkUnitStatus(ctx context.Context, spec string, keys []any) ([]*UnitStatus, error) {
-	res, err := c.Call(ctx, "get_work_unit_status", []byte(spec), keyList(keys))
+	res, err := c.Call(ctx, "get_work_unit_status", specArg(spec), keyList(keys))
 	if err != nil {
 		return nil, err
 	}
@@ -273,7 +273,7 @@ func (c *Client) UpdateWorkUnit(ctx context.Context, spec string, key any, u Uni
 	if u.SetData {
 		opts["data"] = u.Data
 	}
-	res, err := c.Call(ctx, "update_work_unit", []byte(spec), key, opts)
+	res, err := c.Call(ctx, "update_work_unit", specArg(spec), key, opts)
 	if err != nil {
 		return err
 	}

@@ -215,3 +215,41 @@ func TestFinishedUnitsDoNotChain(t *testing.T) {
 	}
 	checkCopy(t, src, dst)
 }
+
+// TestNonASCIISpecName: a spec the Python daemon holds under a unicode
+// name (what YAML and JSON give Python 2 for a non-ASCII name: a flow
+// file, `coordinate load`) is found under that name on the source and on
+// a Python target, both ways.
+func TestNonASCIISpecName(t *testing.T) {
+	ctx := context.Background()
+	py := testdaemon.Dial(t, testdaemon.Python(t))
+	name := "caf\u00e9"
+	if err := py.SetWorkSpec(ctx, client.Map{"name": name, "min_gb": 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := py.Call(ctx, "add_work_units", name, []any{[]any{[]byte("k1"), client.Map{"n": 1}}}); err != nil {
+		t.Fatal(err)
+	}
+	ours := testdaemon.Dial(t, testdaemon.Ours(t, "memory"))
+	if _, err := migrate.Copy(ctx, py, ours, migrate.Options{}); err != nil {
+		t.Fatalf("from Python: %v", err)
+	}
+	same(t, py, ours)
+	back := testdaemon.Dial(t, testdaemon.Python(t))
+	if _, err := migrate.Copy(ctx, ours, back, migrate.Options{}); err != nil {
+		t.Fatalf("back to Python: %v", err)
+	}
+	same(t, ours, back)
+}
+
+func same(t *testing.T, src, dst *client.Client) {
+	t.Helper()
+	want, got := snapshot(t, src), snapshot(t, dst)
+	if len(want) != 1 || !reflect.DeepEqual(want, got) {
+		t.Errorf("target differs from source:\nsource %v\ntarget %v", want, got)
+	}
+	diffs, err := migrate.Verify(context.Background(), src, dst, nil)
+	if err != nil || len(diffs) != 0 {
+		t.Errorf("Verify = %v, %v", diffs, err)
+	}
+}
