@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fxamacker/cbor/v2"
+
 	"github.com/coordinated/coordinated/coordinate"
 	"github.com/coordinated/coordinated/memory"
 )
@@ -495,5 +497,36 @@ func TestTornGzipLog(t *testing.T) {
 		// Before another log it is an error, as any torn log.
 		_, _, err = Read(Source{Snapshot: snapA, Logs: []string{p, logAB}}, time.Now())
 		wantFormatError(t, err, p, 0, "not the newest log")
+	}
+}
+
+// TestControlValuesAsPythonStoredThem: Python's control_work_spec stored
+// weight, max_running and interval unconverted (a float weight schedules
+// fine there), and unit priorities given as numeric strings likewise, so
+// its snapshots hold them so. They are read as Python's int() and float()
+// read them (docs/compat.md, control-values-converted), not refused.
+func TestControlValuesAsPythonStoredThem(t *testing.T) {
+	unit := map[string]any{"data": map[string]any{}, "status": 1, "priority": []byte("5"), "lease_time": nil, "worker_id": nil}
+	spec := []any{
+		map[string]any{"name": []byte("s"), "min_gb": 1},
+		2.5, 1, false,
+		[]any{[]any{[]byte("a"), unit}},
+		map[int]int{},
+		[]byte("30"), 0, 3.0,
+	}
+	b, err := cbor.Marshal(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := ReadSnapshot("snap", bytes.NewReader(b))
+	if err != nil {
+		t.Fatalf("ReadSnapshot: %v", err)
+	}
+	sp := st.Specs["s"]
+	if sp.Weight != 2 || sp.MaxRunning != coordinate.EncodeMaxRunning(3) || sp.Interval != 30 {
+		t.Errorf("weight %d, max_running %d, interval %v; want 2, 3, 30", sp.Weight, sp.MaxRunning, sp.Interval)
+	}
+	if p := sp.Units["a"].Priority; p != 5 {
+		t.Errorf("priority %v, want 5", p)
 	}
 }

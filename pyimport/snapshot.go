@@ -72,7 +72,11 @@ func parseSpec(v item) (*Spec, string) {
 		Units:      make(map[string]*Unit),
 	}
 	in := func(what string) string { return fmt.Sprintf("work spec %q: %s", nm.Bytes, what) }
-	weight, ok := integer(f[1])
+	// control_work_spec stored weight, max_running and interval as the
+	// client sent them (a float weight scheduled fine in Python): they
+	// are read with int() and float(), as coordinated reads control
+	// values.
+	weight, ok := pyInt(f[1])
 	if !ok {
 		return nil, in(fmt.Sprintf("weight must be an integer, got %s", describe(f[1])))
 	}
@@ -115,7 +119,7 @@ func parseSpec(v item) (*Spec, string) {
 	}
 	if len(f) == 9 {
 		if !isNull(f[6]) {
-			if sp.Interval, ok = number(f[6]); !ok {
+			if sp.Interval, ok = pyFloat(f[6]); !ok {
 				return nil, in(fmt.Sprintf("interval must be a number or null, got %s", describe(f[6])))
 			}
 		}
@@ -125,7 +129,7 @@ func parseSpec(v item) (*Spec, string) {
 			}
 		}
 		if !isNull(f[8]) {
-			mr, ok := integer(f[8])
+			mr, ok := pyInt(f[8])
 			if !ok {
 				return nil, in(fmt.Sprintf("max_running must be an integer or null, got %s", describe(f[8])))
 			}
@@ -177,7 +181,7 @@ func parseUnit(v item) (*Unit, string) {
 		return nil, fmt.Sprintf("unit %q: status must be 1, 3, 4 or 5, got %s", key.Bytes, describe(d["status"]))
 	}
 	u.Status = coordinate.Status(status)
-	if u.Priority, ok = number(d["priority"]); !ok {
+	if u.Priority, ok = pyFloat(d["priority"]); !ok {
 		return nil, fmt.Sprintf("unit %q: priority must be a number, got %s", key.Bytes, describe(d["priority"]))
 	}
 	if !isNull(d["lease_time"]) {
