@@ -261,4 +261,3 @@ func (s *state) leaveGroup(u *unit, now int64) {
 	}
 	u.ext.group = ""
 }
-

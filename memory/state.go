@@ -69,6 +69,15 @@ func (u *unit) group() string {
 	return u.ext.group
 }
 
+// groupOf is u's group, nil when it has none (without a map lookup: most
+// units have none, and every status change asks).
+func (s *state) groupOf(u *unit) *group {
+	if g := u.group(); g != "" {
+		return s.groups[g]
+	}
+	return nil
+}
+
 // waits reports whether u has a dependency not FINISHED yet.
 func (u *unit) waits() bool { return u.ext != nil && len(u.ext.deps) > 0 }
 
@@ -248,7 +257,7 @@ func (s *state) place(u *unit, status coordinate.Status, now int64) {
 	sp.events.Note(old, status, s.expiring)
 	wasTimed := u.where == inDelayed || u.where == inPending
 	wasDelayed := u.where == inDelayed
-	gr := s.groups[u.group()] // nil for a unit in no group
+	gr := s.groupOf(u)
 	if gr != nil {
 		gr.sub(u)
 	}
@@ -350,7 +359,7 @@ func (s *state) removeUnit(u *unit, now int64, archived bool) {
 	if u.where == inDelayed || u.where == inPending {
 		s.noteDue(sp)
 	}
-	if gr := s.groups[u.group()]; gr != nil && u.where == inDelayed {
+	if gr := s.groupOf(u); gr != nil && u.where == inDelayed {
 		gr.delayed-- // leaveGroup, below, takes the status out
 	}
 	u.where = inNoHeap
