@@ -256,7 +256,13 @@ func (ns *namespace) PrioritizeWorkUnits(ctx context.Context, spec string, keys 
 	for i, k := range keys {
 		bk[i] = bytesOf(k)
 	}
-	_, err = ns.b.pool.Exec(ctx, unitsPrioritizeSQL, id, bk, priority, adjustment)
+	// A transaction of its own so a deadlock is rerun: the statement
+	// locks the units and then the spec's row (widening its priority
+	// bounds), an add_work_units that widens them the other way round.
+	err = ns.b.inTx(ctx, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, unitsPrioritizeSQL, id, bk, priority, adjustment)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("postgres prioritize work units of %q: %w", spec, err)
 	}
