@@ -56,12 +56,15 @@ func bytesOf(s string) []byte {
 
 // retryable reports whether a transaction failed only because of
 // concurrency and may simply be rerun: a deadlock, a serialization
-// failure, or a unique violation (another daemon inserted the same unit
-// between our read and our insert; the rerun sees it).
+// failure, a unique violation (another daemon inserted the same unit
+// between our read and our insert; the rerun sees it), or a foreign key
+// violation (a row read, such as the worker record a claim lists its
+// units under, was deleted before our insert referring to it; the rerun
+// does not see it).
 func retryable(err error) bool {
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
-		return pgErr.Code == "40P01" || pgErr.Code == "40001" || pgErr.Code == "23505"
+		return pgErr.Code == "40P01" || pgErr.Code == "40001" || pgErr.Code == "23505" || pgErr.Code == "23503"
 	}
 	return false
 }
