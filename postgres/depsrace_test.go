@@ -194,3 +194,47 @@ func TestConcurrentRetryAndFailureOfTwoDependencies(t *testing.T) {
 	updateAtOnce(t, ns1, ns2, n, statusUpdate(coordinate.StatusAvailable), statusUpdate(coordinate.StatusFailed))
 	checkDependents(t, ns1, n, coordinate.StatusFailed)
 }
+
+// d_i leased by hand while BLOCKED (b_i finished, a_i not), then a_i
+// finished through one daemon while d_i is given back through the other:
+// a_i is FINISHED, so d_i is AVAILABLE. The give-back read d_i's edge
+// to a_i still there (StillWaiting: BLOCKED) while the finish, which
+// locked only the BLOCKED dependents, skipped d_i (PENDING in its
+// snapshot) and deleted the edge: d_i stayed BLOCKED with no edge.
+func TestConcurrentFinishAndReleaseOfLeasedDependent(t *testing.T) {
+	const n = 100
+	ns1, ns2 := twoDaemons(t, n)
+	lease := time.Hour
+	var ds []string
+	for i := range n {
+		if err := ns1.UpdateWorkUnit(t.Context(), "s", pairKey('b', i), statusUpdate(coordinate.StatusFinished)); err != nil {
+			t.Fatal(err)
+		}
+		if err := ns1.UpdateWorkUnit(t.Context(), "s", pairKey('d', i), coordinate.WorkUnitUpdate{Status: coordinate.StatusPending, LeaseTime: &lease}); err != nil {
+			t.Fatal(err)
+		}
+		ds = append(ds, pairKey('d', i))
+	}
+	us, err := ns1.GetWorkUnits(t.Context(), "s", ds[:1])
+	if err != nil || us[0].Status != coordinate.StatusPending {
+		t.Fatalf("d000 leased by hand: %v, %v", us[0], err)
+	}
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			if err := ns1.UpdateWorkUnit(t.Context(), "s", pairKey('a', i), statusUpdate(coordinate.StatusFinished)); err != nil {
+				t.Error(err)
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			if err := ns2.UpdateWorkUnit(t.Context(), "s", pairKey('d', i), statusUpdate(coordinate.StatusAvailable)); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	checkDependents(t, ns1, n, coordinate.StatusAvailable)
+}
