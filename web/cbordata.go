@@ -161,8 +161,12 @@ func modeLabel(mode coordinate.Data) string {
 		if x == "" || strings.HasPrefix(x, "_") {
 			return "other"
 		}
-		if len(x) > 64 {
-			return x[:64]
+		if len(x) > 64 { // cut at a character's start: a label value is UTF-8
+			n := 64
+			for n > 0 && !utf8.RuneStart(x[n]) {
+				n--
+			}
+			return x[:n]
 		}
 		return x
 	}

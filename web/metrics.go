@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"time"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -139,7 +140,7 @@ func (s *Server) collectSpecs(ctx context.Context, ch chan<- prometheus.Metric) 
 		other.Events = &ev
 	}
 	emit := func(sp *coordinate.SpecStats, flags bool) {
-		name := sp.Name.Bytes
+		name := specLabel(sp.Name.Bytes)
 		for status := coordinate.StatusAvailable; status <= coordinate.StatusFailed; status++ {
 			ch <- prometheus.MustNewConstMetric(descUnits, prometheus.GaugeValue, float64(sp.Counts[status]), name, status.String())
 		}
@@ -163,6 +164,17 @@ func (s *Server) collectSpecs(ctx context.Context, ch chan<- prometheus.Metric) 
 		emit(other, false)
 	}
 	return nil
+}
+
+// specLabel is a spec's name as a label value. Prometheus label values
+// must be UTF-8 (the client fails the whole scrape otherwise), and a spec
+// name is any byte string: one that is not UTF-8 is shown in hex as the
+// dashboard shows such bytes in data, h'...', which no two names share.
+func specLabel(name string) string {
+	if utf8.ValidString(name) {
+		return name
+	}
+	return fmt.Sprintf("h'%x'", name)
 }
 
 // foldSpec adds sp's gauges into the "_other" aggregate o (its event

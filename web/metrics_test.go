@@ -248,3 +248,26 @@ func TestOtherCountersNeverFall(t *testing.T) {
 		t.Errorf("_other added %g after a new spec d of 4 units, want 9", v)
 	}
 }
+
+// A spec whose name is not UTF-8 (a byte string from a Python 2 client)
+// and a long worker mode cut inside a character still give a scrape:
+// Prometheus label values must be UTF-8, and the client refused the whole
+// scrape (500) when one was not.
+func TestMetricsLabelsUTF8(t *testing.T) {
+	f := newFixture(t, fixtureOpts{})
+	f.call("set_work_spec", map[string]any{"name": []byte{0xff, 'a'}})
+	f.call("set_work_spec", map[string]any{"name": []byte{0xfe, 'a'}})
+	f.spec(map[string]any{"name": "ok"})
+	f.add("ok", "1")
+	mode := strings.Repeat("m", 63) + "é"
+	if err := f.ns.WorkerHeartbeat(f.ctx, coordinate.Heartbeat{Worker: coordinate.Name{Bytes: "w", Text: true},
+		Mode: coordinate.TextData(mode), Data: coordinate.EmptyMap, Expire: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	fams := f.scrape()
+	f.want(fams, 1, "coordinated_work_units", "spec", "ok", "status", "available")
+	f.want(fams, 0, "coordinated_work_units", "spec", "h'ff61'", "status", "available")
+	f.want(fams, 0, "coordinated_work_units", "spec", "h'fe61'", "status", "available")
+	f.want(fams, 1, "coordinated_workers", "mode", strings.Repeat("m", 63))
+	f.want(fams, 0, "coordinated_scrape_errors")
+}
