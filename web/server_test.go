@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -119,5 +120,42 @@ func TestActionRedirectLocal(t *testing.T) {
 		if loc := resp.Header.Get("Location"); !strings.HasPrefix(loc, "/ui/?flash=") {
 			t.Errorf("return %q redirected to %q", ret, loc)
 		}
+	}
+}
+
+// The form token is no secret from whoever can read a page, and pages need
+// no token: a reader could forge a form on another site that an operator's
+// browser, holding the basic-auth password, posts with it. Cross-origin
+// posts are refused (Sec-Fetch-Site, Origin); the dashboard's own pass.
+func TestActionCrossOrigin(t *testing.T) {
+	f := newFixture(t, fixtureOpts{actions: true, token: "s3cret"})
+	f.spec(map[string]any{"name": "a"})
+	_, page := f.get("/ui/") // no credentials needed to read
+	m := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindStringSubmatch(page)
+	if m == nil {
+		t.Fatal("no form token on /ui/")
+	}
+	form := url.Values{"action": {"pause"}, "spec": {"a"}, "csrf": {m[1]}}
+	req, _ := http.NewRequest("POST", "/", nil)
+	req.SetBasicAuth("anyone", "s3cret")
+	auth := req.Header.Get("Authorization")
+	for _, h := range []http.Header{
+		{"Authorization": {auth}, "Origin": {"https://evil.example"}, "Sec-Fetch-Site": {"cross-site"}},
+		{"Authorization": {auth}, "Origin": {"https://evil.example"}},
+		{"Authorization": {auth}, "Sec-Fetch-Site": {"same-site"}},
+	} {
+		if code, _ := f.post("/ui/action", form, h); code != http.StatusForbidden {
+			t.Errorf("cross-origin action %v: %d, want 403", h, code)
+		}
+	}
+	if ws, _ := f.ns.WorkSpec(f.ctx, "a"); ws.Meta.Paused {
+		t.Fatal("a cross-origin form paused the spec")
+	}
+	same := http.Header{"Authorization": {auth}, "Origin": {f.http.URL}, "Sec-Fetch-Site": {"same-origin"}}
+	if code, _ := f.post("/ui/action", form, same); code != http.StatusSeeOther {
+		t.Errorf("same-origin action: %d, want 303", code)
+	}
+	if ws, _ := f.ns.WorkSpec(f.ctx, "a"); !ws.Meta.Paused {
+		t.Error("the same-origin pause did nothing")
 	}
 }
