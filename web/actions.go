@@ -55,6 +55,18 @@ func (s *Server) handleAction(w http.ResponseWriter, r *http.Request) {
 	}
 	f := r.PostForm
 	action, spec, key, group := f.Get("action"), f.Get("spec"), f.Get("key"), f.Get("group")
+	if f.Has("target") {
+		// The dashboard's forms name what they act on in one field,
+		// query-encoded (formTarget): names and keys are byte strings, and
+		// a browser hands back a field's raw value changed (a byte that is
+		// not UTF-8 or a NUL as U+FFFD, a lone CR or LF as CR LF).
+		t, err := url.ParseQuery(f.Get("target"))
+		if err != nil {
+			s.fail(w, http.StatusBadRequest, "malformed target: "+err.Error())
+			return
+		}
+		spec, key, group = t.Get("spec"), t.Get("key"), t.Get("group")
+	}
 	result, err := s.act(r.Context(), action, spec, key, group, f.Get("priority"))
 	log := s.log.With("action", cborrpc.LogValue(action), "spec", cborrpc.LogValue(spec),
 		"key", cborrpc.LogValue(key), "group", cborrpc.LogValue(group), "remote", r.RemoteAddr)
@@ -102,6 +114,15 @@ func (s *Server) act(ctx context.Context, action, spec, key, group, priority str
 		p, err := strconv.ParseFloat(priority, 64)
 		if err != nil || key == "" {
 			return "", fmt.Errorf("prioritize needs a unit key and a numeric priority, not %q", priority)
+		}
+		// PrioritizeWorkUnits ignores unknown keys: say so rather than
+		// report a priority set on nothing.
+		us, err := s.ns.GetWorkUnits(ctx, spec, []string{key})
+		if err != nil {
+			return "", err
+		}
+		if len(us) != 1 || us[0] == nil {
+			return "", fmt.Errorf("work spec %q has no unit %q", spec, key)
 		}
 		return "priority set", s.ns.PrioritizeWorkUnits(ctx, spec, []string{key}, &p, 0)
 	case "cancel":

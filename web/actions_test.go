@@ -3,8 +3,11 @@ package web
 import (
 	"context"
 	"fmt"
+	"html"
 	"net/http"
 	"net/url"
+	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -109,5 +112,90 @@ func TestStaleRetryLeavesALeasedUnit(t *testing.T) {
 	f.post("/ui/action", form, nil)
 	if us, err := f.ns.GetWorkUnits(f.ctx, "s", []string{"u"}); err != nil || len(us) != 1 || us[0].Status != coordinate.StatusAvailable {
 		t.Errorf("retry of a failed unit left %+v %v, want it available", us, err)
+	}
+}
+
+// asBrowser is what a browser submits for a form field whose value
+// attribute held v: it decodes the page as UTF-8 (a bad byte becomes
+// U+FFFD), its parser turns CR LF and CR into LF and NUL into U+FFFD, and
+// the submission sends every line break as CR LF.
+func asBrowser(v string) string {
+	v = html.UnescapeString(strings.ToValidUTF8(v, "\uFFFD"))
+	v = strings.NewReplacer("\r\n", "\n", "\r", "\n", "\x00", "\uFFFD").Replace(v)
+	return strings.ReplaceAll(v, "\n", "\r\n")
+}
+
+// submit posts the form of page holding the button with id button, as a
+// browser would, with the given visible fields.
+func (f *fixture) submit(page, button string, fields url.Values) (int, string) {
+	f.t.Helper()
+	for _, form := range regexp.MustCompile(`(?s)<form[^>]*method="post".*?</form>`).FindAllString(page, -1) {
+		if !strings.Contains(form, `id="`+button+`"`) {
+			continue
+		}
+		v := url.Values{}
+		for _, m := range regexp.MustCompile(`<input type="hidden" name="([^"]+)" value="([^"]*)">`).FindAllStringSubmatch(form, -1) {
+			v.Set(m[1], asBrowser(m[2]))
+		}
+		m := regexp.MustCompile(`<button id="` + button + `" name="action" value="([^"]+)"`).FindStringSubmatch(form)
+		v.Set("action", m[1])
+		for k, vs := range fields {
+			v[k] = vs
+		}
+		return f.post("/ui/action", v, nil)
+	}
+	f.t.Fatalf("no form with button %s", button)
+	return 0, ""
+}
+
+// The unit page's forms act on the unit shown whatever bytes its key and
+// its spec's name hold: keys are byte strings, and a key that is not
+// UTF-8 or holds NUL or a lone line break came back from the browser
+// changed, so "set priority" set nothing (and said "priority set") and
+// "retry" retried nothing.
+func TestActionsOnAnyKey(t *testing.T) {
+	f := newFixture(t, fixtureOpts{actions: true})
+	spec := "s"
+	f.spec(map[string]any{"name": spec})
+	keys := []string{"k\xff", "k\x00", "a\nb", "c\rd", "e\r\nf", "g h"}
+	items := make([]any, len(keys))
+	for i, k := range keys {
+		items[i] = []any{[]byte(k), map[string]any{}}
+	}
+	f.call("add_work_units", spec, items)
+	for _, k := range keys {
+		_, page := f.get("/ui/unit" + string(queryString("spec", spec, "key", k)))
+		if code, body := f.submit(page, "prioritize", url.Values{"priority": {"7"}}); code != http.StatusSeeOther {
+			t.Errorf("set priority of %q: %d %.200s", k, code, body)
+		}
+		if us, err := f.ns.GetWorkUnits(f.ctx, spec, []string{k}); err != nil || us[0] == nil || us[0].Priority != 7 {
+			t.Errorf("set priority of %q did not set it", k)
+		}
+		if err := f.ns.UpdateWorkUnit(f.ctx, spec, k, coordinate.WorkUnitUpdate{Status: coordinate.StatusFailed}); err != nil {
+			t.Fatal(err)
+		}
+		_, page = f.get("/ui/unit" + string(queryString("spec", spec, "key", k)))
+		f.submit(page, "retry", nil)
+		if us, _ := f.ns.GetWorkUnits(f.ctx, spec, []string{k}); us[0].Status != coordinate.StatusAvailable {
+			t.Errorf("retry of %q left it %v", k, us[0].Status)
+		}
+	}
+	bytesSpec := "s\xff"
+	f.call("set_work_spec", map[string]any{"name": []byte(bytesSpec)})
+	_, page := f.get("/ui/spec" + string(queryString("name", bytesSpec)))
+	f.submit(page, "pause", nil)
+	if ws, _ := f.ns.WorkSpec(f.ctx, bytesSpec); !ws.Meta.Paused {
+		t.Errorf("pause on the page of spec %q did not pause it", bytesSpec)
+	}
+}
+
+// Setting the priority of a unit that does not exist (deleted since the
+// page was drawn) says so instead of "priority set".
+func TestPrioritizeMissingUnit(t *testing.T) {
+	f := newFixture(t, fixtureOpts{actions: true})
+	f.spec(map[string]any{"name": "s"})
+	form := url.Values{"action": {"prioritize"}, "spec": {"s"}, "key": {"gone"}, "priority": {"3"}, "csrf": {f.web.csrf}}
+	if code, body := f.post("/ui/action", form, nil); code != http.StatusBadRequest {
+		t.Errorf("prioritize of a missing unit: %d %s, want 400", code, body)
 	}
 }

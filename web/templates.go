@@ -28,6 +28,7 @@ func parseTemplates() *templates {
 		"time":     fmtTime,
 		"ago":      fmtAgo,
 		"query":    queryString,
+		"target":   formTarget,
 		"sparkline": func(r []int) template.HTML {
 			return sparkline(r)
 		},
@@ -94,6 +95,17 @@ func queryString(kv ...any) template.URL {
 		}
 	}
 	return template.URL("?" + q.Encode())
+}
+
+// formTarget is the value of an action form's "target" field: its spec,
+// key or group, query-encoded (alternating keys and values), so that any
+// bytes they hold come back from the browser unchanged (handleAction).
+func formTarget(kv ...string) string {
+	q := url.Values{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		q.Set(kv[i], kv[i+1])
+	}
+	return q.Encode()
 }
 
 // sparkline draws rates as an inline SVG polyline.
