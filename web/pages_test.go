@@ -1,11 +1,14 @@
 package web
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/coordinated/coordinated/coordinate"
 )
 
 // Every page renders on both backends with units in every state (the
@@ -101,5 +104,50 @@ func TestLinksKeepZero(t *testing.T) {
 	}
 	if code, _ := f.get("/ui/unit?spec=s&key=0"); code != http.StatusOK {
 		t.Errorf("unit 0's page: HTTP %d", code)
+	}
+}
+
+// limitRecorder notes the largest Limit a listing asked the backend for.
+type limitRecorder struct {
+	coordinate.Namespace
+	max int
+}
+
+func (l *limitRecorder) ListWorkUnits(ctx context.Context, spec string, q coordinate.WorkUnitQuery) ([]*coordinate.WorkUnit, error) {
+	l.max = max(l.max, q.Limit)
+	return l.Namespace.ListWorkUnits(ctx, spec, q)
+}
+
+// A listing by status pages by offset, and each page reads offset+n
+// units in priority order: on the memory backend, past a few thousand,
+// a walk and a sort of that many units with the namespace locked (at
+// 1,000,000 AVAILABLE units, offset=999000 held every RPC for about a
+// second). Any reader could ask for that; the offset is now bounded, and
+// the last page reachable says no page follows rather than linking to
+// itself.
+func TestListOffsetBounded(t *testing.T) {
+	f := newFixture(t, fixtureOpts{})
+	rec := &limitRecorder{Namespace: f.ns}
+	f.web.ns = rec
+	f.spec(map[string]any{"name": "s"})
+	keys := make([]string, 0, 20000)
+	for i := range cap(keys) {
+		keys = append(keys, fmt.Sprintf("u%06d", i))
+	}
+	f.add("s", keys...)
+	// What the memory backend lists from its heaps in one short lock hold
+	// (memory.heapScanMax).
+	const cheap = 16 * 4096
+	for _, p := range []string{"/ui/spec?name=s&status=available&n=1000&offset=1000000", "/?ws=s&wus=1&offset=1000000"} {
+		code, body := f.get(p)
+		if code != http.StatusOK {
+			t.Fatalf("GET %s: %d", p, code)
+		}
+		if rec.max > cheap {
+			t.Errorf("GET %s read %d units", p, rec.max)
+		}
+		if strings.Contains(body, `id="next"`) {
+			t.Errorf("GET %s links to a next page past the offset bound", p)
+		}
 	}
 }

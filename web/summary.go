@@ -18,8 +18,11 @@ import (
 const summaryPage = 100
 
 // maxListOffset bounds offset paging: a status listing is ordered by
-// priority, so each page reads offset+page units.
-const maxListOffset = 1_000_000
+// priority, so each page reads offset+page units, and the memory backend
+// reads and sorts them with the namespace locked (AVAILABLE and PENDING
+// from its heaps up to 65,536; at 1,000,000 a page held every request for
+// about a second). Past it, the key search lists any unit.
+const maxListOffset = 10_000
 
 type summaryRow struct {
 	Name   string
@@ -83,7 +86,8 @@ func (s *Server) listByStatus(r *http.Request, spec string, status coordinate.St
 	if more {
 		units = units[:n]
 	}
-	return units, more, nil
+	// No link to a page past the bound (it would show this one again).
+	return units, more && offset+len(units) <= maxListOffset, nil
 }
 
 // specError answers a failed read of a spec: 404 for a spec that does not
