@@ -16,8 +16,11 @@ import (
 // the label bound are summed.
 const otherLabel = "_other"
 
-// scrapeTimeout bounds the backend reads of one scrape.
-const scrapeTimeout = 10 * time.Second
+// scrapeTimeout bounds the backend reads of one scrape: well under
+// Prometheus' default scrape_timeout of 10 s, so that with the database
+// stalled a scrape still arrives, with coordinated_scrape_errors 1 and
+// the figures kept in the process (pool, RPC, runtime).
+const scrapeTimeout = 5 * time.Second
 
 func desc(name, help string, labels ...string) *prometheus.Desc {
 	return prometheus.NewDesc(name, help, labels, nil)

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"testing"
@@ -270,4 +271,28 @@ func TestMetricsLabelsUTF8(t *testing.T) {
 	f.want(fams, 0, "coordinated_work_units", "spec", "h'fe61'", "status", "available")
 	f.want(fams, 1, "coordinated_workers", "mode", strings.Repeat("m", 63))
 	f.want(fams, 0, "coordinated_scrape_errors")
+}
+
+// stalled is a namespace whose database stopped answering: Stats waits
+// for its context to end.
+type stalled struct{ coordinate.Namespace }
+
+func (stalled) Stats(ctx context.Context) (*coordinate.NamespaceStats, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// With the database stalled a scrape still answers, saying that part of it
+// failed, before Prometheus gives up on it (its default scrape_timeout is
+// 10 s; a scrape that ran that long came back as a failed target, pool
+// figures and coordinated_scrape_errors lost with it).
+func TestMetricsWhileStalled(t *testing.T) {
+	f := newFixture(t, fixtureOpts{})
+	f.web.ns = stalled{f.ns}
+	start := time.Now()
+	fams := f.scrape()
+	if took := time.Since(start); took >= 9*time.Second {
+		t.Errorf("a scrape with the database stalled took %v, not under Prometheus' default 10 s timeout", took)
+	}
+	f.want(fams, 1, "coordinated_scrape_errors")
 }
