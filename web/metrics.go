@@ -142,8 +142,7 @@ func (s *Server) collectSpecs(ctx context.Context, ch chan<- prometheus.Metric) 
 	if ev, ok := s.other.fold(specs, folded); ok {
 		other.Events = &ev
 	}
-	emit := func(sp *coordinate.SpecStats, flags bool) {
-		name := specLabel(sp.Name.Bytes)
+	emit := func(sp *coordinate.SpecStats, name string, flags bool) {
 		for status := coordinate.StatusAvailable; status <= coordinate.StatusFailed; status++ {
 			ch <- prometheus.MustNewConstMetric(descUnits, prometheus.GaugeValue, float64(sp.Counts[status]), name, status.String())
 		}
@@ -161,10 +160,10 @@ func (s *Server) collectSpecs(ctx context.Context, ch chan<- prometheus.Metric) 
 		}
 	}
 	for i := range specs {
-		emit(&specs[i], true)
+		emit(&specs[i], specLabel(specs[i].Name.Bytes), true)
 	}
 	if other != nil {
-		emit(other, false)
+		emit(other, otherLabel, false)
 	}
 	return nil
 }
@@ -173,8 +172,10 @@ func (s *Server) collectSpecs(ctx context.Context, ch chan<- prometheus.Metric) 
 // must be UTF-8 (the client fails the whole scrape otherwise), and a spec
 // name is any byte string: one that is not UTF-8 is shown in hex as the
 // dashboard shows such bytes in data, h'...', which no two names share.
+// So is a spec named "_other", which would otherwise give the folded
+// specs' series a duplicate and fail the scrape.
 func specLabel(name string) string {
-	if utf8.ValidString(name) {
+	if utf8.ValidString(name) && name != otherLabel {
 		return name
 	}
 	return fmt.Sprintf("h'%x'", name)

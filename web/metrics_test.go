@@ -296,3 +296,17 @@ func TestMetricsWhileStalled(t *testing.T) {
 	}
 	f.want(fams, 1, "coordinated_scrape_errors")
 }
+
+// A spec named "_other" does not collide with the series of the specs
+// beyond the label bound (a duplicate series failed every scrape).
+func TestMetricsSpecNamedOther(t *testing.T) {
+	f := newFixture(t, fixtureOpts{labels: 1})
+	for _, s := range []string{otherLabel, "a", "b"} {
+		f.spec(map[string]any{"name": s})
+	}
+	f.add(otherLabel, "1")
+	f.add("a", "1", "2")
+	fams := f.scrape()
+	f.want(fams, 1, "coordinated_work_units", "spec", "h'5f6f74686572'", "status", "available")
+	f.want(fams, 2, "coordinated_work_units", "spec", otherLabel, "status", "available")
+}
