@@ -40,6 +40,14 @@ func (s *Server) handleAction(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, http.StatusForbidden, "cross-origin request refused: use the dashboard's own forms")
 		return
 	}
+	if s.opts.Token == "" && !directHost(r.Host) {
+		// Without a token, the only guard is who can reach the port. A
+		// page of another site whose DNS name was rebound to this
+		// address (DNS rebinding) counts as same-origin to the browser,
+		// but it names that site in Host.
+		s.fail(w, http.StatusForbidden, "actions without -httpd-token are accepted only at an IP address or localhost, not at "+strconv.Quote(r.Host)+": set -httpd-token to act through a host name")
+		return
+	}
 	if !s.authorized(r) {
 		w.Header().Set("WWW-Authenticate", `Basic realm="coordinated actions"`)
 		s.fail(w, http.StatusUnauthorized, "this action needs the daemon's token (-httpd-token) as a bearer token or basic-auth password")

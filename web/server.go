@@ -8,8 +8,10 @@ import (
 	"encoding/hex"
 	"io/fs"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/pprof"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -173,6 +175,21 @@ func (s *Server) authorized(r *http.Request) bool {
 		given = pw
 	}
 	return subtle.ConstantTimeCompare([]byte(given), []byte(s.opts.Token)) == 1
+}
+
+// directHost reports whether an HTTP Host header names this machine
+// directly: an IP address or localhost (with or without a port), not a
+// DNS name another site could have pointed here.
+func directHost(host string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	_, err := netip.ParseAddr(host)
+	return err == nil
 }
 
 // slogPrinter adapts a logger to promhttp's error log.

@@ -159,3 +159,54 @@ func TestActionCrossOrigin(t *testing.T) {
 		t.Error("the same-origin pause did nothing")
 	}
 }
+
+// Without a token, an action is accepted only at an IP address or
+// localhost: a page whose DNS name was rebound to the daemon's address is
+// same-origin to the browser, but its Host header names its own domain.
+func TestActionRebindingHost(t *testing.T) {
+	for _, token := range []string{"", "s3cret"} {
+		f := newFixture(t, fixtureOpts{actions: true, token: token})
+		f.spec(map[string]any{"name": "a"})
+		_, page := f.get("/ui/")
+		m := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindStringSubmatch(page)
+		if m == nil {
+			t.Fatal("no form token on /ui/")
+		}
+		post := func(host string) int {
+			form := url.Values{"action": {"pause"}, "spec": {"a"}, "csrf": {m[1]}}
+			req, _ := http.NewRequest("POST", f.http.URL+"/ui/action", strings.NewReader(form.Encode()))
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			req.Header.Set("Sec-Fetch-Site", "same-origin")
+			req.Host = host
+			req.Header.Set("Origin", "http://"+host)
+			if token != "" {
+				req.SetBasicAuth("anyone", token)
+			}
+			client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+			resp, err := client.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			return resp.StatusCode
+		}
+		port := f.http.URL[strings.LastIndexByte(f.http.URL, ':'):]
+		if token == "" {
+			if code := post("rebound.example" + port); code != http.StatusForbidden {
+				t.Errorf("no token, Host a DNS name: %d, want 403", code)
+			}
+			if ws, _ := f.ns.WorkSpec(f.ctx, "a"); ws.Meta.Paused {
+				t.Fatal("a rebound page paused the spec")
+			}
+			for _, host := range []string{"localhost" + port, "127.0.0.1" + port, "[::1]" + port} {
+				if code := post(host); code != http.StatusSeeOther {
+					t.Errorf("no token, Host %s: %d, want 303", host, code)
+				}
+			}
+			continue
+		}
+		if code := post("coordinated.example" + port); code != http.StatusSeeOther {
+			t.Errorf("with the token, Host a DNS name: %d, want 303", code)
+		}
+	}
+}
