@@ -274,11 +274,16 @@ type ChildWorker struct {
 // ChildWorkUnit is one outstanding unit of a child worker, with the unit's
 // current lease holder (nil after expiry) and expiry.
 type ChildWorkUnit struct {
-	Spec    Name
-	Key     Name
-	Data    Data
-	Worker  *Name
-	Expires time.Time // zero when not PENDING
+	Spec   Name
+	Key    Name
+	Data   Data
+	Worker *Name
+	// Expires is the lease's expiry while the unit is PENDING. While
+	// nobody holds it, it is when the listed worker's lease on it ended,
+	// if that lease lapsed or was given back with a lease time not in the
+	// future (coordinate.UpdateEffect.LeaseEnded); zero when the unit was
+	// given back with a status, or otherwise.
+	Expires time.Time
 }
 
 // RetentionPolicy is the archive configuration (SEMANTICS §12).

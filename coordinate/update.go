@@ -23,6 +23,15 @@ type UpdateEffect struct {
 	Completed bool // the unit became FINISHED or FAILED (drop it from workers' outstanding sets)
 	Released  bool // the unit became AVAILABLE from PENDING or completed (lease and worker cleared)
 	Leased    bool // the unit became PENDING or its lease changed
+	// LeaseEnded is set when a lease time not in the future released a
+	// PENDING unit (how the Python worker gives a unit back:
+	// `lease_time: -1`), rather than a status did: the past expiry asked
+	// for (now + lease time). Python kept the holder and showed that time
+	// until its lazy sweep, so the holder's outstanding entry keeps it,
+	// as it keeps a lapsed lease's (get_child_work_units). A unit given
+	// back with status AVAILABLE has none: Python showed it with no
+	// worker.
+	LeaseEnded time.Time
 }
 
 // Check is the validation every update_work_unit request gets before
@@ -92,6 +101,9 @@ func ApplyUpdate(st UnitState, upd WorkUnitUpdate, now time.Time) (UnitState, Up
 	// that is not in the future.
 	leaseFor := func(d time.Duration) {
 		if d <= 0 {
+			if cur == StatusPending {
+				eff.LeaseEnded = now.Add(d)
+			}
 			release()
 			return
 		}

@@ -34,8 +34,8 @@ func TestApplyUpdateTable(t *testing.T) {
 		// lease time only
 		{StatusAvailable, WorkUnitUpdate{LeaseTime: lt(time.Minute)}, want{StatusAvailable, now.Add(time.Minute), nil, UpdateEffect{}}},
 		{StatusPending, WorkUnitUpdate{LeaseTime: lt(time.Hour)}, want{StatusPending, now.Add(time.Hour), w, UpdateEffect{Leased: true}}},
-		{StatusPending, WorkUnitUpdate{LeaseTime: lt(-time.Second)}, want{StatusAvailable, time.Time{}, nil, UpdateEffect{Released: true}}},
-		{StatusPending, WorkUnitUpdate{LeaseTime: lt(0)}, want{StatusAvailable, time.Time{}, nil, UpdateEffect{Released: true}}},
+		{StatusPending, WorkUnitUpdate{LeaseTime: lt(-time.Second)}, want{StatusAvailable, time.Time{}, nil, UpdateEffect{Released: true, LeaseEnded: now.Add(-time.Second)}}},
+		{StatusPending, WorkUnitUpdate{LeaseTime: lt(0)}, want{StatusAvailable, time.Time{}, nil, UpdateEffect{Released: true, LeaseEnded: now}}},
 		{StatusPending, WorkUnitUpdate{LeaseTime: lt(100000 * time.Second)}, want{StatusPending, now.Add(300 * time.Second), w, UpdateEffect{Leased: true}}},
 		{StatusFinished, WorkUnitUpdate{LeaseTime: lt(time.Minute)}, want{StatusFinished, now.Add(time.Minute), w, UpdateEffect{}}},
 		{StatusFailed, WorkUnitUpdate{LeaseTime: lt(time.Minute)}, want{StatusFailed, now.Add(time.Minute), w, UpdateEffect{}}},
@@ -52,7 +52,7 @@ func TestApplyUpdateTable(t *testing.T) {
 		{StatusPending, WorkUnitUpdate{Status: StatusPending}, want{StatusPending, now.Add(time.Minute), w, UpdateEffect{}}},
 		{StatusPending, WorkUnitUpdate{Status: StatusPending, LeaseTime: lt(time.Hour)}, want{StatusPending, now.Add(time.Hour), w, UpdateEffect{Leased: true}}},
 		{StatusPending, WorkUnitUpdate{Status: StatusPending, Worker: w2}, want{StatusPending, now.Add(time.Minute), w2, UpdateEffect{Leased: true}}},
-		{StatusPending, WorkUnitUpdate{Status: StatusPending, LeaseTime: lt(-1)}, want{StatusAvailable, time.Time{}, nil, UpdateEffect{Released: true}}},
+		{StatusPending, WorkUnitUpdate{Status: StatusPending, LeaseTime: lt(-1)}, want{StatusAvailable, time.Time{}, nil, UpdateEffect{Released: true, LeaseEnded: now.Add(-1)}}},
 		{StatusFinished, WorkUnitUpdate{Status: StatusPending}, want{StatusPending, now.Add(300 * time.Second), nil, UpdateEffect{Leased: true}}},
 		{StatusFailed, WorkUnitUpdate{Status: StatusPending, LeaseTime: lt(time.Minute)}, want{StatusPending, now.Add(time.Minute), nil, UpdateEffect{Leased: true}}},
 		// status 4

@@ -111,12 +111,15 @@ func (js *JobServer) releaseUndelivered(ctx context.Context, attempts []coordina
 
 // getChildWorkUnits: get_child_work_units(worker_id) -> ({child_id:
 // [unit map...]}, null) (§8.17). Units stay listed after their lease
-// lapsed. A unit nobody holds any more is reported with the child as its
-// worker_id, as the Python daemon did until its lazy sweep ran: the Python
-// fork worker keeps only the units whose worker_id is the child, and fails
-// those ("job expired") when it stops an overdue child (docs/compat.md).
-// Its expires is then the expiry of the child's lease that lapsed (the
-// past lease time Python showed), null if the unit was given back.
+// ended. A unit nobody holds any more whose lease by the child lapsed, or
+// was given back with a lease time not in the future (how the Python
+// worker gives units back), is reported with the child as its worker_id
+// and that lease's end as expires, as the Python daemon did until its
+// lazy sweep ran: the Python fork worker keeps only the units whose
+// worker_id is the child, and fails those ("job expired") when it stops
+// an overdue child. One given back with status AVAILABLE (an operator's
+// retry) has a null worker_id and expires, as in Python, so the fork
+// worker leaves it alone.
 func (js *JobServer) getChildWorkUnits(ctx context.Context, p []cbor.RawMessage) (any, error) {
 	parent, err := decodeName(p[0], "worker_id")
 	if err != nil {
@@ -136,7 +139,7 @@ func (js *JobServer) getChildWorkUnits(ctx context.Context, p []cbor.RawMessage)
 				"work_spec_name": nameValue(u.Spec),
 				"work_unit_key":  nameValue(u.Key),
 				"work_unit_data": rawData(u.Data),
-				"worker_id":      childUnitWorker(c.Worker, u.Worker),
+				"worker_id":      childUnitWorker(c.Worker, u),
 				"expires":        seconds(u.Expires),
 			}
 		}
@@ -146,13 +149,15 @@ func (js *JobServer) getChildWorkUnits(ctx context.Context, p []cbor.RawMessage)
 }
 
 // childUnitWorker is the worker_id get_child_work_units reports for a unit
-// of child: its current holder, else the child itself. A unit given back
-// with status AVAILABLE, which Python reported with a null worker_id, is
-// not told apart from one released with lease_time <= 0, which kept the
-// child's (docs/compat.md, child-unit-given-back).
-func childUnitWorker(child coordinate.Name, holder *coordinate.Name) any {
-	if holder != nil {
-		return nameValue(*holder)
+// of child: its current holder; else the child, when the child's lease on
+// it ended with a time (it lapsed, or a lease time gave the unit back);
+// else null (given back with status AVAILABLE).
+func childUnitWorker(child coordinate.Name, u coordinate.ChildWorkUnit) any {
+	switch {
+	case u.Worker != nil:
+		return nameValue(*u.Worker)
+	case !u.Expires.IsZero():
+		return nameValue(child)
 	}
-	return nameValue(child)
+	return nil
 }

@@ -65,13 +65,20 @@ func testChildWorkUnits(t *testing.T, newServer serverFactory) {
 	// child (SEMANTICS §11.3, compat.md).
 	expect(t, "lapsed", call(t, js, "get_child_work_units", b("p")),
 		`128([{'c': [{'expires': `+pyvalue.Float(now+10)+`, 'worker_id': 'c', 'work_unit_key': 'a', 'work_spec_name': 'ws', 'work_unit_data': {'n': 1}}]}, null])`)
-	// Leased again by the child, then given back: the new lease cleared
-	// the lapsed time, so the entry shows none (it used to show the old
-	// lapse's).
+	// Leased again by the child, then given back as the Python worker
+	// does, with a lease time in the past: the child's id and that past
+	// time, as Python showed them until its sweep.
+	call(t, js, "get_work", b("c"), m{"lease_time": 10})
+	call(t, js, "update_work_unit", b("ws"), b("a"), m{"lease_time": -1})
+	expect(t, "given back with a lease time", call(t, js, "get_child_work_units", b("p")),
+		`128([{'c': [{'expires': `+pyvalue.Float(now+10)+`, 'worker_id': 'c', 'work_unit_key': 'a', 'work_spec_name': 'ws', 'work_unit_data': {'n': 1}}]}, null])`)
+	// Leased again, then given back with status AVAILABLE (an operator's
+	// retry, say): the new lease cleared the old time, and Python showed
+	// such a unit with no worker, so the fork worker leaves it alone.
 	call(t, js, "get_work", b("c"), m{"lease_time": 10})
 	call(t, js, "update_work_unit", b("ws"), b("a"), m{"status": 1, "lease_time": 0})
-	expect(t, "given back", call(t, js, "get_child_work_units", b("p")),
-		`128([{'c': [{'expires': null, 'worker_id': 'c', 'work_unit_key': 'a', 'work_spec_name': 'ws', 'work_unit_data': {'n': 1}}]}, null])`)
+	expect(t, "given back with a status", call(t, js, "get_child_work_units", b("p")),
+		`128([{'c': [{'expires': null, 'worker_id': null, 'work_unit_key': 'a', 'work_spec_name': 'ws', 'work_unit_data': {'n': 1}}]}, null])`)
 	call(t, js, "update_work_unit", b("ws"), b("a"), m{"status": 4})
 	expect(t, "finished", call(t, js, "get_child_work_units", b("p")), `128([{'c': []}, null])`)
 }

@@ -309,6 +309,9 @@ func (o *opUpdateWorkUnit) apply(s *state) {
 	}
 	wasPending := u.status == coordinate.StatusPending
 	s.touch(u)
+	if !eff.LeaseEnded.IsZero() {
+		s.workers.lapseAt(u, nanos(eff.LeaseEnded)) // before the holder is cleared
+	}
 	u.data = next.Data
 	u.expiration = nanos(next.Expiration)
 	u.setWorker(next.Worker)

@@ -153,13 +153,20 @@ func (r *workerRegistry) handOut(id string, u *unit) {
 // get_child_work_units reports it while nobody holds u, as the Python
 // daemon reported the past lease time until its lazy sweep ran
 // (docs/compat.md).
-func (r *workerRegistry) lapse(u *unit) {
-	if u.workerKind == noWorker {
+func (r *workerRegistry) lapse(u *unit) { r.lapseAt(u, u.expiration) }
+
+// lapseAt is lapse with the lease's end at t: a lease time not in the
+// future given back the unit (coordinate.UpdateEffect.LeaseEnded), which
+// Python showed as the holder's, with that past time, until its sweep.
+// A unit given back with status AVAILABLE keeps no time: its entry then
+// reports no worker.
+func (r *workerRegistry) lapseAt(u *unit, t int64) {
+	if u.workerKind == noWorker || t == 0 {
 		return
 	}
 	if w := r.byID[u.worker]; w != nil {
 		if _, ok := w.outstanding[u]; ok {
-			w.outstanding[u] = u.expiration
+			w.outstanding[u] = t
 		}
 	}
 }

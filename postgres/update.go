@@ -75,9 +75,12 @@ type lockedUnit struct {
 	completed  bool
 	expired    bool // its lease lapsed in this batch (expireInGo)
 	// lapsedBy and lapsedAt are the holder and expiry of the lease that
-	// lapsed (expireInGo), for the holder's outstanding entry.
+	// lapsed (expireInGo), or that a lease time not in the future ended
+	// (coordinate.UpdateEffect.LeaseEnded), for the holder's outstanding
+	// entry; lapsed says either happened.
 	lapsedBy *coordinate.Name
 	lapsedAt time.Time
+	lapsed   bool
 	// outstanding: some worker has the unit in its outstanding set.
 	outstanding bool
 	key         string
@@ -238,7 +241,7 @@ func applyUpdates(ctx context.Context, tx dbtx, batch []*updateRequest, locked *
 			results[i] = errNotFailed
 			continue
 		}
-		before := lu.st.Status
+		before, holder := lu.st.Status, lu.st.Worker
 		st, eff, err := coordinate.ApplyUpdate(lu.st, r.upd, r.now)
 		if err != nil {
 			results[i] = fmt.Errorf("update_work_unit %q/%q: %w", r.spec, r.key, err)
@@ -253,6 +256,9 @@ func applyUpdates(ctx context.Context, tx dbtx, batch []*updateRequest, locked *
 		}
 		lu.st = st
 		lu.dirty = true
+		if !eff.LeaseEnded.IsZero() && holder != nil {
+			lu.lapsed, lu.lapsedBy, lu.lapsedAt = true, holder, eff.LeaseEnded
+		}
 		lastNow[lu] = r.now
 		if r.now.After(after.now) {
 			after.now = r.now
@@ -315,7 +321,7 @@ func applyUpdates(ctx context.Context, tx dbtx, batch []*updateRequest, locked *
 		if lu.completed && lu.st.Status.Completed() && lu.outstanding {
 			completed.add(lu.specID, []byte(lu.key))
 		}
-		if lu.expired && lu.outstanding && lu.lapsedBy != nil && !lu.st.Status.Completed() {
+		if lu.lapsed && lu.outstanding && lu.lapsedBy != nil && !lu.st.Status.Completed() {
 			lapsed.add(lu.specID, []byte(lu.key))
 			lapsedBy = append(lapsedBy, bytesOf(lu.lapsedBy.Bytes))
 			lapsedAt = append(lapsedAt, lu.lapsedAt.UnixNano())
@@ -347,7 +353,7 @@ func expireInGo(lu *lockedUnit, now time.Time) {
 	lu.dirty = true
 	lu.expired = true
 	lu.leaseID = nil
-	lu.lapsedBy, lu.lapsedAt = lu.st.Worker, lu.st.Expiration
+	lu.lapsed, lu.lapsedBy, lu.lapsedAt = true, lu.st.Worker, lu.st.Expiration
 	lu.st = coordinate.ExpireLease(lu.st, lu.attempts, lu.maxRetries, now)
 	lu.st.Status = coordinate.StillWaiting(lu.st.Status, lu.waits)
 	lu.completed = lu.completed || lu.st.Status.Completed()

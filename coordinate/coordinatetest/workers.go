@@ -15,6 +15,7 @@ var workerTests = []test{
 	{"Reparent", testWorkerReparent},
 	{"Children", testWorkerChildren},
 	{"ChildLeaseLapsed", testWorkerChildLeaseLapsed},
+	{"ChildGivenBackWithLeaseTime", testWorkerChildGivenBackWithLeaseTime},
 	{"ChildrenUnknownParent", testWorkerChildrenUnknownParent},
 	{"ChildUnitsDropOnDelete", testWorkerChildUnitsDropOnDelete},
 	{"NoImplicitRecords", testWorkerNoImplicitRecords},
@@ -253,6 +254,34 @@ func testWorkerChildLeaseLapsed(e *env) {
 			}
 			e.checkTime(k+" expires after its lease lapsed", u.Expires, Epoch.Add(time.Second))
 		}
+	}
+}
+
+// testWorkerChildGivenBackWithLeaseTime: a unit given back with a lease
+// time not in the future (the Python worker's update(-1)) keeps that past
+// time in the child's entry, as a lapsed lease does, and each backend
+// records it whether the unit was leased by get_work or by hand; one given
+// back with a status keeps none.
+func testWorkerChildGivenBackWithLeaseTime(e *env) {
+	e.spec(m{"name": "s"})
+	e.add("s", e.unit("k1", m{}), e.unit("k2", m{}))
+	e.heartbeat("p", nil, time.Hour)
+	e.heartbeat("c", ptr(text("p")), time.Hour)
+	as := e.work(coordinate.WorkRequest{Worker: text("c"), MaxJobs: 2, LeaseTime: time.Minute})
+	e.checkKeys("c's work", attemptKeys(as), []string{"k1", "k2"})
+	e.clock.Add(10 * time.Second)
+	e.update("s", "k1", coordinate.WorkUnitUpdate{LeaseTime: ptr(-time.Second)})
+	e.update("s", "k2", coordinate.WorkUnitUpdate{Status: coordinate.StatusAvailable})
+	units := childUnits(e.children("p"), "c")
+	e.checkKeys("c's units", sortedKeys(units), []string{"k1", "k2"})
+	if u, ok := units["k1"]; ok {
+		if u.Worker != nil {
+			e.t.Errorf("k1 worker %q after it was given back, want nil", u.Worker.Bytes)
+		}
+		e.checkTime("k1 expires after a give-back with lease time -1s", u.Expires, Epoch.Add(9*time.Second))
+	}
+	if u, ok := units["k2"]; ok && (u.Worker != nil || !u.Expires.IsZero()) {
+		e.t.Errorf("k2 given back with a status: worker %v expires %v, want neither", u.Worker, u.Expires)
 	}
 }
 
