@@ -238,3 +238,72 @@ func TestConcurrentFinishAndReleaseOfLeasedDependent(t *testing.T) {
 	wg.Wait()
 	checkDependents(t, ns1, n, coordinate.StatusAvailable)
 }
+
+// TestSweepUnblocksFreedUnits: the lease sweep reads a unit's edges at its
+// statement's snapshot, so a finish that deleted the last edge of a
+// hand-leased BLOCKED unit and committed while the sweep statement ran
+// left the unit BLOCKED with no edge. The sweep reports the units it
+// blocked, and deps_unblock_free, run after it, makes those without an
+// edge AVAILABLE. The race itself is inside one statement; the test makes
+// its outcome (blocked, no edge) and checks the repair and the counts.
+func TestSweepUnblocksFreedUnits(t *testing.T) {
+	clock := coordinate.NewFakeClock(time.Unix(1_700_000_000, 0))
+	b, ns := openBackend(t, freshSchema(t), Options{Clock: clock, MaxConns: 4})
+	ctx := t.Context()
+	raw, _ := cbor.Marshal(map[string]any{"name": "s"})
+	if _, err := ns.SetWorkSpec(ctx, raw); err != nil {
+		t.Fatal(err)
+	}
+	d, _ := cbor.Marshal(map[string]any{})
+	on := func(k string) []coordinate.UnitRef { return []coordinate.UnitRef{{Spec: "s", Key: k}} }
+	if err := ns.AddWorkUnits(ctx, "s", []coordinate.WorkUnitInput{
+		{Key: textName("dx"), Data: d}, {Key: textName("dy"), Data: d},
+		{Key: textName("x"), Data: d, DependsOn: on("dx"), Group: "g"},
+		{Key: textName("y"), Data: d, DependsOn: on("dy")},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// Leased by hand while BLOCKED, for a second.
+	second := time.Second
+	for _, k := range []string{"x", "y"} {
+		if err := ns.UpdateWorkUnit(ctx, "s", k, coordinate.WorkUnitUpdate{Status: coordinate.StatusPending, LeaseTime: &second}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clock.Add(2 * time.Second)
+	var blocked rowKeys
+	if _, err := b.sweepOnce(ctx, clock.Now(), &blocked); err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprintf("%q", blocked.keys); got != `["x" "y"]` {
+		t.Fatalf("sweep blocked %s, want x and y", got)
+	}
+	// The race's outcome for x: its last edge gone, x still BLOCKED.
+	if _, err := b.pool.Exec(ctx, `DELETE FROM unit_dep WHERE key = 'x'`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.pool.Exec(ctx, depsUnblockFreeSQL, blocked.specs, blocked.keys, clock.Now().UnixNano()); err != nil {
+		t.Fatal(err)
+	}
+	st, err := ns.GetWorkUnits(ctx, "s", []string{"x", "y"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st[0] == nil || st[0].Status != coordinate.StatusAvailable || st[1] == nil || st[1].Status != coordinate.StatusBlocked {
+		t.Fatalf("after the repair: x %+v, y %+v; want x AVAILABLE (no edge left), y BLOCKED (its edge stays)", st[0], st[1])
+	}
+	counts, err := ns.CountWorkUnits(ctx, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if counts[coordinate.StatusAvailable] != 3 || counts[coordinate.StatusBlocked] != 1 || counts[coordinate.StatusPending] != 0 {
+		t.Errorf("counts %v, want 3 available (dx, dy, x), 1 blocked (y)", counts)
+	}
+	as, err := ns.GetWork(ctx, coordinate.WorkRequest{Worker: textName("w"), MaxJobs: 3, LeaseTime: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(as) != 3 {
+		t.Errorf("get_work leased %d units, want 3 (dx, dy and x)", len(as))
+	}
+}

@@ -15,6 +15,7 @@ import (
 // The statements, from sql/leases.sql.
 var (
 	leasesExhaustedSQL = namedSQL("leases_exhausted")
+	depsUnblockFreeSQL = namedSQL("deps_unblock_free")
 )
 
 //go:embed queries/sweep.sql
@@ -89,8 +90,9 @@ func (b *Backend) sweepAll(ctx context.Context, now time.Time) error {
 	if err := b.sweepDeadOwners(ctx, now); err != nil {
 		return err
 	}
+	var blocked rowKeys // units the sweep put back to BLOCKED
 	for {
-		n, err := b.sweepOnce(ctx, now)
+		n, err := b.sweepOnce(ctx, now, &blocked)
 		if retryable(err) {
 			continue
 		}
@@ -101,23 +103,35 @@ func (b *Backend) sweepAll(ctx context.Context, now time.Time) error {
 			break
 		}
 	}
+	if blocked.len() > 0 {
+		if _, err := b.pool.Exec(ctx, depsUnblockFreeSQL, blocked.specs, blocked.keys, now.UnixNano()); err != nil {
+			return fmt.Errorf("postgres lease expiry (blocked units): %w", err)
+		}
+	}
 	if err := b.inTxCounted(ctx, func(tx pgx.Tx, d countDelta) error { return expireExhausted(ctx, tx, now, d) }); err != nil {
 		return fmt.Errorf("postgres lease expiry (max_retries): %w", err)
 	}
 	return nil
 }
 
-// sweepOnce runs sweep.sql once and counts the leases it expired.
-func (b *Backend) sweepOnce(ctx context.Context, now time.Time) (int64, error) {
+// sweepOnce runs sweep.sql once and counts the leases it expired; the
+// units it put back to BLOCKED are added to blocked.
+func (b *Backend) sweepOnce(ctx context.Context, now time.Time, blocked *rowKeys) (int64, error) {
 	rows, err := b.pool.Query(ctx, sweepSQL, now.UnixNano(), sweepBatch)
 	if err != nil {
 		return 0, err
 	}
 	expired := specEvents{}
-	var total, spec, n int64
-	if _, err := pgx.ForEachRow(rows, []any{&spec, &n}, func() error {
+	var (
+		total, spec, n int64
+		keys           [][]byte
+	)
+	if _, err := pgx.ForEachRow(rows, []any{&spec, &n, &keys}, func() error {
 		expired.of(spec).Expired += uint64(n)
 		total += n
+		for _, k := range keys {
+			blocked.add(spec, k)
+		}
 		return nil
 	}); err != nil {
 		return 0, err

@@ -10,7 +10,8 @@
 -- once. The units are AVAILABLE since $1 (available_since, migration
 -- 0009). The holder's outstanding entry keeps the lapsed lease's expiry
 -- (worker_unit.lapsed, migration 0011). Answers how many leases it
--- expired, by spec.
+-- expired, by spec, with the keys of the units it put back to BLOCKED
+-- (NULL when none), which sweep.go checks again (deps_unblock_free).
 WITH expired AS (
     SELECT u.spec_id, u.key, s.namespace_id, u.worker, u.expires, u.grp
     FROM work_unit u JOIN work_spec s ON s.id = u.spec_id
@@ -30,7 +31,7 @@ WITH expired AS (
             THEN 2 ELSE 1 END AS status
     ) w
     WHERE u.spec_id = e.spec_id AND u.key = e.key
-    RETURNING u.spec_id, u.status
+    RETURNING u.spec_id, u.key, u.status
 ), lapsed AS (
     UPDATE worker_unit wu SET lapsed = e.expires
     FROM expired e JOIN worker w ON w.namespace_id = e.namespace_id AND w.name = e.worker
@@ -52,4 +53,4 @@ WITH expired AS (
     ) d
     ON CONFLICT (spec_id, status, slot) DO UPDATE SET n = unit_count.n + EXCLUDED.n
 )
-SELECT spec_id, count(*) FROM upd GROUP BY spec_id
+SELECT spec_id, count(*), array_agg(key) FILTER (WHERE status = 2) FROM upd GROUP BY spec_id

@@ -69,3 +69,32 @@ SELECT e.dep_spec, e.dep_key, s.name, e.key
 -- name: deps_of_units
 SELECT key, dep_spec, dep_key FROM unit_dep
     WHERE spec_id = $1 AND key = ANY($2) ORDER BY key, seq
+
+-- Makes AVAILABLE since $3 (ns) the units (spec $1[i], key $2[i]) that
+-- the lease sweep put back to BLOCKED and that have no edge left. The
+-- sweep (queries/sweep.sql) reads the edges at its statement's snapshot:
+-- a finish that deleted a unit's last edge and committed while that one
+-- statement ran, before it locked the unit, left the unit BLOCKED with no
+-- edge. This later statement sees the deletion. A unit that another
+-- transaction changes meanwhile is re-checked on its new version (status
+-- 2). Keeps unit_count and the groups' progress in step.
+-- name: deps_unblock_free
+WITH ready AS (
+    UPDATE work_unit u SET status = 1, available_since = GREATEST($3, u.not_before)
+    FROM unnest($1::bigint[], $2::bytea[]) AS r (spec_id, key)
+    WHERE u.spec_id = r.spec_id AND u.key = r.key AND u.status = 2
+        AND NOT EXISTS (SELECT 1 FROM unit_dep d WHERE d.spec_id = u.spec_id AND d.key = u.key)
+    RETURNING u.spec_id, u.grp
+), counted AS (
+    INSERT INTO unit_count (spec_id, status, slot, n)
+    SELECT c.spec_id, c.status, (pg_backend_pid() % 64)::smallint, c.n FROM (
+        SELECT spec_id, 1 AS status, count(*) AS n FROM ready GROUP BY spec_id
+        UNION ALL SELECT spec_id, 2, -count(*) FROM ready GROUP BY spec_id
+    ) c
+    ON CONFLICT (spec_id, status, slot) DO UPDATE SET n = unit_count.n + EXCLUDED.n
+)
+INSERT INTO unit_group (namespace_id, name, last_progress)
+SELECT DISTINCT s.namespace_id, ready.grp, $3::bigint FROM ready JOIN work_spec s ON s.id = ready.spec_id
+WHERE ready.grp IS NOT NULL
+ON CONFLICT (namespace_id, name) DO UPDATE
+SET last_progress = GREATEST(unit_group.last_progress, EXCLUDED.last_progress)
