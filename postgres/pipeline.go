@@ -280,11 +280,7 @@ func (p *batchPlan) readFirstTrip(b *Backend, br pgx.BatchResults, out *batchOut
 		_, err := br.Exec() // COMMIT
 		return nil, err
 	}
-	rows, err := br.Query()
-	if err != nil {
-		return nil, err
-	}
-	return scanLockedUnits(rows)
+	return readLockedUnits(br)
 }
 
 // compute is stage 3: the general path's transitions from the locked

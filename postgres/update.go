@@ -53,6 +53,8 @@ func (ns *namespace) UpdateAttempt(ctx context.Context, ref coordinate.AttemptRe
 var (
 	//go:embed queries/lock_units.sql
 	lockUnitsSQL string
+	//go:embed queries/unit_waits.sql
+	unitWaitsSQL string
 	//go:embed queries/write_units.sql
 	writeUnitsSQL string
 )
@@ -94,10 +96,11 @@ type lockedUnits struct {
 	ordered []*lockedUnit // in the order they were locked
 }
 
-// queueLockUnits queues the statement that locks the units of updates.
-// Each unit is found through its index by a nested loop, and locked in
-// (namespace, spec, key) order so concurrent batches lock in the same
-// order.
+// queueLockUnits queues the statement that locks the units of updates,
+// then the one that reads which of them wait on dependencies, at a
+// snapshot taken after the lock (unit_waits.sql). Each unit is found
+// through its index by a nested loop, and locked in (namespace, spec,
+// key) order so concurrent batches lock in the same order.
 func queueLockUnits(b *pgx.Batch, updates []*updateRequest) {
 	addrs := make([]unitKey, 0, len(updates))
 	seen := map[unitKey]bool{}
@@ -111,6 +114,35 @@ func queueLockUnits(b *pgx.Batch, updates []*updateRequest) {
 	sort.Slice(addrs, func(i, j int) bool { return addrs[i].less(addrs[j]) })
 	nsIDs, specs, keys := unitKeyArrays(addrs)
 	b.Queue(lockUnitsSQL, nsIDs, specs, keys)
+	b.Queue(unitWaitsSQL, nsIDs, specs, keys)
+}
+
+// readLockedUnits reads the answers of the two statements queueLockUnits
+// queued.
+func readLockedUnits(br pgx.BatchResults) (*lockedUnits, error) {
+	rows, err := br.Query()
+	if err != nil {
+		return nil, err
+	}
+	lus, err := scanLockedUnits(rows)
+	if err != nil {
+		return nil, err
+	}
+	rows, err = br.Query()
+	if err != nil {
+		return nil, err
+	}
+	var (
+		nsID      int64
+		spec, key []byte
+	)
+	_, err = pgx.ForEachRow(rows, []any{&nsID, &spec, &key}, func() error {
+		if lu := lus.byAddr[unitKey{nsID, string(spec), string(key)}]; lu != nil {
+			lu.waits = true
+		}
+		return nil
+	})
+	return lus, err
 }
 
 func scanLockedUnits(rows pgx.Rows) (*lockedUnits, error) {
@@ -129,7 +161,7 @@ func scanLockedUnits(rows pgx.Rows) (*lockedUnits, error) {
 		)
 		if err := rows.Scan(&lu.nsID, &lu.specID, &specName, &specText, &then, &maxRetries,
 			&key, &data, &status, &lu.priority, &expires, &worker, &workerText, &lu.leaseID, &att, &lu.grp,
-			&lu.outstanding, &lu.waits); err != nil {
+			&lu.outstanding); err != nil {
 			return nil, err
 		}
 		lu.specName = coordinate.Name{Bytes: string(specName), Text: specText}
