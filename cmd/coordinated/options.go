@@ -131,7 +131,7 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.BoolVar(&o.adaptiveProcs, "adaptive-procs", true, "under -sync group, run one processor more than Go's default GOMAXPROCS while the journal's groups each answer several waiting clients, and the default again when they answer about one; false keeps the default. Nothing changes when the GOMAXPROCS environment variable is set")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
 	fs.StringVar(&o.httpd, "httpd", "", "serve the status page, /metrics, /healthz, /readyz and the /ui/ dashboard on `[ip]:port` (\":5933\" means 127.0.0.1:5933; give 0.0.0.0 to open it to the network); else coordinate.server.httpd")
-	fs.BoolVar(&o.httpdActions, "httpd-actions", false, "allow the dashboard's actions: pause/resume, retry, reprioritize, cancel group")
+	fs.BoolVar(&o.httpdActions, "httpd-actions", false, "allow the dashboard's actions: pause/resume, retry, reprioritize, cancel group (without -httpd-token, only for requests that name the daemon by IP address or as localhost)")
 	fs.BoolVar(&o.httpdPprof, "httpd-pprof", false, "serve net/http/pprof under /debug/pprof/ on the -httpd listener")
 	fs.StringVar(&o.httpdToken, "httpd-token", "", "require this `token` (bearer, or basic-auth password) for dashboard actions")
 	o.limits.register(fs)
