@@ -4,6 +4,7 @@
 modes and asserts only about its own workers (or about differences).
 """
 
+import time
 import uuid
 
 import pytest
@@ -136,15 +137,28 @@ class TestChildren:
         children, _ = conn.get_child_work_units(parent)
         entries = [as_text(e) for e in children[child]]
         assert [e['work_unit_key'] for e in entries] == ['a']
-        # Held by nobody: reported as the child's, as the Python daemon did
-        # until its sweep, so the fork worker fails it (docs/compat.md).
+        # Held by nobody: reported as the child's, with the past time the
+        # lease time gave (now - 1 s), as the Python daemon did until its
+        # sweep, so the fork worker fails it (docs/compat.md).
         assert entries[0]['worker_id'] == child.decode()
-        assert entries[0]['expires'] is None
+        assert isinstance(entries[0]['expires'], float)
+        assert time.time() - 30 < entries[0]['expires'] < time.time()
         # Re-leased to another worker: still listed, showing the new holder.
         other = new_id('other')
         assert conn.get_work(other, {})[0][1] == b'a'
         entries = [as_text(e) for e in conn.get_child_work_units(parent)[0][child]]
         assert entries[0]['worker_id'] == other.decode()
+
+    def test_unit_given_back_with_a_status_has_no_worker(self, family):
+        conn, parent, child = family
+        conn.get_work(child, {b'max_jobs': 1})
+        conn.update_work_unit(b'ws', b'a', {b'status': 1})
+        entries = [as_text(e) for e in conn.get_child_work_units(parent)[0][child]]
+        assert [e['work_unit_key'] for e in entries] == ['a']
+        # As in Python: no worker and no time, so the fork worker does not
+        # fail a unit an operator retried.
+        assert entries[0]['worker_id'] is None
+        assert entries[0]['expires'] is None
 
     def test_reparenting_moves_child(self, family):
         conn, parent, child = family
