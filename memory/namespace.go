@@ -268,26 +268,38 @@ func (ns *namespace) AddWorkUnits(ctx context.Context, specName string, units []
 }
 
 // checkAdd rejects a batch whose dependency edges would close a cycle.
-// A later item of a key replaces an earlier one, edges included, so an
-// item without dependencies still counts: it drops its key's edges.
+// Only the last item of a key is added, and it gives the unit the edges
+// addUnits will: its own dependencies, or none when it has none, except
+// that a PENDING unit, and a BLOCKED one re-added without dependencies,
+// keep the edges they have, so those count as they are stored.
 func (s *state) checkAdd(sp *spec, units []coordinate.WorkUnitInput) error {
 	if !slices.ContainsFunc(units, func(in coordinate.WorkUnitInput) bool { return len(in.DependsOn) > 0 }) {
 		return nil
+	}
+	last := make(map[string]int, len(units))
+	for i := range units {
+		last[units[i].Key.Bytes] = i
 	}
 	var batch map[coordinate.UnitRef][]coordinate.UnitRef
 	var order []coordinate.UnitRef
 	for i := range units {
 		in := &units[i]
-		if u := sp.units[in.Key.Bytes]; u != nil && u.status == coordinate.StatusPending {
-			continue // a leased unit keeps running; its new edges are ignored
+		if last[in.Key.Bytes] != i {
+			continue // replaced by a later item
+		}
+		if u := sp.units[in.Key.Bytes]; u != nil {
+			if u.status == coordinate.StatusPending {
+				continue // a leased unit keeps running; its new edges are ignored
+			}
+			if u.status == coordinate.StatusBlocked && len(in.DependsOn) == 0 {
+				continue // still waiting for its dependencies
+			}
 		}
 		if batch == nil {
 			batch = make(map[coordinate.UnitRef][]coordinate.UnitRef)
 		}
 		r := coordinate.UnitRef{Spec: sp.name.Bytes, Key: in.Key.Bytes}
-		if _, seen := batch[r]; !seen {
-			order = append(order, r)
-		}
+		order = append(order, r)
 		batch[r] = in.DependsOn
 	}
 	if batch == nil {

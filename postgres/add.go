@@ -143,14 +143,29 @@ func addOrUpdateUnits(ctx context.Context, tx dbtx, nsID, spec int64, specName s
 	}
 
 	// Dependencies: the cycle check and the state of each unit depended on.
+	// The cycle check replaces the edges of every unit whose edges the add
+	// replaces: those given dependencies, and those re-added without any
+	// that become AVAILABLE (a FAILED unit drops the edge to the failed
+	// dependency). A PENDING unit, and a BLOCKED one re-added without
+	// dependencies, keep their stored edges.
 	withDeps := map[coordinate.UnitRef][]coordinate.UnitRef{}
 	var depOrder []coordinate.UnitRef
+	cycleBatch := map[coordinate.UnitRef][]coordinate.UnitRef{}
+	var cycleOrder []coordinate.UnitRef // input order, as the memory backend's
 	for i := range units {
 		in := &units[i]
-		if old := existing[in.Key.Bytes]; len(in.DependsOn) == 0 || (old != nil && old.status == coordinate.StatusPending) {
+		old := existing[in.Key.Bytes]
+		if old != nil && old.status == coordinate.StatusPending {
 			continue
 		}
 		self := coordinate.UnitRef{Spec: specName, Key: in.Key.Bytes}
+		if len(in.DependsOn) == 0 {
+			if old != nil && old.status != coordinate.StatusBlocked {
+				cycleBatch[self] = nil
+				cycleOrder = append(cycleOrder, self)
+			}
+			continue
+		}
 		var deps []coordinate.UnitRef
 		seen := map[coordinate.UnitRef]bool{}
 		for _, r := range in.DependsOn {
@@ -161,10 +176,13 @@ func addOrUpdateUnits(ctx context.Context, tx dbtx, nsID, spec int64, specName s
 		}
 		withDeps[self] = deps
 		depOrder = append(depOrder, self)
+		cycleBatch[self] = deps
+		cycleOrder = append(cycleOrder, self)
 	}
 	depStatus := map[coordinate.UnitRef]coordinate.Status{}
 	if len(withDeps) > 0 {
-		if err := checkCycles(ctx, tx, nsID, withDeps, depOrder); err != nil {
+		// Only new edges close a cycle: without any, nothing to check.
+		if err := checkCycles(ctx, tx, nsID, cycleBatch, cycleOrder); err != nil {
 			return nil, nil, err
 		}
 		var specs, dkeys [][]byte

@@ -30,6 +30,8 @@ var depTests = []test{
 	{"CycleInOneCall", testDepCycleInOneCall},
 	{"CycleOnlyInAReplacedItem", testDepCycleReplaced},
 	{"SelfCycle", testDepSelfCycle},
+	{"CycleThroughKeptEdges", testDepCycleThroughKeptEdges},
+	{"ReAddDropsEdgesOfFailedUnit", testDepReAddDropsEdgesOfFailedUnit},
 }
 
 // dep makes a unit input of spec "s" depending on keys of spec "s".
@@ -377,4 +379,34 @@ func testDepSelfCycle(e *env) {
 	err := e.ns.AddWorkUnits(e.ctx, "s", []coordinate.WorkUnitInput{e.dep("X", "X")})
 	e.wantErr("X depends on itself", err, coordinate.ErrCycle)
 	e.checkCounts("s", nil)
+}
+
+// A BLOCKED unit re-added without dependencies keeps waiting on the ones
+// it has, so an edge of the same call back to it closes a cycle through
+// them: the call fails, rather than leaving both units BLOCKED on each
+// other for ever (the memory backend accepted it; found by the
+// differential test, postgres/difftest_test.go).
+func testDepCycleThroughKeptEdges(e *env) {
+	e.spec(m{"name": "s"})
+	e.add("s", e.dep("a", "b"))
+	err := e.ns.AddWorkUnits(e.ctx, "s", []coordinate.WorkUnitInput{e.dep("a"), e.dep("b", "a")})
+	e.wantErr("b->a while a, re-added without dependencies, still waits on b", err, coordinate.ErrCycle)
+	if u := e.get("s", "b"); u != nil {
+		e.t.Errorf("unit b added despite the cycle: %v", u.Status)
+	}
+	e.checkDeps("a", "b")
+}
+
+// A unit re-added without dependencies that becomes AVAILABLE (here one
+// FAILED because its dependency failed) drops its edges, so an edge of
+// the same call back to it closes no cycle (PostgreSQL refused it; found
+// by the differential test).
+func testDepReAddDropsEdgesOfFailedUnit(e *env) {
+	e.spec(m{"name": "s"})
+	e.add("s", e.dep("b"), e.dep("a", "b"))
+	e.fail("s", "b")
+	e.checkStatus("s", coordinate.StatusFailed, "a")
+	e.add("s", e.dep("a"), e.dep("b", "a"))
+	e.checkDeps("a")
+	e.checkDeps("b", "a")
 }
