@@ -22,8 +22,9 @@ var (
 
 // existingUnit is what addUnits reads of a unit being re-added.
 type existingUnit struct {
-	status coordinate.Status
-	grp    []byte
+	status    coordinate.Status
+	grp       []byte
+	notBefore *int64
 }
 
 // addedUnit is the row addUnits writes for one input.
@@ -134,9 +135,10 @@ func addOrUpdateUnits(ctx context.Context, tx dbtx, nsID, spec int64, specName s
 		key    []byte
 		status int16
 		grp    []byte
+		nb     *int64
 	)
-	if _, err := pgx.ForEachRow(rows, []any{&key, &status, &grp}, func() error {
-		existing[string(key)] = &existingUnit{status: coordinate.Status(status), grp: grp}
+	if _, err := pgx.ForEachRow(rows, []any{&key, &status, &grp, &nb}, func() error {
+		existing[string(key)] = &existingUnit{status: coordinate.Status(status), grp: grp, notBefore: nb}
 		return nil
 	}); err != nil {
 		return nil, nil, err
@@ -265,6 +267,12 @@ func addOrUpdateUnits(ctx context.Context, tx dbtx, nsID, spec int64, specName s
 			oldStatus, oldGrp = a.old.status, a.old.grp
 		}
 		d.move(spec, oldStatus, a.status)
+		if a.old != nil && oldStatus == coordinate.StatusAvailable && a.old.notBefore != nil && *a.old.notBefore <= nowNS {
+			// The end of the unit's delay was progress of its group,
+			// which GroupStatus derived from the delay the add replaces:
+			// record it (the memory backend recorded it as it happened).
+			g.bump(nsID, oldGrp, time.Unix(0, *a.old.notBefore))
+		}
 		if oldStatus != a.status || string(oldGrp) != a.group {
 			g.bump(nsID, []byte(a.group), now)
 			if string(oldGrp) != a.group {

@@ -13,6 +13,7 @@ var groupTests = []test{
 	{"Cancel", testGroupCancel},
 	{"Stall", testGroupStall},
 	{"StallWaitsOutDelays", testGroupStallDelayed},
+	{"EndedDelayStaysProgress", testGroupEndedDelayStaysProgress},
 	{"ReAddKeepsGroup", testGroupReAdd},
 	{"ExpiryIsProgress", testGroupExpiryProgress},
 }
@@ -219,6 +220,30 @@ func testGroupStall(e *env) {
 // A group whose only AVAILABLE units wait out a delay has nothing a
 // worker could take: not stalled however long the delay. The end of the
 // delay is progress; the stall timeout runs from it.
+// The end of a unit's delay is progress that stays recorded when the
+// unit is then re-added without a delay, or with another: the group's
+// last progress does not move back (PostgreSQL derived it from the
+// unit's delay alone; found by the differential test,
+// postgres/difftest_test.go).
+func testGroupEndedDelayStaysProgress(e *env) {
+	e.spec(m{"name": "s"})
+	d := e.grouped("a", "g")
+	d.Delay = time.Minute
+	e.add("s", d)
+	e.clock.Add(5 * time.Minute)
+	e.checkTime("last progress after the delay ended", e.groupStatus("g").LastProgress, Epoch.Add(time.Minute))
+	e.add("s", e.unit("a", m{"again": 1}))
+	gs := e.groupStatus("g")
+	e.checkTime("last progress after a re-add without a delay", gs.LastProgress, Epoch.Add(time.Minute))
+	if gs.Counts[coordinate.StatusAvailable] != 1 {
+		e.t.Errorf("group after the re-add: %+v", gs)
+	}
+	d = e.grouped("a", "g")
+	d.Delay = time.Hour
+	e.add("s", d)
+	e.checkTime("last progress after a re-add with a new delay", e.groupStatus("g").LastProgress, Epoch.Add(time.Minute))
+}
+
 func testGroupStallDelayed(e *env) {
 	e.spec(m{"name": "s"})
 	d := e.grouped("a", "g")

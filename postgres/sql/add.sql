@@ -12,7 +12,7 @@ INSERT INTO work_unit (spec_id, key, key_text, data, status, priority, not_befor
 
 -- The units of spec $1 with keys in $2, locked in key order.
 -- name: units_lock_existing
-SELECT key, status, grp FROM work_unit
+SELECT key, status, grp, not_before FROM work_unit
     WHERE spec_id = $1 AND key = ANY($2) ORDER BY key FOR UPDATE
 
 -- The dependencies named (namespace $1, slot i: spec $2, key $3) that
