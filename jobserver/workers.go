@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"math/big"
 	"strconv"
 
 	"github.com/fxamacker/cbor/v2"
@@ -69,6 +70,18 @@ func decodeExpireSeconds(raw cbor.RawMessage) (float64, string, error) {
 	}
 	if s, _, ok := cborx.StringValue(raw); ok {
 		return f, s, nil // a numeric string (docs/compat.md, worker-expire-string)
+	}
+	// An integer past int64: every digit, as Python's str() of a long.
+	var v any
+	if cbor.Unmarshal(raw, &v) == nil {
+		switch x := v.(type) {
+		case uint64:
+			return f, strconv.FormatUint(x, 10), nil
+		case big.Int:
+			return f, x.String(), nil
+		case *big.Int:
+			return f, x.String(), nil
+		}
 	}
 	return f, pyvalue.FloatStr(f), nil
 }

@@ -1,6 +1,7 @@
 package jobserver
 
 import (
+	"math/big"
 	"testing"
 	"time"
 )
@@ -51,6 +52,8 @@ func testWorkerExpireShown(t *testing.T, newServer serverFactory) {
 		{-1, `128([true, 'negative expire time -1 defaulted to 5 minutes'])`},
 		{1e20, `128([true, 'huge expire time 1e+20 defaulted to one hour'])`},
 		{86400.5, `128([true, 'huge expire time 86400.5 defaulted to one hour'])`},
+		{uint64(1 << 63), `128([true, 'huge expire time 9223372036854775808 defaulted to one hour'])`},
+		{new(big.Int).Exp(big.NewInt(10), big.NewInt(20), nil), `128([true, 'huge expire time 100000000000000000000 defaulted to one hour'])`},
 		{nil, `128([true, 'negative expire time None defaulted to 5 minutes'])`},
 	} {
 		expect(t, "expire_seconds", call(t, js, "worker_heartbeat", b("w"), b("RUN"), tc.in, nil, nil), tc.want)

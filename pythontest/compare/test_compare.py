@@ -491,6 +491,7 @@ def case_workers(c):
     c('worker_heartbeat', 'wk-hugef', 'IDLE', 1e20, {}, None)
     c('worker_heartbeat', 'wk-hugef', 'IDLE', 123456789012.5, {}, None)
     c('worker_heartbeat', 'wk-none', 'IDLE', None, {}, None)
+    c('worker_heartbeat', 'wk-hugei', 'IDLE', 10 ** 20, {}, None)
     c('list_worker_modes')
     c('mode_counts')
     c('worker_stats', differs=True)
@@ -499,7 +500,7 @@ def case_workers(c):
     c('get_worker_info', 'nobody')
     c('worker_unregister', 'nobody')
     for w in ('wk-child', 'wk-parent', 'wk-huge', 'wk-neg', 'wk-str',
-              'wk-negf', 'wk-hugef', 'wk-none'):
+              'wk-negf', 'wk-hugef', 'wk-none', 'wk-hugei'):
         c('worker_unregister', w)
     c('list_worker_modes')
 
