@@ -151,7 +151,6 @@ func addOrUpdateUnits(ctx context.Context, tx dbtx, nsID, spec int64, specName s
 	// dependency). A PENDING unit, and a BLOCKED one re-added without
 	// dependencies, keep their stored edges.
 	withDeps := map[coordinate.UnitRef][]coordinate.UnitRef{}
-	var depOrder []coordinate.UnitRef
 	cycleBatch := map[coordinate.UnitRef][]coordinate.UnitRef{}
 	var cycleOrder []coordinate.UnitRef // input order, as the memory backend's
 	for i := range units {
@@ -177,7 +176,6 @@ func addOrUpdateUnits(ctx context.Context, tx dbtx, nsID, spec int64, specName s
 			}
 		}
 		withDeps[self] = deps
-		depOrder = append(depOrder, self)
 		cycleBatch[self] = deps
 		cycleOrder = append(cycleOrder, self)
 	}
