@@ -196,13 +196,8 @@ func writePyRepr(b *strings.Builder, v any, longs bool) {
 // round-trip digits, positional notation for decimal exponents -4..15 (with
 // ".0" when integral), exponent notation otherwise (two-digit exponent).
 func Float(f float64) string {
-	switch {
-	case math.IsInf(f, 1):
-		return "inf"
-	case math.IsInf(f, -1):
-		return "-inf"
-	case math.IsNaN(f):
-		return "nan"
+	if s, ok := nonFinite(f); ok {
+		return s
 	}
 	e := strconv.FormatFloat(f, 'e', -1, 64)
 	exp, err := strconv.Atoi(e[strings.IndexByte(e, 'e')+1:])
@@ -222,13 +217,8 @@ func Float(f float64) string {
 // otherwise (two-digit exponent): str(1e11) is "1e+11", str(1/3.0)
 // "0.333333333333".
 func FloatStr(f float64) string {
-	switch {
-	case math.IsInf(f, 1):
-		return "inf"
-	case math.IsInf(f, -1):
-		return "-inf"
-	case math.IsNaN(f):
-		return "nan"
+	if s, ok := nonFinite(f); ok {
+		return s
 	}
 	e := strconv.FormatFloat(f, 'e', 11, 64) // 12 significant digits, rounded
 	at := strings.IndexByte(e, 'e')
@@ -246,6 +236,20 @@ func FloatStr(f float64) string {
 		s += ".0"
 	}
 	return s
+}
+
+// nonFinite is how Python 2 prints an infinity or NaN (repr and str
+// alike); ok is false for a finite f.
+func nonFinite(f float64) (string, bool) {
+	switch {
+	case math.IsInf(f, 1):
+		return "inf", true
+	case math.IsInf(f, -1):
+		return "-inf", true
+	case math.IsNaN(f):
+		return "nan", true
+	}
+	return "", false
 }
 
 func writeTuple(b *strings.Builder, items []any, longs bool) {
