@@ -130,29 +130,24 @@ func keepBest(idx []int, cmp func(a, b int) int) []int {
 // must pass every spec that has a `then` (SEMANTICS §8.4).
 func preferSuccessors(cands []SpecCandidate, idx []int) []int {
 	for len(idx) > 1 {
-		var w *successorWalk // made only when some spec has a successor
+		w := successorWalk{cands: cands, idx: idx}
+		var preempting []int // remaining candidates another lets preempt it
 		for _, i := range idx {
 			if cands[i].Meta.Then == "" {
 				continue
 			}
-			if w == nil {
-				w = newSuccessorWalk(cands, idx)
-			}
-			if to, ok := w.successor(i); ok {
-				w.preempting[to] = true
+			if to, ok := w.successor(i); ok && !slices.Contains(preempting, to) {
+				preempting = append(preempting, to)
 			}
 		}
-		if w == nil || len(w.preempting) == 0 {
+		if len(preempting) == 0 || len(preempting) == len(idx) {
 			return idx
 		}
-		next := make([]int, 0, len(idx))
+		next := make([]int, 0, len(preempting))
 		for _, i := range idx {
-			if w.preempting[i] {
+			if slices.Contains(preempting, i) {
 				next = append(next, i)
 			}
-		}
-		if len(next) == len(idx) {
-			return idx
 		}
 		idx = next
 	}
@@ -160,15 +155,17 @@ func preferSuccessors(cands []SpecCandidate, idx []int) []int {
 }
 
 // successorWalk finds, for one round of preferSuccessors, the remaining
-// candidate each spec's `then` path leads to first.
+// candidate each spec's `then` path leads to first. Its maps are made
+// only when needed: most rounds find each successor among a few
+// remaining candidates.
 type successorWalk struct {
-	cands      []SpecCandidate
-	remaining  map[string]int // name -> index, the remaining candidates
-	all        map[string]int // name -> index, every candidate; made on first use
-	preempting map[int]bool   // remaining candidates some other one lets preempt it
+	cands     []SpecCandidate
+	idx       []int          // the remaining candidates
+	remaining map[string]int // name -> index of idx's, when idx is long
+	all       map[string]int // name -> index, every candidate; made on first use
 	// reached memoises, for a spec that is not remaining, the remaining
 	// candidate its path leads to and whether the spec just before that
-	// one lets it preempt; -1 when the path ends or loops first.
+	// one lets it preempt; to is -1 when the path ends or loops first.
 	reached map[int]reach
 }
 
@@ -177,18 +174,34 @@ type reach struct {
 	preempts bool
 }
 
-func newSuccessorWalk(cands []SpecCandidate, idx []int) *successorWalk {
-	w := &successorWalk{cands: cands, remaining: make(map[string]int, len(idx)), preempting: map[int]bool{}}
-	for _, i := range idx {
-		w.remaining[cands[i].Name] = i
+// shortScan is how many remaining candidates are searched by name one by
+// one before a map is worth making.
+const shortScan = 16
+
+// remainingIndex finds a remaining candidate by name.
+func (w *successorWalk) remainingIndex(name string) (int, bool) {
+	if len(w.idx) <= shortScan {
+		for _, i := range w.idx {
+			if w.cands[i].Name == name {
+				return i, true
+			}
+		}
+		return 0, false
 	}
-	return w
+	if w.remaining == nil {
+		w.remaining = make(map[string]int, len(w.idx))
+		for _, i := range w.idx {
+			w.remaining[w.cands[i].Name] = i
+		}
+	}
+	i, ok := w.remaining[name]
+	return i, ok
 }
 
 // successor is the remaining candidate that the `then` path from remaining
 // candidate i reaches first, when the spec just before it lets it preempt.
 func (w *successorWalk) successor(i int) (int, bool) {
-	r := w.follow(i, map[int]bool{i: true})
+	r := w.follow(i, nil)
 	if r.to < 0 || r.to == i || !r.preempts {
 		return 0, false
 	}
@@ -197,13 +210,14 @@ func (w *successorWalk) successor(i int) (int, bool) {
 
 // follow walks on from spec i (a remaining candidate or a spec passed
 // over) to the next remaining candidate along `then`; onPath holds the
-// specs walked so far, so a cycle ends the walk.
+// specs passed over so far, so a cycle among them ends the walk (one
+// back to a remaining candidate ends at that candidate).
 func (w *successorWalk) follow(i int, onPath map[int]bool) reach {
 	m := w.cands[i].Meta
 	if m.Then == "" || m.Then == w.cands[i].Name {
 		return reach{to: -1}
 	}
-	if j, ok := w.remaining[m.Then]; ok {
+	if j, ok := w.remainingIndex(m.Then); ok {
 		return reach{to: j, preempts: m.ThenPreempts}
 	}
 	if w.all == nil {
@@ -219,6 +233,9 @@ func (w *successorWalk) follow(i int, onPath map[int]bool) reach {
 	}
 	if r, ok := w.reached[j]; ok {
 		return r
+	}
+	if onPath == nil {
+		onPath = map[int]bool{}
 	}
 	onPath[j] = true
 	r := w.follow(j, onPath)

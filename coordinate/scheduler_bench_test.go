@@ -23,3 +23,21 @@ func BenchmarkChooseWorkSpec100(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkChooseWorkSpecChain: the choice between the two specs of the
+// chain workload (a -> b, both with available units), where the
+// then_preempts rule runs on every get_work.
+func BenchmarkChooseWorkSpecChain(b *testing.B) {
+	ma := WorkSpecMeta{Weight: 20, ThenPreempts: true, Then: "b"}
+	mb := WorkSpecMeta{Weight: 20, ThenPreempts: true}
+	cands := []SpecCandidate{
+		{Name: "a", Meta: &ma, Pending: 3, Available: 100},
+		{Name: "b", Meta: &mb, Pending: 5, Available: 100},
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if i, ok := ChooseWorkSpec(cands, WorkRequest{}, SchedulerOptions{}); !ok || i != 1 {
+			b.Fatal("b not chosen")
+		}
+	}
+}
