@@ -124,11 +124,14 @@ func (a *Attempt) Retry(ctx context.Context, data coordinate.Data) error {
 }
 
 // Renew extends the lease to d from now and moves the batch's
-// cancellation and failure deadlines accordingly.
+// cancellation and failure deadlines accordingly. A d above
+// coordinate.MaxLease (24 h) renews for MaxLease: the queue would turn it
+// into 5 minutes.
 func (a *Attempt) Renew(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		return fmt.Errorf("work unit %s: renew for %v: the lease must be positive", a, d)
 	}
+	d = min(d, coordinate.MaxLease) // coordinate.ClampRenewLease
 	granted := a.b.w.cfg.Clock.Now()
 	return a.update(ctx, coordinate.WorkUnitUpdate{LeaseTime: &d}, func() {
 		a.state = statePending

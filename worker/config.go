@@ -37,7 +37,9 @@ type Config struct {
 	MaxJobs int
 	// AvailableGB is sent with get_work for specs' min_gb (0: unknown).
 	AvailableGB float64
-	// Lease is the lease asked for with each batch (default 5 minutes).
+	// Lease is the lease asked for with each batch (default 5 minutes,
+	// at most coordinate.MaxLease, 24 h: coordinated grants a longer
+	// request only 5 minutes, so a longer Lease is lowered to 24 h).
 	Lease time.Duration
 	// HeartbeatInterval is how often the worker re-registers (default
 	// 15 s, as the Python worker); WorkerExpire how long a registration
@@ -92,6 +94,10 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Lease <= 0 {
 		c.Lease = coordinate.DefaultLease
 	}
+	// The queue turns a longer lease into 5 minutes
+	// (coordinate.ClampGetWorkLease); the worker would believe the long
+	// one and let the task run on after the lease lapsed.
+	c.Lease = min(c.Lease, coordinate.MaxLease)
 	if c.HeartbeatInterval <= 0 {
 		c.HeartbeatInterval = 15 * time.Second
 	}
