@@ -17,10 +17,12 @@ var modeRun = coordinate.Data{0x43, 'R', 'U', 'N'}
 
 // heartbeater registers the worker every HeartbeatInterval.
 type heartbeater struct {
-	mu      sync.Mutex
-	stopped bool
-	stopFn  func() bool
-	data    coordinate.Data
+	mu       sync.Mutex
+	stopped  bool
+	stopFn   func() bool
+	cancel   context.CancelFunc // of the heartbeat in flight, if any
+	inflight sync.WaitGroup
+	data     coordinate.Data
 }
 
 // environment is the heartbeat data, shaped like the Python worker's
@@ -88,23 +90,43 @@ func (h *heartbeater) schedule(w *Worker) {
 		return
 	}
 	h.stopFn = w.cfg.Clock.AfterFunc(w.cfg.HeartbeatInterval, func() {
+		h.mu.Lock()
+		if h.stopped {
+			h.mu.Unlock()
+			return
+		}
 		ctx, cancel := context.WithTimeout(w.baseCtx, updateTimeout)
-		defer cancel()
-		if err := w.heartbeat(ctx); err != nil {
+		h.cancel = cancel
+		h.inflight.Add(1)
+		h.mu.Unlock()
+		err := w.heartbeat(ctx)
+		h.mu.Lock()
+		h.cancel = nil
+		h.mu.Unlock()
+		cancel()
+		h.inflight.Done()
+		if err != nil {
 			w.log.Warn("heartbeat", "err", err)
 		}
 		h.schedule(w)
 	})
 }
 
-// stopAndUnregister ends the heartbeats and removes the registration.
+// stopAndUnregister ends the heartbeats and removes the registration. A
+// heartbeat in flight is cancelled and waited for: landing after the
+// unregistration, it would register the stopped worker again (and its
+// call could outlive Run).
 func (h *heartbeater) stopAndUnregister(w *Worker) {
 	h.mu.Lock()
 	h.stopped = true
 	if h.stopFn != nil {
 		h.stopFn()
 	}
+	if h.cancel != nil {
+		h.cancel()
+	}
 	h.mu.Unlock()
+	h.inflight.Wait()
 	ctx, cancel := context.WithTimeout(w.baseCtx, updateTimeout)
 	defer cancel()
 	if err := w.q.UnregisterWorker(ctx, w.cfg.ID); err != nil {
