@@ -23,6 +23,10 @@ const (
 	shortLease = time.Minute
 	// updateTimeout bounds an update the library makes on its own.
 	updateTimeout = 30 * time.Second
+	// failRetry is the least wait before a forced failure whose deadline
+	// has passed (one that failed with the queue unreachable) is tried
+	// again.
+	failRetry = time.Second
 )
 
 // deadlines returns when to cancel a task and when to fail its pending
@@ -82,7 +86,14 @@ func (b *batch) rearmLocked() {
 	if b.ctx.Err() == nil {
 		b.stopCancel = clock.AfterFunc(cancelAt.Sub(now), b.cancel)
 	}
-	b.stopFail = clock.AfterFunc(failAt.Sub(now), b.expire)
+	// A deadline already past is one whose forced failure did not go
+	// through (a lost lease ends the attempt): try again after a pause,
+	// not in a loop as fast as the queue answers.
+	failIn := failAt.Sub(now)
+	if failIn <= 0 {
+		failIn = failRetry
+	}
+	b.stopFail = clock.AfterFunc(failIn, b.expire)
 }
 
 func (b *batch) stopTimersLocked() {
