@@ -7,9 +7,10 @@
 // A spec runs the task named by its `task` key, else its own name:
 //
 //	name: greetings
+//	min_gb: 0          # required by `coordinate load`, as by the Python CLI
 //	runtime: go
 //	task: shout
-//	then: next_spec   # optional: the units "shout" outputs go there
+//	then: next_spec    # optional: the units "shout" outputs go there
 package main
 
 import (
