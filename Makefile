@@ -1,5 +1,5 @@
 # The two commands of the README: `make run` and `make test`.
-.PHONY: run test test-go build bench bench-load fuzz perf-table perf-scale perf-python probes
+.PHONY: run test test-go build bench bench-load fuzz soak perf-table perf-scale perf-python probes
 
 build:
 	go build -o bin/coordinated ./cmd/coordinated
@@ -16,6 +16,14 @@ test-go:
 
 bench:
 	go test -run '^$$' -bench . -benchmem ./...
+
+# The PostgreSQL backend's randomized tests, longer than the test command
+# runs them: the differential test against the memory backend over
+# SOAK_SEEDS seeds (200, about 5 minutes) and the three-daemon stress test
+# for SOAK_SECONDS (120); a throwaway PostgreSQL unless
+# COORDINATE_TEST_POSTGRES names one. A failure prints the seed to replay.
+soak:
+	scripts/test.sh soak
 
 # Longer fuzzing than the test command's few seconds: FUZZTIME per target.
 # Minimising a new input is capped so that it cannot stall a run. A failure

@@ -8,13 +8,18 @@
 #
 #   scripts/test.sh        everything (the README's `make test`, and CI)
 #   scripts/test.sh go     the Go checks and tests only (`make test-go`)
+#   scripts/test.sh soak   the PostgreSQL backend's randomized tests, long
+#                          (`make soak`): the differential test against the
+#                          memory backend over SOAK_SEEDS seeds (default
+#                          200) and the three-daemon stress test for
+#                          SOAK_SECONDS (default 120)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 what=${1:-all}
 case $what in
-  all | go) ;;
-  *) echo "usage: $0 [all|go]" >&2; exit 2 ;;
+  all | go | soak) ;;
+  *) echo "usage: $0 [all|go|soak]" >&2; exit 2 ;;
 esac
 
 # The linter, pinned; `go run` builds it once into Go's cache.
@@ -38,6 +43,14 @@ if [ -z "${COORDINATE_TEST_POSTGRES:-}" ]; then
   export COORDINATE_TEST_POSTGRES
 fi
 echo "== PostgreSQL for tests: $COORDINATE_TEST_POSTGRES"
+
+if [ "$what" = soak ]; then
+  echo "== differential test, ${SOAK_SEEDS:-200} seeds"
+  COORDINATE_DIFF_SEEDS=${SOAK_SEEDS:-200} go test -count=1 -timeout 0 -run '^TestDifferentialMemoryPostgres$' ./postgres
+  echo "== three-daemon stress test, ${SOAK_SECONDS:-120} s"
+  COORDINATE_STRESS_SECONDS=${SOAK_SECONDS:-120} go test -count=1 -timeout 0 -run '^TestStressDaemons$' ./postgres
+  exit 0
+fi
 
 # Headless Chromium for the web package's browser tests (they fail, never
 # skip, without it). Screenshots land in $COORDINATE_TEST_ARTIFACTS.
