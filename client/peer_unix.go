@@ -24,10 +24,10 @@ func closedByPeer(nc net.Conn) bool {
 	closed := false
 	err = rc.Read(func(fd uintptr) bool {
 		var b [1]byte
-		n, _, err := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
-		switch {
-		case err == syscall.EAGAIN || err == syscall.EWOULDBLOCK || err == syscall.EINTR:
-		case err != nil, n >= 0: // reset; EOF (0) or unexpected bytes
+		_, _, err := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+		switch err {
+		case syscall.EAGAIN, syscall.EINTR: // nothing to read (EWOULDBLOCK is EAGAIN here): open
+		default: // reset, EOF (0 bytes) or unexpected bytes
 			closed = true
 		}
 		return true // never wait

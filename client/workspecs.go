@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"reflect"
 	"unicode/utf8"
+
+	"github.com/coordinated/coordinated/pyvalue"
 )
 
 // The work spec methods (docs/spec/PROTOCOL.md §8.1 to §8.8).
@@ -214,17 +216,11 @@ func (c *Client) Archive(ctx context.Context, names ...string) error {
 // unicode one only when it is ASCII: a name with other characters is
 // almost always unicode there (YAML and JSON give Python 2 unicode for
 // it: flow files, `coordinate load`, list_work_specs of a spec set so),
-// so it is sent as a text string; an ASCII name, or one that is not
-// UTF-8, as a byte string, as the Python client sends a str. coordinated
-// takes either.
+// so it is typed as Python 2 typed such a string (pyvalue.String); a name
+// that is not UTF-8 can only be a byte string. coordinated takes either.
 func specArg(name string) any {
-	for i := 0; i < len(name); i++ {
-		if name[i] >= utf8.RuneSelf {
-			if utf8.ValidString(name) {
-				return name
-			}
-			break
-		}
+	if !utf8.ValidString(name) {
+		return []byte(name)
 	}
-	return []byte(name)
+	return pyvalue.String(name)
 }

@@ -163,15 +163,6 @@ type successorWalk struct {
 	idx       []int          // the remaining candidates
 	remaining map[string]int // name -> index of idx's, when idx is long
 	all       map[string]int // name -> index, every candidate; made on first use
-	// reached memoises, for a spec that is not remaining, the remaining
-	// candidate its path leads to and whether the spec just before that
-	// one lets it preempt; to is -1 when the path ends or loops first.
-	reached map[int]reach
-}
-
-type reach struct {
-	to       int
-	preempts bool
 }
 
 // shortScan is how many remaining candidates are searched by name one by
@@ -198,49 +189,42 @@ func (w *successorWalk) remainingIndex(name string) (int, bool) {
 	return i, ok
 }
 
-// successor is the remaining candidate that the `then` path from remaining
-// candidate i reaches first, when the spec just before it lets it preempt.
-func (w *successorWalk) successor(i int) (int, bool) {
-	r := w.follow(i, nil)
-	if r.to < 0 || r.to == i || !r.preempts {
-		return 0, false
-	}
-	return r.to, true
-}
-
-// follow walks on from spec i (a remaining candidate or a spec passed
-// over) to the next remaining candidate along `then`; onPath holds the
-// specs passed over so far, so a cycle among them ends the walk (one
-// back to a remaining candidate ends at that candidate).
-func (w *successorWalk) follow(i int, onPath map[int]bool) reach {
-	m := w.cands[i].Meta
-	if m.Then == "" || m.Then == w.cands[i].Name {
-		return reach{to: -1}
-	}
-	if j, ok := w.remainingIndex(m.Then); ok {
-		return reach{to: j, preempts: m.ThenPreempts}
-	}
+// allIndex finds any candidate by name.
+func (w *successorWalk) allIndex(name string) (int, bool) {
 	if w.all == nil {
 		w.all = make(map[string]int, len(w.cands))
 		for k := range w.cands {
 			w.all[w.cands[k].Name] = k
 		}
-		w.reached = map[int]reach{}
 	}
-	j, ok := w.all[m.Then]
-	if !ok || onPath[j] || w.cands[j].Meta == nil {
-		return reach{to: -1}
+	i, ok := w.all[name]
+	return i, ok
+}
+
+// successor is the remaining candidate that the `then` path from remaining
+// candidate i reaches first, through specs passed over, when the spec just
+// before it lets it preempt. A path that ends, loops among specs passed
+// over, or comes back to i has none.
+func (w *successorWalk) successor(i int) (int, bool) {
+	var passed map[int]bool // the specs passed over so far
+	for cur := i; ; {
+		m := w.cands[cur].Meta
+		if m.Then == "" || m.Then == w.cands[cur].Name {
+			return 0, false
+		}
+		if j, ok := w.remainingIndex(m.Then); ok {
+			return j, j != i && m.ThenPreempts
+		}
+		j, ok := w.allIndex(m.Then)
+		if !ok || passed[j] || w.cands[j].Meta == nil {
+			return 0, false
+		}
+		if passed == nil {
+			passed = map[int]bool{}
+		}
+		passed[j] = true
+		cur = j
 	}
-	if r, ok := w.reached[j]; ok {
-		return r
-	}
-	if onPath == nil {
-		onPath = map[int]bool{}
-	}
-	onPath[j] = true
-	r := w.follow(j, onPath)
-	w.reached[j] = r
-	return r
 }
 
 // lessLoaded reports whether a has a lower (1+pending)/weight than b, ties

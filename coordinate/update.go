@@ -46,8 +46,19 @@ func (upd WorkUnitUpdate) Check() error {
 	if upd.Status == 0 && upd.LeaseTime == nil {
 		return ErrNothingToDo
 	}
-	if upd.Status != 0 && (!upd.Status.Valid() || upd.Status == StatusBlocked) {
-		return fmt.Errorf("%w: status must be 1, 3, 4 or 5, not %d", ErrInvalidWorkUnit, int64(upd.Status))
+	if upd.Status != 0 {
+		return CheckStatusCode(int64(upd.Status))
+	}
+	return nil
+}
+
+// CheckStatusCode is the rule for the status code an update sends: 1, 3,
+// 4 or 5, else ErrInvalidWorkUnit. Check applies it to a WorkUnitUpdate,
+// whose Status 0 means "no status"; the RPC layer applies it to the code
+// as sent, so that 0, or a number past an int, is refused like 7.
+func CheckStatusCode(s int64) error {
+	if st := Status(s); int64(st) != s || !st.Valid() || st == StatusBlocked {
+		return fmt.Errorf("%w: status must be 1, 3, 4 or 5, not %d", ErrInvalidWorkUnit, s)
 	}
 	return nil
 }

@@ -24,7 +24,8 @@ func (js *JobServer) getWork(ctx context.Context, p []cbor.RawMessage) (any, err
 	// Python read options.get(...) and passed max_jobs and lease_time
 	// through int() and float(): a null for any of them raised before
 	// anything was leased, so it is a TypeError here too (elsewhere null
-	// options read as {}).
+	// options read as {}). A given max_jobs or lease_time is decoded even
+	// when null, which the decoders refuse.
 	if len(p[1]) > 0 && cborx.IsNull(p[1]) {
 		return nil, typeError("options must be a dict, not None")
 	}
@@ -32,21 +33,16 @@ func (js *JobServer) getWork(ctx context.Context, p []cbor.RawMessage) (any, err
 	if err := decodeOptionsInto(p[1], "options", opts); err != nil {
 		return nil, err
 	}
-	for _, k := range [...]string{"max_jobs", "lease_time"} {
-		if v, ok := opts[k]; ok && cborx.IsNull(v) {
-			return nil, typeError("%s must be a number, not None", k)
-		}
-	}
 	req := coordinate.WorkRequest{Worker: worker, MaxJobs: 1}
 	leaseSeconds := 0.0 // invalid: the clamp turns it into the default
-	if opts.present("lease_time") {
-		if leaseSeconds, err = decodeNumber(opts["lease_time"], "lease_time"); err != nil {
+	if raw, ok := opts["lease_time"]; ok {
+		if leaseSeconds, err = decodeNumber(raw, "lease_time"); err != nil {
 			return nil, err
 		}
 	}
 	req.LeaseTime = coordinate.ClampGetWorkLease(leaseSeconds)
-	if opts.present("max_jobs") {
-		n, err := decodePyInt(opts["max_jobs"], "max_jobs")
+	if raw, ok := opts["max_jobs"]; ok {
+		n, err := decodePyInt(raw, "max_jobs")
 		if err != nil {
 			return nil, err
 		}

@@ -51,39 +51,46 @@ func (js *JobServer) workerHeartbeat(ctx context.Context, p []cbor.RawMessage) (
 
 // decodeExpireSeconds reads worker_heartbeat's expire_seconds as
 // decodeNumber does, with the text Python's str() gave the value, which
-// its warning shows: a float as Python printed it ("-1.0"), and a null,
-// which Python 2 compared below every number, as "None" (so it is
-// negative, and the record lives 300 s).
+// its warning shows (pyStrNumber); a null, which Python 2 compared below
+// every number, is negative and shows as "None" (the record lives 300 s).
 func decodeExpireSeconds(raw cbor.RawMessage) (float64, string, error) {
 	if len(raw) > 0 && cborx.IsNull(raw) {
 		return math.Inf(-1), "None", nil
-	}
-	if n, ok := cborx.Int(raw); ok {
-		return float64(n), strconv.FormatInt(n, 10), nil
-	}
-	if f, ok := cborx.Float64(raw); ok && !math.IsNaN(f) {
-		return f, pyvalue.FloatStr(f), nil
 	}
 	f, err := decodeNumber(raw, "expire_seconds")
 	if err != nil {
 		return 0, "", err
 	}
+	return f, pyStrNumber(raw, f), nil
+}
+
+// pyStrNumber is Python 2's str() of a number parameter sent as raw and
+// read as f by decodeNumber: a numeric string as it is (docs/compat.md,
+// worker-expire-string), an integer with every digit, a bool as
+// True/False, a float as pyvalue.FloatStr.
+func pyStrNumber(raw cbor.RawMessage, f float64) string {
 	if s, _, ok := cborx.StringValue(raw); ok {
-		return f, s, nil // a numeric string (docs/compat.md, worker-expire-string)
+		return s
 	}
-	// An integer past int64: every digit, as Python's str() of a long.
 	var v any
-	if cbor.Unmarshal(raw, &v) == nil {
+	if decMode.Unmarshal(raw, &v) == nil {
 		switch x := v.(type) {
+		case int64:
+			return strconv.FormatInt(x, 10)
 		case uint64:
-			return f, strconv.FormatUint(x, 10), nil
+			return strconv.FormatUint(x, 10)
 		case big.Int:
-			return f, x.String(), nil
+			return x.String()
 		case *big.Int:
-			return f, x.String(), nil
+			return x.String()
+		case bool:
+			if x {
+				return "True"
+			}
+			return "False"
 		}
 	}
-	return f, pyvalue.FloatStr(f), nil
+	return pyvalue.FloatStr(f)
 }
 
 // dataOrNull stores a parameter verbatim, null when it was omitted.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 
@@ -408,14 +407,12 @@ func (js *JobServer) updateWorkUnit(ctx context.Context, p []cbor.RawMessage) (a
 		if err != nil {
 			return nil, err
 		}
-		if s == 0 {
-			// Status 0 would read as "no status": it is an unknown code,
-			// refused like 7 (Python stored it and broke the unit).
-			return nil, valueError("status must be 1, 3, 4 or 5, not 0")
+		// As sent: 0 would read as "no status" once in upd (Python
+		// stored it and broke the unit).
+		if err := coordinate.CheckStatusCode(s); err != nil {
+			return js.updateResult(name, key, err)
 		}
-		if upd.Status = coordinate.Status(s); int64(upd.Status) != s {
-			upd.Status = math.MinInt32 // does not fit an int: invalid all the same
-		}
+		upd.Status = coordinate.Status(s)
 	}
 	if err := upd.Check(); err != nil {
 		return js.updateResult(name, key, err)

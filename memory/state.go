@@ -359,8 +359,8 @@ func (s *state) removeUnit(u *unit, now int64, archived bool) {
 	if u.where == inDelayed || u.where == inPending {
 		s.noteDue(sp)
 	}
-	if gr := s.groupOf(u); gr != nil && u.where == inDelayed {
-		gr.delayed-- // leaveGroup, below, takes the status out
+	if u.ext != nil {
+		s.leaveGroup(u, now) // while u.where still names its heap (group.sub)
 	}
 	u.where = inNoHeap
 	sp.counts[u.status]--
@@ -371,7 +371,6 @@ func (s *state) removeUnit(u *unit, now int64, archived bool) {
 	s.markGone(u)
 	s.workers.dropUnit(u)
 	if u.ext != nil {
-		s.leaveGroup(u, now)
 		s.dropEdges(u)
 	}
 	if len(s.dependents) > 0 {

@@ -23,13 +23,13 @@ func TestUnitCountUpsertsAgree(t *testing.T) {
 			t.Fatalf("unit_count_add no longer contains %q: update this test and the inline copies", part)
 		}
 	}
-	resolve, err := migrationFiles.ReadFile("migrations/0013_resolve_locks_dependents.sql")
+	resolve, err := migrationFiles.ReadFile("migrations/0014_resolve_locks_all_dependents.sql")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for name, sql := range map[string]string{
 		"claim.sql": claimSQL, "claim_many.sql": claimManySQL, "finish.sql": finishSQL, "sweep.sql": sweepSQL,
-		"resolve_finished_units": string(resolve),
+		"resolve_finished_units": string(resolve), "deps_unblock_free": depsUnblockFreeSQL,
 	} {
 		s := norm(sql)
 		inserts := strings.Count(s, "INSERT INTO unit_count")

@@ -90,22 +90,22 @@ func (b *Backend) sweepAll(ctx context.Context, now time.Time) error {
 	if err := b.sweepDeadOwners(ctx, now); err != nil {
 		return err
 	}
-	var blocked rowKeys // units the sweep put back to BLOCKED
 	for {
-		n, err := b.sweepOnce(ctx, now, &blocked)
-		if retryable(err) {
-			continue
-		}
+		var (
+			n       int64
+			expired specEvents
+		)
+		err := b.inTx(ctx, func(tx pgx.Tx) error {
+			var err error
+			n, expired, err = sweepOnce(ctx, tx, now)
+			return err
+		})
 		if err != nil {
 			return fmt.Errorf("postgres lease expiry: %w", err)
 		}
+		b.events.committed(expired)
 		if n < sweepBatch {
 			break
-		}
-	}
-	if blocked.len() > 0 {
-		if _, err := b.pool.Exec(ctx, depsUnblockFreeSQL, blocked.specs, blocked.keys, now.UnixNano()); err != nil {
-			return fmt.Errorf("postgres lease expiry (blocked units): %w", err)
 		}
 	}
 	if err := b.inTxCounted(ctx, func(tx pgx.Tx, d countDelta) error { return expireExhausted(ctx, tx, now, d) }); err != nil {
@@ -114,17 +114,23 @@ func (b *Backend) sweepAll(ctx context.Context, now time.Time) error {
 	return nil
 }
 
-// sweepOnce runs sweep.sql once and counts the leases it expired; the
-// units it put back to BLOCKED are added to blocked.
-func (b *Backend) sweepOnce(ctx context.Context, now time.Time, blocked *rowKeys) (int64, error) {
-	rows, err := b.pool.Query(ctx, sweepSQL, now.UnixNano(), sweepBatch)
+// sweepOnce runs sweep.sql once in tx, and counts the leases it expired.
+// The units it put back to BLOCKED are checked again, in the same
+// transaction, by deps_unblock_free: sweep.sql read their edges at its
+// statement's snapshot, and a finish that deleted the last edge and
+// committed while it ran left them BLOCKED with no edge; the next
+// statement sees that deletion. Both commit together, so a daemon that
+// stops between them leaves the leases unexpired, not the units stuck.
+func sweepOnce(ctx context.Context, tx pgx.Tx, now time.Time) (int64, specEvents, error) {
+	rows, err := tx.Query(ctx, sweepSQL, now.UnixNano(), sweepBatch)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	expired := specEvents{}
 	var (
 		total, spec, n int64
 		keys           [][]byte
+		blocked        rowKeys
 	)
 	if _, err := pgx.ForEachRow(rows, []any{&spec, &n, &keys}, func() error {
 		expired.of(spec).Expired += uint64(n)
@@ -134,10 +140,14 @@ func (b *Backend) sweepOnce(ctx context.Context, now time.Time, blocked *rowKeys
 		}
 		return nil
 	}); err != nil {
-		return 0, err
+		return 0, nil, err
 	}
-	b.events.committed(expired)
-	return total, nil
+	if blocked.len() > 0 {
+		if _, err := tx.Exec(ctx, depsUnblockFreeSQL, blocked.specs, blocked.keys, now.UnixNano()); err != nil {
+			return 0, nil, err
+		}
+	}
+	return total, expired, nil
 }
 
 // expireExhausted expires the leases sweep.sql leaves alone: those of

@@ -79,10 +79,9 @@ type lockedUnit struct {
 	// lapsedBy and lapsedAt are the holder and expiry of the lease that
 	// lapsed (expireInGo), or that a lease time not in the future ended
 	// (coordinate.UpdateEffect.LeaseEnded), for the holder's outstanding
-	// entry; lapsed says either happened.
+	// entry; lapsedBy is nil when neither happened.
 	lapsedBy *coordinate.Name
 	lapsedAt time.Time
-	lapsed   bool
 	// outstanding: some worker has the unit in its outstanding set.
 	outstanding bool
 	key         string
@@ -289,7 +288,7 @@ func applyUpdates(ctx context.Context, tx dbtx, batch []*updateRequest, locked *
 		lu.st = st
 		lu.dirty = true
 		if !eff.LeaseEnded.IsZero() && holder != nil {
-			lu.lapsed, lu.lapsedBy, lu.lapsedAt = true, holder, eff.LeaseEnded
+			lu.lapsedBy, lu.lapsedAt = holder, eff.LeaseEnded
 		}
 		lastNow[lu] = r.now
 		if r.now.After(after.now) {
@@ -353,7 +352,7 @@ func applyUpdates(ctx context.Context, tx dbtx, batch []*updateRequest, locked *
 		if lu.completed && lu.st.Status.Completed() && lu.outstanding {
 			completed.add(lu.specID, []byte(lu.key))
 		}
-		if lu.lapsed && lu.outstanding && lu.lapsedBy != nil && !lu.st.Status.Completed() {
+		if lu.lapsedBy != nil && lu.outstanding && !lu.st.Status.Completed() {
 			lapsed.add(lu.specID, []byte(lu.key))
 			lapsedBy = append(lapsedBy, bytesOf(lu.lapsedBy.Bytes))
 			lapsedAt = append(lapsedAt, lu.lapsedAt.UnixNano())
@@ -385,7 +384,7 @@ func expireInGo(lu *lockedUnit, now time.Time) {
 	lu.dirty = true
 	lu.expired = true
 	lu.leaseID = nil
-	lu.lapsed, lu.lapsedBy, lu.lapsedAt = true, lu.st.Worker, lu.st.Expiration
+	lu.lapsedBy, lu.lapsedAt = lu.st.Worker, lu.st.Expiration
 	lu.st = coordinate.ExpireLease(lu.st, lu.attempts, lu.maxRetries, now)
 	lu.st.Status = coordinate.StillWaiting(lu.st.Status, lu.waits)
 	lu.completed = lu.completed || lu.st.Status.Completed()

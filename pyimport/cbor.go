@@ -155,21 +155,10 @@ func describe(v item) string {
 	return fmt.Sprintf("item 0x%x", v[0])
 }
 
-// pyInt reads an integer as Python's int() did (a float truncated, a
-// numeric string parsed); null is not one.
-func pyInt(v item) (int64, bool) {
-	if isNull(v) {
-		return 0, false
-	}
-	return coordinate.PyInt(v)
-}
-
-// pyFloat reads a finite number as Python's float() did (a numeric
-// string parsed); null, NaN and infinities are not one.
+// pyFloat reads a finite number as Python's float() did
+// (coordinate.PyFloat: a numeric string parsed; null is not one); NaN and
+// infinities are refused too.
 func pyFloat(v item) (float64, bool) {
-	if isNull(v) {
-		return 0, false
-	}
 	f, ok := coordinate.PyFloat(v)
 	if !ok || math.IsNaN(f) || math.IsInf(f, 0) {
 		return 0, false

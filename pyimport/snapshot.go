@@ -76,7 +76,7 @@ func parseSpec(v item) (*Spec, string) {
 	// client sent them (a float weight scheduled fine in Python): they
 	// are read with int() and float(), as coordinated reads control
 	// values.
-	weight, ok := pyInt(f[1])
+	weight, ok := coordinate.PyInt(f[1])
 	if !ok {
 		return nil, in(fmt.Sprintf("weight must be an integer, got %s", describe(f[1])))
 	}
@@ -129,7 +129,7 @@ func parseSpec(v item) (*Spec, string) {
 			}
 		}
 		if !isNull(f[8]) {
-			mr, ok := pyInt(f[8])
+			mr, ok := coordinate.PyInt(f[8])
 			if !ok {
 				return nil, in(fmt.Sprintf("max_running must be an integer or null, got %s", describe(f[8])))
 			}

@@ -313,7 +313,9 @@ func TestFinishWithLostReplySucceeds(t *testing.T) {
 	if err := c.SetWorkSpec(ctx, map[any]any{cbor.ByteString("name"): "s", cbor.ByteString("runtime"): "go"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.AddWorkUnits(ctx, "s", []client.NewUnit{{Key: []byte("u"), Data: map[any]any{}}, {Key: []byte("v"), Data: map[any]any{}}}); err != nil {
+	// u is finished below; v and w are left for the lost get_work, so a
+	// get_work sent again would lease a second one.
+	if err := c.AddWorkUnits(ctx, "s", []client.NewUnit{{Key: []byte("u"), Data: map[any]any{}}, {Key: []byte("v"), Data: map[any]any{}}, {Key: []byte("w"), Data: map[any]any{}}}); err != nil {
 		t.Fatal(err)
 	}
 	p := testdaemon.NewLossyProxy(t, daemon)

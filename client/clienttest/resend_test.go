@@ -57,7 +57,7 @@ func TestLostReplyIsNotResent(t *testing.T) {
 		t.Errorf("add_work_units went out on %d connections, want 1 (not sent again)", n)
 	}
 	if counts, err := c.CountWorkUnits(ctx, "s"); err != nil || counts[1] != 1 {
-		t.Errorf("the add was applied once: counts %v %v", counts, err)
+		t.Errorf("the add was applied: counts %v %v", counts, err)
 	}
 
 	p.Armed.Store(true)

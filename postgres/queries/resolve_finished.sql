@@ -1,6 +1,6 @@
 -- Removes the edges to the units $1-$3 (namespace, spec, key) that are
 -- FINISHED and makes the blocked dependents left without edges available
--- (resolve_finished_units, migrations 0004, 0006 and 0009); $4 is now. Units
+-- (resolve_finished_units, migrations 0004 to 0014); $4 is now. Units
 -- given that are not FINISHED keep their edges, so the fast finish path
 -- can queue it for every unit it tried. It must run as a statement of its
 -- own after the units were locked or written: its snapshot then holds

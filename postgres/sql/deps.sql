@@ -9,7 +9,7 @@ SELECT r.i FROM unnest($1::bigint[], $2::bytea[], $3::bytea[]) WITH ORDINALITY A
 
 -- Locks the units depending on unit ($2, $3) of namespace $1, whatever
 -- their status, in the order resolve_finished_units locks them (migration
--- 0013). A statement of its own: the statement after it, which reads
+-- 0014). A statement of its own: the statement after it, which reads
 -- their statuses and their other dependencies, then takes its snapshot
 -- once the locks are held, so it sees what a transaction that held them
 -- (failing, retrying or finishing another dependency of theirs) committed.
@@ -75,7 +75,8 @@ SELECT key, dep_spec, dep_key FROM unit_dep
 -- sweep (queries/sweep.sql) reads the edges at its statement's snapshot:
 -- a finish that deleted a unit's last edge and committed while that one
 -- statement ran, before it locked the unit, left the unit BLOCKED with no
--- edge. This later statement sees the deletion. A unit that another
+-- edge. This later statement, in the sweep's transaction
+-- (sweep.go, sweepOnce), sees the deletion. A unit that another
 -- transaction changes meanwhile is re-checked on its new version (status
 -- 2). Keeps unit_count and the groups' progress in step.
 -- name: deps_unblock_free
