@@ -257,7 +257,8 @@ func newServerConn(s *Server, nc net.Conn) *serverConn {
 		bw:     bw,
 		frames: frameReader{r: br, limit: s.limit, mem: requestMemory{budget: s.budget, stop: s.closing}},
 	}
-	c.ctx = replyhold.With(context.WithValue(s.handlerCtx, deliveryKey{}, &c.hooks), &c.holds)
+	c.ctx = context.WithValue(s.handlerCtx, deliveryKey{}, &c.hooks)
+	c.ctx = replyhold.With(context.WithValue(c.ctx, connKey{}, c), &c.holds)
 	return c
 }
 

@@ -69,3 +69,34 @@ func socket(nc net.Conn) syscall.RawConn {
 	}
 	return raw
 }
+
+// awaitPeerClosed blocks until the client's side of the connection has
+// something to say: it reports errPeerClosed when that is the end of its
+// stream (or a reset), nil when it is bytes of a next request (the client
+// is alive, pipelining), and the read's error when the wait was ended
+// (a read deadline) or the socket cannot be watched. It reads nothing: the
+// kernel keeps the bytes for the connection's reader. It waits in the
+// runtime's network poller, not in a thread.
+func awaitPeerClosed(nc net.Conn) error {
+	raw := socket(nc)
+	if raw == nil {
+		return errCannotWatch
+	}
+	var closed bool
+	var buf [1]byte
+	err := raw.Read(func(fd uintptr) bool {
+		n, _, err := syscall.Recvfrom(int(fd), buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+		if err == syscall.EAGAIN || err == syscall.EINTR {
+			return false // nothing yet: wait for readiness
+		}
+		closed = (n == 0 && err == nil) || errors.Is(err, syscall.ECONNRESET)
+		return true
+	})
+	switch {
+	case closed:
+		return errPeerClosed
+	case err != nil:
+		return err
+	}
+	return nil
+}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/fxamacker/cbor/v2"
 
+	"github.com/coordinated/coordinated/cborrpc"
 	"github.com/coordinated/coordinated/coordinate"
 )
 
@@ -33,7 +34,8 @@ import (
 // A waiter woken for nothing it can take ignores wakes for wakeHoldoff, so
 // a stream of changes to specs it cannot run costs each waiter at most
 // one get_work per holdoff. Requests of one connection are answered in
-// order, so each connection has at most one waiting get_work; at most
+// order, so each connection has at most one waiting get_work, which stops
+// waiting when its client hangs up (cborrpc.PeerGone); at most
 // maxWaiters wait at once daemon-wide (more are answered at once);
 // StopWaiting, at shutdown, answers them all.
 
@@ -180,6 +182,13 @@ func (js *JobServer) getWorkWaiting(ctx context.Context, req coordinate.WorkRequ
 	}
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
+	// A client that hangs up while its call waits ends the wait, so its
+	// place among the waiters is not held for the rest of it. The watch
+	// starts with the first wait: a call that finds work at once pays
+	// nothing for it.
+	var gone <-chan struct{}
+	stopWatch := func() {}
+	defer func() { stopWatch() }()
 	for first := true; ; first = false {
 		// The channel is taken before trying, so a change made while
 		// GetWork runs is not missed; so is the time, so a delay ending
@@ -188,6 +197,9 @@ func (js *JobServer) getWorkWaiting(ctx context.Context, req coordinate.WorkRequ
 		as, err := js.ns.GetWork(ctx, req)
 		if err != nil || len(as) > 0 {
 			return as, err
+		}
+		if first {
+			gone, stopWatch = cborrpc.PeerGone(ctx)
 		}
 		due, stopDue := js.dueTimer(ctx, tried)
 		select {
@@ -199,6 +211,9 @@ func (js *JobServer) getWorkWaiting(ctx context.Context, req coordinate.WorkRequ
 		case <-ctx.Done():
 			stopDue()
 			return as, nil
+		case <-gone:
+			stopDue()
+			return js.clientGone()
 		}
 		stopDue()
 		if ch, ok = js.waits.again(); !ok {
@@ -216,6 +231,9 @@ func (js *JobServer) getWorkWaiting(ctx context.Context, req coordinate.WorkRequ
 			case <-ctx.Done():
 				hold.Stop()
 				return as, nil
+			case <-gone:
+				hold.Stop()
+				return js.clientGone()
 			}
 		}
 	}
@@ -244,6 +262,13 @@ func (js *JobServer) dueTimer(ctx context.Context, tried time.Time) (<-chan stru
 	}
 	timer := time.AfterFunc(d, fire)
 	return fired, func() { timer.Stop() }
+}
+
+// clientGone answers a waiting get_work whose client hung up: with no
+// work, which nobody reads.
+func (js *JobServer) clientGone() ([]coordinate.Attempt, error) {
+	js.log.Debug("get_work: the client closed the connection while the call waited")
+	return nil, nil
 }
 
 // timerClock is a coordinate.Clock with timers (coordinate.SystemClock and

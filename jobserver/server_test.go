@@ -50,7 +50,7 @@ var methodTests = []struct {
 	{"GetConfig", testGetConfig},
 	{"GroupsAndDependencies", testGroupsAndDependencies},
 	{"UndeliveredGetWorkReleased", testUndeliveredGetWorkReleased},
-	{"LongPollAbandonedReleased", testLongPollAbandonedReleased},
+	{"LongPollAbandonedEnds", testLongPollAbandonedEnds},
 	{"LockConflictsWithPrefixAndExtension", testLockConflictsWithPrefixAndExtension},
 	{"LockRenewUnlockAndExpiry", testLockRenewUnlockAndExpiry},
 	{"DeleteNamespaceAndNow", testDeleteNamespaceAndNow},
