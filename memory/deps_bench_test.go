@@ -15,6 +15,10 @@ func BenchmarkFanOut(b *testing.B) {
 	coordinatetest.BenchmarkFanOut(b, depsBenchNamespace(b), 100_000)
 }
 
+func BenchmarkAddDAG(b *testing.B) {
+	coordinatetest.BenchmarkAddDAG(b, depsBenchNamespace(b), 10_000)
+}
+
 func BenchmarkChain(b *testing.B) {
 	coordinatetest.BenchmarkChain(b, depsBenchNamespace(b), 100_000)
 }

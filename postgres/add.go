@@ -60,7 +60,7 @@ func addUnits(ctx context.Context, tx dbtx, nsID, spec int64, specName string, u
 	}
 	for i := range units {
 		if len(units[i].DependsOn) > 0 {
-			return addOrUpdateUnits(ctx, tx, nsID, spec, specName, units, now, d, g)
+			return addOrUpdateUnits(ctx, tx, nsID, spec, specName, units, now, d, g, false)
 		}
 	}
 	// Without dependencies, new units need no reading first: insert them
@@ -69,7 +69,7 @@ func addUnits(ctx context.Context, tx dbtx, nsID, spec int64, specName string, u
 	if err != nil || len(rest) == 0 {
 		return nil, nil, err
 	}
-	return addOrUpdateUnits(ctx, tx, nsID, spec, specName, rest, now, d, g)
+	return addOrUpdateUnits(ctx, tx, nsID, spec, specName, rest, now, d, g, false)
 }
 
 // insertIfNew inserts the units whose keys do not exist yet as AVAILABLE
@@ -119,9 +119,63 @@ func insertIfNew(ctx context.Context, tx dbtx, nsID, spec int64, units []coordin
 	return rest, nil
 }
 
-// addOrUpdateUnits is addUnits reading the existing units first.
+// addOrUpdateUnits is addUnits reading the existing units first. The
+// items take effect in order, as in the memory backend: an item depending
+// on another item of the call sees that one's new status when it comes
+// later. When a status change an item makes would spread to the units
+// waiting on it (failing them, or blocking again those failed because of
+// it) and a later item could be one of them or depend on one, the items
+// are applied one at a time instead (addOneByOne). cycleChecked says the
+// spreadsToLaterItem reports whether an item's status change would
+// spread to the units waiting on it (a unit newly FAILED fails them; one
+// no longer FAILED blocks again those failed because of it) while a later
+// item of the call could be one of those units (an existing unit that
+// may have edges: BLOCKED, PENDING or FAILED) or depend on one (an item
+// with dependencies). Applied together, that later item would be decided
+// on the statuses before the spreading, where the memory backend, which
+// spreads each change at once, decides it after.
+func spreadsToLaterItem(out []addedUnit) bool {
+	spread := false
+	for i := range out {
+		a := &out[i]
+		if spread && (len(a.in.DependsOn) > 0 || a.old != nil && mayHaveEdges(a.old.status)) {
+			return true
+		}
+		wasFailed := a.old != nil && a.old.status == coordinate.StatusFailed
+		spread = spread || wasFailed != (a.status == coordinate.StatusFailed)
+	}
+	return false
+}
+
+// mayHaveEdges reports whether a unit in status st may wait on others:
+// BLOCKED ones do, a hand-leased BLOCKED unit is PENDING with its edges,
+// and a unit failed because of a dependency keeps its edges.
+func mayHaveEdges(st coordinate.Status) bool {
+	return st == coordinate.StatusBlocked || st == coordinate.StatusPending || st == coordinate.StatusFailed
+}
+
+// addOneByOne applies the items of one call one at a time, in order, each
+// change spread to the units waiting on it before the next item is
+// decided, as the memory backend does. The call's edges have passed the
+// cycle check as a whole (the memory backend checks them so too). Rare
+// (spreadsToLaterItem) and a few round trips an item.
+func addOneByOne(ctx context.Context, tx dbtx, nsID, spec int64, specName string, units []coordinate.WorkUnitInput,
+	now time.Time, d countDelta, g groupBumps) error {
+	for i := range units {
+		failed, unfailed, err := addOrUpdateUnits(ctx, tx, nsID, spec, specName, units[i:i+1], now, d, g, true)
+		if err != nil {
+			return err
+		}
+		if err := propagateFailures(ctx, tx, now, failed, unfailed, d, g); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// call's edges passed the cycle check already.
 func addOrUpdateUnits(ctx context.Context, tx dbtx, nsID, spec int64, specName string, units []coordinate.WorkUnitInput,
-	now time.Time, d countDelta, g groupBumps) (failed, unfailed []unitKey, err error) {
+	now time.Time, d countDelta, g groupBumps, cycleChecked bool) (failed, unfailed []unitKey, err error) {
 	keys := make([][]byte, len(units))
 	for i, u := range units {
 		keys[i] = bytesOf(u.Key.Bytes)
@@ -182,8 +236,10 @@ func addOrUpdateUnits(ctx context.Context, tx dbtx, nsID, spec int64, specName s
 	depStatus := map[coordinate.UnitRef]coordinate.Status{}
 	if len(withDeps) > 0 {
 		// Only new edges close a cycle: without any, nothing to check.
-		if err := checkCycles(ctx, tx, nsID, cycleBatch, cycleOrder); err != nil {
-			return nil, nil, err
+		if !cycleChecked {
+			if err := checkCycles(ctx, tx, nsID, cycleBatch, cycleOrder); err != nil {
+				return nil, nil, err
+			}
 		}
 		var specs, dkeys [][]byte
 		for _, deps := range withDeps {
@@ -259,6 +315,16 @@ func addOrUpdateUnits(ctx context.Context, tx dbtx, nsID, spec int64, specName s
 			a.status = coordinate.StatusAvailable
 			a.clear, a.setEdges = true, a.old != nil
 		}
+		// Later items depending on this one see its new status.
+		depStatus[self] = a.status
+	}
+	if len(units) > 1 && spreadsToLaterItem(out) {
+		return nil, nil, addOneByOne(ctx, tx, nsID, spec, specName, units, now, d, g)
+	}
+
+	for i := range out {
+		a := &out[i]
+		in := a.in
 		var oldStatus coordinate.Status
 		var oldGrp []byte
 		if a.old != nil {

@@ -11,7 +11,7 @@ import (
 // Dependency release at a size users run: 100,000 units. Needs
 // COORDINATE_TEST_POSTGRES like the tests.
 //
-//	go test -run '^$' -bench 'FanOut|Chain' -benchtime 1x ./postgres/
+//	go test -run '^$' -bench 'FanOut|Chain|AddDAG' -benchtime 1x ./postgres/
 func BenchmarkFanOut(b *testing.B) {
 	coordinatetest.BenchmarkFanOut(b, depsBenchNamespace(b), 100_000)
 }
@@ -20,6 +20,11 @@ func BenchmarkFanOut(b *testing.B) {
 // one client, so it measures round trips more than release.
 func BenchmarkChain(b *testing.B) {
 	coordinatetest.BenchmarkChain(b, depsBenchNamespace(b), 100_000)
+}
+
+// BenchmarkAddDAG submits a chain of 10,000 units twice.
+func BenchmarkAddDAG(b *testing.B) {
+	coordinatetest.BenchmarkAddDAG(b, depsBenchNamespace(b), 10_000)
 }
 
 func depsBenchNamespace(b *testing.B) coordinate.Namespace {

@@ -350,7 +350,6 @@ func (r *diffRun) opAddWorkUnits() diffOp {
 	for range 1 + r.rng.IntN(4) {
 		ins = append(ins, r.unitInput(spec))
 	}
-	ins = r.independentReAdds(spec, ins)
 	var descs []string
 	for _, in := range ins {
 		descs = append(descs, describeInput(in))
@@ -409,49 +408,6 @@ func (r *diffRun) downstream(x, k coordinate.UnitRef) bool {
 		return false
 	}
 	return walk(x)
-}
-
-// independentReAdds keeps one add_work_units call (or a finish's chained
-// output) to spec clear of a divergence docs/postgres.md documents under
-// "Where it still differs from the memory backend": "*Items of one
-// add_work_units call that depend on each other's re-add.* The
-// dependencies' statuses are read before the batch's own items are
-// applied: re-adding a FAILED dependency and its dependent in one call
-// leaves the dependent AVAILABLE (or with a stale "dependency failed"
-// traceback) where the memory backend blocks it." An item loses a
-// dependency on another item of the call that re-adds an existing unit,
-// and an item re-adding a unit that waits (through any others) on another
-// item of the call is left out: that one's status may change in the call
-// (a re-add, or a new unit that fails at once on a FAILED dependency),
-// which PostgreSQL does not see when it reads the re-added unit's.
-// The new-unit case is a finding of this test, the same mechanism, added
-// to that doc item with it: with f FAILED and x BLOCKED on n (not yet
-// there), add_work_units [n depending on f, x] leaves x FAILED here and
-// AVAILABLE in the memory backend, which applies the items in order.
-// Everything else, new keys depending on each other in one call
-// included, is exercised.
-func (r *diffRun) independentReAdds(spec string, ins []coordinate.WorkUnitInput) []coordinate.WorkUnitInput {
-	reAdded := map[coordinate.UnitRef]bool{}
-	for _, in := range ins {
-		if r.unit(spec, in.Key.Bytes) != nil {
-			reAdded[coordinate.UnitRef{Spec: spec, Key: in.Key.Bytes}] = true
-		}
-	}
-	var out []coordinate.WorkUnitInput
-	for _, in := range ins {
-		self := coordinate.UnitRef{Spec: spec, Key: in.Key.Bytes}
-		if reAdded[self] && slices.ContainsFunc(ins, func(o coordinate.WorkUnitInput) bool {
-			k := coordinate.UnitRef{Spec: spec, Key: o.Key.Bytes}
-			return k != self && r.downstream(self, k)
-		}) {
-			continue
-		}
-		in.DependsOn = slices.DeleteFunc(slices.Clone(in.DependsOn), func(d coordinate.UnitRef) bool {
-			return d != self && reAdded[d]
-		})
-		out = append(out, in)
-	}
-	return out
 }
 
 // attemptView is an Attempt without its backend-specific id.
@@ -528,9 +484,6 @@ func (r *diffRun) outputFor(spec, key string) (coordinate.Data, string) {
 				ins[i].DependsOn = []coordinate.UnitRef{{Spec: r.pick(diffSpecs), Key: r.pick(diffKeys)}}
 			}
 		}
-	}
-	if then != "" {
-		ins = r.independentReAdds(then, ins)
 	}
 	var out any
 	if asMap {

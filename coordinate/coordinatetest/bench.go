@@ -98,3 +98,38 @@ func benchAdd(b *testing.B, ns coordinate.Namespace, spec string, units []coordi
 		units = units[n:]
 	}
 }
+
+// BenchmarkAddDAG times submitting a chain of n units, each depending on
+// the one before, in one add_work_units call, and then submitting it
+// again (every unit re-added, BLOCKED on its re-added predecessor but the
+// first). It reports units/s over both calls.
+func BenchmarkAddDAG(b *testing.B, ns coordinate.Namespace, n int) {
+	ctx := context.Background()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		spec := fmt.Sprintf("dag-%d", i)
+		benchSpec(b, ns, spec)
+		units := make([]coordinate.WorkUnitInput, n)
+		for j := range units {
+			units[j] = coordinate.WorkUnitInput{Key: bin(fmt.Sprintf("step%07d", j)), Data: coordinate.EmptyMap}
+			if j > 0 {
+				units[j].DependsOn = []coordinate.UnitRef{{Spec: spec, Key: fmt.Sprintf("step%07d", j-1)}}
+			}
+		}
+		b.StartTimer()
+		for range 2 {
+			if err := ns.AddWorkUnits(ctx, spec, units); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StopTimer()
+		counts, err := ns.CountWorkUnits(ctx, spec)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if counts[coordinate.StatusAvailable] != 1 || counts[coordinate.StatusBlocked] != n-1 {
+			b.Fatalf("after submitting the chain twice: counts %v, want 1 available and %d blocked", counts, n-1)
+		}
+	}
+	b.ReportMetric(float64(2*n*b.N)/b.Elapsed().Seconds(), "units/s")
+}

@@ -32,6 +32,10 @@ var depTests = []test{
 	{"SelfCycle", testDepSelfCycle},
 	{"CycleThroughKeptEdges", testDepCycleThroughKeptEdges},
 	{"ReAddDropsEdgesOfFailedUnit", testDepReAddDropsEdgesOfFailedUnit},
+	{"ReAddsTakeEffectInOrder", testDepReAddsInOrder},
+	{"ReAddedFailedDependencyAndDependent", testDepReAddFailedAndDependent},
+	{"FailureSpreadsBeforeLaterItem", testDepFailureSpreadsBeforeLaterItem},
+	{"UnfailSpreadsBeforeLaterItem", testDepUnfailSpreadsBeforeLaterItem},
 }
 
 // dep makes a unit input of spec "s" depending on keys of spec "s".
@@ -409,4 +413,69 @@ func testDepReAddDropsEdgesOfFailedUnit(e *env) {
 	e.add("s", e.dep("a"), e.dep("b", "a"))
 	e.checkDeps("a")
 	e.checkDeps("b", "a")
+}
+
+// The items of one add_work_units call take effect in order: re-running a
+// finished pipeline by re-adding its units, dependencies first, blocks
+// each dependent on its re-added dependency again; a dependent that comes
+// first sees its dependency still finished.
+func testDepReAddsInOrder(e *env) {
+	e.spec(m{"name": "s"})
+	e.add("s", e.dep("A"), e.dep("B", "A"))
+	e.finish("s", "A", nil)
+	e.finish("s", "B", nil)
+	e.add("s", e.dep("A"), e.dep("B", "A"))
+	e.checkDeps("A")
+	e.checkDeps("B", "A")
+	e.checkKeys("the re-run pipeline's first round", e.drain(), []string{"A"})
+	e.finish("s", "A", nil)
+	e.checkKeys("its second round", e.drain(), []string{"B"})
+	e.finish("s", "B", nil)
+
+	e.add("s", e.dep("B", "A"), e.dep("A"))
+	e.checkDeps("B")
+	e.checkDeps("A")
+	e.checkCounts("s", map[coordinate.Status]int{coordinate.StatusAvailable: 2})
+}
+
+// Re-adding a failed unit and, later in the same call, its dependent
+// failed because of it: the dependent waits for the re-added unit.
+func testDepReAddFailedAndDependent(e *env) {
+	e.spec(m{"name": "s"})
+	e.add("s", e.dep("f"), e.dep("d", "f"))
+	e.fail("s", "f")
+	e.checkStatus("s", coordinate.StatusFailed, "d")
+	e.add("s", e.dep("f"), e.dep("d", "f"))
+	e.checkDeps("f")
+	e.checkDeps("d", "f")
+	e.checkCounts("s", map[coordinate.Status]int{coordinate.StatusAvailable: 1, coordinate.StatusBlocked: 1})
+}
+
+// An item that fails at once (its dependency failed) fails the units
+// waiting on it before a later item of the call re-adds one of them: x,
+// failed by n, is then re-added and runs.
+func testDepFailureSpreadsBeforeLaterItem(e *env) {
+	e.spec(m{"name": "s"})
+	e.add("s", e.dep("f"), e.dep("x", "n"))
+	e.fail("s", "f")
+	e.checkDeps("x", "n")
+	e.add("s", e.dep("n", "f"), e.dep("x"))
+	e.checkStatus("s", coordinate.StatusFailed, "f", "n")
+	e.checkDeps("x")
+	e.checkCounts("s", map[coordinate.Status]int{coordinate.StatusFailed: 2, coordinate.StatusAvailable: 1})
+}
+
+// A failed unit re-added blocks again, at once, the dependent failed
+// because of it, so that dependent re-added later in the same call
+// without dependencies keeps waiting (a BLOCKED unit re-added without
+// dependencies stays blocked).
+func testDepUnfailSpreadsBeforeLaterItem(e *env) {
+	e.spec(m{"name": "s"})
+	e.add("s", e.dep("b"), e.dep("a", "b"))
+	e.fail("s", "b")
+	e.checkStatus("s", coordinate.StatusFailed, "a")
+	e.add("s", e.dep("b"), e.dep("a"))
+	e.checkDeps("b")
+	e.checkDeps("a", "b")
+	e.checkCounts("s", map[coordinate.Status]int{coordinate.StatusAvailable: 1, coordinate.StatusBlocked: 1})
 }
