@@ -192,66 +192,6 @@ func writePyRepr(b *strings.Builder, v any, longs bool) {
 	}
 }
 
-// Float formats a float the way Python 2 repr() does: shortest
-// round-trip digits, positional notation for decimal exponents -4..15 (with
-// ".0" when integral), exponent notation otherwise (two-digit exponent).
-func Float(f float64) string {
-	if s, ok := nonFinite(f); ok {
-		return s
-	}
-	e := strconv.FormatFloat(f, 'e', -1, 64)
-	exp, err := strconv.Atoi(e[strings.IndexByte(e, 'e')+1:])
-	if err != nil || exp < -4 || exp >= 16 {
-		return e
-	}
-	s := strconv.FormatFloat(f, 'f', -1, 64)
-	if !strings.ContainsRune(s, '.') {
-		s += ".0"
-	}
-	return s
-}
-
-// FloatStr formats a float the way Python 2 str() (and format() with an
-// empty spec) does: 12 significant digits, positional notation for
-// decimal exponents -4..10 (with ".0" when integral), exponent notation
-// otherwise (two-digit exponent): str(1e11) is "1e+11", str(1/3.0)
-// "0.333333333333".
-func FloatStr(f float64) string {
-	if s, ok := nonFinite(f); ok {
-		return s
-	}
-	e := strconv.FormatFloat(f, 'e', 11, 64) // 12 significant digits, rounded
-	at := strings.IndexByte(e, 'e')
-	exp, err := strconv.Atoi(e[at+1:])
-	mant := e[:at]
-	if strings.IndexByte(mant, '.') >= 0 {
-		mant = strings.TrimRight(strings.TrimRight(mant, "0"), ".")
-	}
-	if err != nil || exp < -4 || exp >= 11 {
-		return mant + e[at:]
-	}
-	v, _ := strconv.ParseFloat(e, 64) // the rounded value, printed positionally
-	s := strconv.FormatFloat(v, 'f', -1, 64)
-	if !strings.ContainsRune(s, '.') {
-		s += ".0"
-	}
-	return s
-}
-
-// nonFinite is how Python 2 prints an infinity or NaN (repr and str
-// alike); ok is false for a finite f.
-func nonFinite(f float64) (string, bool) {
-	switch {
-	case math.IsInf(f, 1):
-		return "inf", true
-	case math.IsInf(f, -1):
-		return "-inf", true
-	case math.IsNaN(f):
-		return "nan", true
-	}
-	return "", false
-}
-
 func writeTuple(b *strings.Builder, items []any, longs bool) {
 	b.WriteByte('(')
 	for i, e := range items {
