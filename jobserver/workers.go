@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"math"
-	"math/big"
-	"strconv"
 
 	"github.com/fxamacker/cbor/v2"
 
@@ -67,30 +65,17 @@ func decodeExpireSeconds(raw cbor.RawMessage) (float64, string, error) {
 // pyStrNumber is Python 2's str() of a number parameter sent as raw and
 // read as f by decodeNumber: a numeric string as it is (docs/compat.md,
 // worker-expire-string), an integer with every digit, a bool as
-// True/False, a float as pyvalue.FloatStr.
+// True/False (pyvalue.WireStr); f as pyvalue.FloatStr when raw is not a
+// plain scalar (a tuple-wrapped number).
 func pyStrNumber(raw cbor.RawMessage, f float64) string {
-	if s, _, ok := cborx.StringValue(raw); ok {
-		return s
-	}
 	var v any
-	if decMode.Unmarshal(raw, &v) == nil {
-		switch x := v.(type) {
-		case int64:
-			return strconv.FormatInt(x, 10)
-		case uint64:
-			return strconv.FormatUint(x, 10)
-		case big.Int:
-			return x.String()
-		case *big.Int:
-			return x.String()
-		case bool:
-			if x {
-				return "True"
-			}
-			return "False"
-		}
+	if decMode.Unmarshal(raw, &v) != nil {
+		return pyvalue.FloatStr(f)
 	}
-	return pyvalue.FloatStr(f)
+	if _, tagged := v.(cbor.Tag); tagged {
+		return pyvalue.FloatStr(f)
+	}
+	return pyvalue.WireStr(v)
 }
 
 // dataOrNull stores a parameter verbatim, null when it was omitted.
