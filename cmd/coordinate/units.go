@@ -178,10 +178,10 @@ func (a *app) workUnit(p *parsed) error {
 			a.printf("  Expires: %s\n", when.Format("Mon Jan _2 15:04:05 2006"))
 		}
 		if s.HasWorker {
-			a.printf("  Worker: %s (%s)\n", pyStr(s.WorkerID), a.workerSummary(c, s.WorkerID))
+			a.printf("  Worker: %s (%s)\n", pyvalue.WireStr(s.WorkerID), a.workerSummary(c, s.WorkerID))
 		}
 		if s.HasTraceback {
-			a.printf("  Traceback:\n%s\n", pyStr(s.Traceback))
+			a.printf("  Traceback:\n%s\n", pyvalue.WireStr(s.Traceback))
 		}
 	}
 	return nil
@@ -207,7 +207,7 @@ func (a *app) workerSummary(c *client.Client, worker any) string {
 	host := ""
 	for _, k := range []string{"fqdn", "hostname"} {
 		if v, ok := client.Get(hb, k); ok && !isEmpty(v) && v != nil {
-			host = pyStr(v)
+			host = pyvalue.WireStr(v)
 			break
 		}
 	}
@@ -215,7 +215,7 @@ func (a *app) workerSummary(c *client.Client, worker any) string {
 	if v, ok := client.Get(hb, "ipaddrs"); ok {
 		l, _ := client.List(v)
 		for _, ip := range l {
-			ips = append(ips, pyStr(ip))
+			ips = append(ips, pyvalue.WireStr(ip))
 		}
 	}
 	ipaddrs := strings.Join(ips, ", ")
@@ -223,19 +223,6 @@ func (a *app) workerSummary(c *client.Client, worker any) string {
 		return host + " on " + ipaddrs
 	}
 	return host + ipaddrs
-}
-
-// pyStr is Python 2's str() of a wire value: strings as they are, numbers
-// without the L of a long, containers as their repr.
-func pyStr(v any) string {
-	if s, ok := client.Text(v); ok {
-		return s
-	}
-	switch v.(type) {
-	case uint64, int64, int, float64, bool, nil:
-		return pyvalue.Repr(v)
-	}
-	return pyvalue.WireRepr(v)
 }
 
 func (a *app) retry(p *parsed) error {

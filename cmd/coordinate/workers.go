@@ -21,7 +21,7 @@ func (a *app) workers(p *parsed) error {
 	ids := make([]string, 0, len(modes))
 	byID := map[string]any{}
 	for k, m := range modes {
-		id := pyStr(k)
+		id := pyvalue.WireStr(k)
 		ids = append(ids, id)
 		byID[id] = m
 	}
@@ -42,7 +42,7 @@ func (a *app) workers(p *parsed) error {
 		return a.printJSON(out)
 	}
 	for _, id := range ids {
-		a.printf("%s (%s)\n", id, pyStr(byID[id]))
+		a.printf("%s (%s)\n", id, pyvalue.WireStr(byID[id]))
 		if !p.has("details") {
 			continue
 		}
@@ -53,7 +53,7 @@ func (a *app) workers(p *parsed) error {
 		// Python prints the heartbeat in its dict's hash order; sorted here.
 		lines := make([]string, 0, len(hb))
 		for k, v := range hb {
-			lines = append(lines, "  "+pyStr(k)+": "+pyStr(v)+"\n")
+			lines = append(lines, "  "+pyvalue.WireStr(k)+": "+pyvalue.WireStr(v)+"\n")
 		}
 		sort.Strings(lines)
 		a.printf("%s", strings.Join(lines, ""))
