@@ -226,6 +226,10 @@ func TestLogValueTruncates(t *testing.T) {
 	if len(got) > MaxLogValue+30 || !strings.HasSuffix(got, "...(400 bytes)") || !strings.HasPrefix(long, strings.TrimSuffix(got, "...(400 bytes)")) {
 		t.Errorf("LogValue = %q", got)
 	}
+	// Bytes that are not UTF-8 are cut at the limit, not dropped.
+	if got, want := LogValue(strings.Repeat("\x80", 300)), strings.Repeat("\x80", MaxLogValue)+"...(300 bytes)"; got != want {
+		t.Errorf("LogValue(300 continuation bytes) = %q, want %q", got, want)
+	}
 }
 
 // A client's megabyte method name reaches the log cut short.

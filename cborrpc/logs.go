@@ -5,7 +5,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
-	"unicode/utf8"
+
+	"github.com/coordinated/coordinated/internal/textcut"
 )
 
 // MaxLogValue is the most bytes of one client-supplied value (a method
@@ -21,11 +22,7 @@ func LogValue(s string) string {
 	if len(s) <= MaxLogValue {
 		return s
 	}
-	cut := MaxLogValue
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "...(" + strconv.Itoa(len(s)) + " bytes)"
+	return textcut.Prefix(s, MaxLogValue) + "...(" + strconv.Itoa(len(s)) + " bytes)"
 }
 
 // refusalLog counts connections refused over the cap and logs them at

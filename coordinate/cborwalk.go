@@ -9,6 +9,7 @@ import (
 	"github.com/fxamacker/cbor/v2"
 
 	"github.com/coordinated/coordinated/internal/cborx"
+	"github.com/coordinated/coordinated/internal/textcut"
 )
 
 // This file holds the small CBOR reader the shared rules use to look inside
@@ -120,7 +121,7 @@ func rawNumber(d []byte) (float64, bool) {
 func describe(d []byte) string {
 	if s, ok := rawString(d); ok {
 		if len(s.Bytes) > 40 {
-			return strconv.Quote(s.Bytes[:40]) + "..."
+			return strconv.Quote(textcut.Prefix(s.Bytes, 40)) + "..."
 		}
 		return strconv.Quote(s.Bytes)
 	}

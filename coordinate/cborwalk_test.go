@@ -1,7 +1,10 @@
 package coordinate
 
 import (
+	"strings"
 	"testing"
+
+	"github.com/fxamacker/cbor/v2"
 )
 
 func TestRawListForms(t *testing.T) {
@@ -38,5 +41,18 @@ func TestRawMapIndefinite(t *testing.T) {
 	name, meta, err := ParseWorkSpec(d)
 	if err != nil || name.Bytes != "x" || meta.Weight != 3 {
 		t.Errorf("ParseWorkSpec(indefinite map) = %v, %+v, %v", name, meta, err)
+	}
+}
+
+// describe quotes at most 40 bytes of a string, cut where a character
+// starts so the message does not end in half a character.
+func TestDescribeCutsOnACharacter(t *testing.T) {
+	s := strings.Repeat("x", 39) + "€" // the 40-byte cut falls inside €
+	d, err := cbor.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := describe(d), `"`+strings.Repeat("x", 39)+`"...`; got != want {
+		t.Errorf("describe = %s, want %s", got, want)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/fxamacker/cbor/v2"
 
 	"github.com/coordinated/coordinated/coordinate"
+	"github.com/coordinated/coordinated/internal/textcut"
 )
 
 // Unit data, worker modes and the like are opaque CBOR. The dashboard
@@ -161,14 +162,7 @@ func modeLabel(mode coordinate.Data) string {
 		if x == "" || strings.HasPrefix(x, "_") {
 			return "other"
 		}
-		if len(x) > 64 { // cut at a character's start: a label value is UTF-8
-			n := 64
-			for n > 0 && !utf8.RuneStart(x[n]) {
-				n--
-			}
-			return x[:n]
-		}
-		return x
+		return textcut.Prefix(x, 64) // a label value must stay UTF-8
 	}
 	return "other"
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/coordinated/coordinated/coordinate"
+	"github.com/coordinated/coordinated/internal/textcut"
 )
 
 // A group's dependency graph as SVG: units in columns by depth (a unit
@@ -118,7 +119,7 @@ func (g *graph) svg() template.HTML {
 		}
 		label := n.ref.Key
 		if len(label) > 18 {
-			label = label[:17] + "…"
+			label = textcut.Prefix(label, 17) + "…"
 		}
 		href := "/ui/unit" + string(queryString("spec", n.ref.Spec, "key", n.ref.Key))
 		fmt.Fprintf(&b, `<a href="%s"><g class="%s"><title>%s</title><rect x="%d" y="%d" width="%d" height="%d" rx="4"/><text x="%d" y="%d">%s</text></g></a>`,

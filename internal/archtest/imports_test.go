@@ -26,6 +26,7 @@ var floors = map[string]int{
 	"internal/progress":  0,
 	"internal/histo":     0,
 	"internal/replyhold": 0,
+	"internal/textcut":   0,
 	// 1: the interface and its pure rules.
 	"coordinate": 1,
 	// 2: the conformance suite, and the mechanisms the backends and the
