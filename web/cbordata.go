@@ -35,10 +35,7 @@ func decodeData(d coordinate.Data) (any, error) {
 func plain(v any) any {
 	switch x := v.(type) {
 	case []byte:
-		if utf8.Valid(x) {
-			return string(x)
-		}
-		return fmt.Sprintf("h'%x'", x)
+		return bytesText(string(x))
 	case map[any]any:
 		out := make(map[string]any, len(x))
 		for k, val := range x {
@@ -63,15 +60,25 @@ func plain(v any) any {
 	return v
 }
 
+// bytesText shows a byte string (a data value, a map key, a spec name in
+// a label) as text when it is UTF-8, otherwise as hexText.
+func bytesText(b string) string {
+	if utf8.ValidString(b) {
+		return b
+	}
+	return hexText(b)
+}
+
+// hexText is bytes in hex as CBOR's diagnostic notation writes them,
+// h'...': the dashboard's and /metrics' form for bytes that are not text.
+func hexText(b string) string { return fmt.Sprintf("h'%x'", b) }
+
 func keyString(k any) string {
 	switch x := k.(type) {
 	case string:
 		return x
 	case []byte:
-		if utf8.Valid(x) {
-			return string(x)
-		}
-		return fmt.Sprintf("h'%x'", x)
+		return bytesText(string(x))
 	}
 	b, err := json.Marshal(plain(k))
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"time"
-	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -175,10 +174,10 @@ func (s *Server) collectSpecs(ctx context.Context, ch chan<- prometheus.Metric) 
 // So is a spec named "_other", which would otherwise give the folded
 // specs' series a duplicate and fail the scrape.
 func specLabel(name string) string {
-	if utf8.ValidString(name) && name != otherLabel {
-		return name
+	if name == otherLabel {
+		return hexText(name)
 	}
-	return fmt.Sprintf("h'%x'", name)
+	return bytesText(name)
 }
 
 // foldSpec adds sp's gauges into the "_other" aggregate o (its event
