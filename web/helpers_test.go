@@ -38,6 +38,8 @@ type fixtureOpts struct {
 	actions  bool
 	token    string
 	labels   int
+	// scrapeTimeout is Options.ScrapeTimeout (0: the default).
+	scrapeTimeout time.Duration
 }
 
 func newFixture(t testing.TB, o fixtureOpts) *fixture {
@@ -66,7 +68,8 @@ func newFixture(t testing.TB, o fixtureOpts) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ws := New(Options{Namespace: ns, Backend: b, Actions: o.actions, Token: o.token, MaxSpecLabels: o.labels, Logger: quietLog()})
+	ws := New(Options{Namespace: ns, Backend: b, Actions: o.actions, Token: o.token, MaxSpecLabels: o.labels,
+		ScrapeTimeout: o.scrapeTimeout, Logger: quietLog()})
 	hs := httptest.NewServer(ws)
 	t.Cleanup(hs.Close)
 	js := jobserver.New(ns, jobserver.Config{Logger: quietLog()})

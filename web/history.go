@@ -69,7 +69,7 @@ func (h *history) rate(name string) []int {
 }
 
 func (s *Server) sample(ctx context.Context) {
-	ctx, cancel := context.WithTimeout(ctx, scrapeTimeout)
+	ctx, cancel := context.WithTimeout(ctx, s.opts.ScrapeTimeout)
 	defer cancel()
 	st, err := s.stats(ctx)
 	if err != nil {

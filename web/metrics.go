@@ -15,11 +15,12 @@ import (
 // the label bound are summed.
 const otherLabel = "_other"
 
-// scrapeTimeout bounds the backend reads of one scrape: well under
-// Prometheus' default scrape_timeout of 10 s, so that with the database
-// stalled a scrape still arrives, with coordinated_scrape_errors 1 and
-// the figures kept in the process (pool, RPC, runtime).
-const scrapeTimeout = 5 * time.Second
+// DefaultScrapeTimeout is the default bound on the backend reads of one
+// scrape (Options.ScrapeTimeout): well under Prometheus' default
+// scrape_timeout of 10 s, so that with the database stalled a scrape
+// still arrives, with coordinated_scrape_errors 1 and the figures kept in
+// the process (pool, RPC, runtime).
+const DefaultScrapeTimeout = 5 * time.Second
 
 func desc(name, help string, labels ...string) *prometheus.Desc {
 	return prometheus.NewDesc(name, help, labels, nil)
@@ -76,7 +77,7 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) { prometheus.DescribeBy
 
 func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	s := c.s
-	ctx, cancel := context.WithTimeout(context.Background(), scrapeTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), s.opts.ScrapeTimeout)
 	defer cancel()
 	failed := 0.0
 	if err := s.collectSpecs(ctx, ch); err != nil {

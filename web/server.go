@@ -41,6 +41,11 @@ type Options struct {
 	// first MaxSpecLabels by name are summed under "_other". 0 means
 	// DefaultMaxSpecLabels.
 	MaxSpecLabels int
+	// ScrapeTimeout bounds the backend reads of one /metrics scrape and of
+	// one throughput sample of the dashboard; what is not read by then is
+	// left out and the scrape says so (coordinated_scrape_errors 1). 0
+	// means DefaultScrapeTimeout.
+	ScrapeTimeout time.Duration
 	// ConnectionsOpen reports the open CBOR-RPC connections; nil omits
 	// the metric.
 	ConnectionsOpen func() int64
@@ -84,6 +89,9 @@ func New(opts Options) *Server {
 	}
 	if opts.MaxSpecLabels <= 0 {
 		opts.MaxSpecLabels = DefaultMaxSpecLabels
+	}
+	if opts.ScrapeTimeout <= 0 {
+		opts.ScrapeTimeout = DefaultScrapeTimeout
 	}
 	secret := make([]byte, 16)
 	_, _ = rand.Read(secret) // crypto/rand never fails on supported platforms
