@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"time"
 
@@ -16,13 +17,17 @@ func (s *Server) handleHealthz(w http.ResponseWriter, r *http.Request) {
 
 // handleReadyz answers 200 when the backend can serve requests (its
 // coordinate.ReadyChecker: the journal has not failed; PostgreSQL
-// answers) and 503 otherwise.
+// answers) and 503 otherwise. The endpoint needs no token, and a
+// backend's error can name the database's user, host and port (pgconn's
+// do), so the answer gives only a generic reason; the error goes to the
+// daemon's log.
 func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
-	if err := s.ready(r.Context()); err != nil {
+	if reason, err := s.ready(r.Context()); err != nil {
+		s.log.Warn("readyz: not ready", "reason", reason, "error", err)
 		w.WriteHeader(http.StatusServiceUnavailable)
-		_, _ = w.Write([]byte("not ready: " + err.Error() + "\n"))
+		_, _ = w.Write([]byte("not ready: " + reason + " (details in the daemon's log)\n"))
 		return
 	}
 	_, _ = w.Write([]byte("ready\n"))
@@ -32,15 +37,30 @@ func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) {
 const readyTimeout = 5 * time.Second
 
 // ready asks the backend (coordinate.ReadyChecker, when it is one), then
-// checks that the namespace answers a read.
-func (s *Server) ready(ctx context.Context) error {
+// checks that the namespace answers a read. On failure it returns the
+// error and a reason fit to show anyone: what failed, never the error's
+// text.
+func (s *Server) ready(ctx context.Context) (reason string, err error) {
 	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
 	defer cancel()
 	if rc, ok := s.opts.Backend.(coordinate.ReadyChecker); ok {
 		if err := rc.Ready(ctx); err != nil {
-			return err
+			return notReadyReason(err, "the backend is not ready"), err
 		}
 	}
-	_, _, err := s.ns.ListWorkSpecs(ctx, "", 1)
-	return err
+	if _, _, err := s.ns.ListWorkSpecs(ctx, "", 1); err != nil {
+		return notReadyReason(err, "the backend did not answer a read"), err
+	}
+	return "", nil
+}
+
+// notReadyReason names the kind of failure err is, or says otherwise.
+func notReadyReason(err error, otherwise string) string {
+	switch {
+	case errors.Is(err, coordinate.ErrUnavailable):
+		return "storage unavailable"
+	case errors.Is(err, context.DeadlineExceeded):
+		return "the backend did not answer within " + readyTimeout.String()
+	}
+	return otherwise
 }

@@ -1,8 +1,11 @@
 package web
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -51,8 +54,47 @@ func TestProbes(t *testing.T) {
 		t.Errorf("/readyz on a volatile memory backend = %d %q, want 200", code, body)
 	}
 	down := errors.New("the journal failed")
-	if code, body := readyz(t, notReady{mb, down}); code != http.StatusServiceUnavailable || body != "not ready: the journal failed\n" {
-		t.Errorf("/readyz on a backend that is not ready = %d %q, want 503 with its reason", code, body)
+	if code, body := readyz(t, notReady{mb, down}); code != http.StatusServiceUnavailable || body != "not ready: the backend is not ready (details in the daemon's log)\n" {
+		t.Errorf("/readyz on a backend that is not ready = %d %q, want 503 with a generic reason", code, body)
+	}
+}
+
+// /readyz needs no token, so a backend's error, which for PostgreSQL names
+// the database's user, host and port, goes to the log, not the answer.
+func TestReadyzKeepsTheErrorInTheLog(t *testing.T) {
+	// pgconn's form, as pgx.Connect returns it for a refused connection.
+	const secret = "failed to connect to `user=alice database=coordinate`:\n\t10.9.8.7:6543 (db.internal): dial error: dial tcp 10.9.8.7:6543: connect: connection refused"
+	for _, tc := range []struct {
+		name   string
+		err    error
+		reason string
+	}{
+		{"unavailable", fmt.Errorf("%w: the PostgreSQL server did not answer within 5s: %s", coordinate.ErrUnavailable, secret), "storage unavailable"},
+		{"other", errors.New(secret), "the backend is not ready"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := notReady{memory.New(memory.Options{}), tc.err}
+			ns, err := b.Namespace(t.Context(), "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var log bytes.Buffer
+			rec := httptest.NewRecorder()
+			New(Options{Namespace: ns, Backend: b, Logger: slog.New(slog.NewTextHandler(&log, nil))}).
+				ServeHTTP(rec, httptest.NewRequest("GET", "/readyz", nil))
+			body := rec.Body.String()
+			if rec.Code != http.StatusServiceUnavailable || body != "not ready: "+tc.reason+" (details in the daemon's log)\n" {
+				t.Errorf("/readyz = %d %q, want 503 with reason %q", rec.Code, body, tc.reason)
+			}
+			for _, leak := range []string{"alice", "10.9.8.7", "6543", "db.internal"} {
+				if strings.Contains(body, leak) {
+					t.Errorf("/readyz answer shows %q: %q", leak, body)
+				}
+			}
+			if !strings.Contains(log.String(), "user=alice") || !strings.Contains(log.String(), "10.9.8.7:6543") {
+				t.Errorf("the log lacks the backend's error:\n%s", log.String())
+			}
+		})
 	}
 }
 
