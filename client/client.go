@@ -129,18 +129,6 @@ func (e *ConnectionError) Unwrap() []error {
 	return []error{e.Err}
 }
 
-// resendable lists the methods whose request may be sent again after it
-// was written and its reply lost: reads, and settings that end the same
-// however often they are applied.
-var resendable = map[string]bool{
-	"set_work_spec": true, "get_work_spec": true, "list_work_specs": true, "control_work_spec": true,
-	"get_work_spec_meta": true, "count_work_units": true, "get_work_units": true,
-	"get_work_unit_status": true, "get_child_work_units": true, "group_status": true,
-	"worker_heartbeat": true, "worker_unregister": true, "list_worker_modes": true,
-	"get_worker_info": true, "mode_counts": true, "worker_stats": true, "get_config": true,
-	"now": true, "readlock": true, "archive": true,
-}
-
 // Call sends method(params...) and returns the decoded result: byte
 // strings as []byte, text as string, tuples as cborrpc.Tuple, maps as
 // map[any]any (byte-string keys as cbor.ByteString). Parameters are
