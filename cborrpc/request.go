@@ -158,6 +158,8 @@ func envelopeKey(key []byte) string {
 
 // methodNames holds the method names of PROTOCOL §7–§8 so that parsing a
 // request does not allocate a string for them. It is never modified.
+// jobserver's TestCborrpcInternsEveryMethod checks it holds every method
+// of jobserver's table.
 var methodNames = func() map[string]string {
 	m := make(map[string]string)
 	for _, n := range []string{
@@ -165,6 +167,7 @@ var methodNames = func() map[string]string {
 		"get_work_spec_meta", "clear", "del_work_spec", "archive", "add_work_units",
 		"count_work_units", "get_work_units", "prioritize_work_units", "del_work_units",
 		"get_work_unit_status", "update_work_unit", "get_work", "get_child_work_units",
+		"group_status", "cancel_group",
 		"worker_heartbeat", "worker_unregister", "list_worker_modes", "get_worker_info",
 		"mode_counts", "worker_stats", "get_config", "now", "lock", "locksome", "renew",
 		"readlock", "unlock", "delete_namespace",
