@@ -62,8 +62,9 @@ type Namespace interface {
 	// that do not exist.
 	GetWorkUnits(ctx context.Context, spec string, keys []string) ([]*WorkUnit, error)
 	// PrioritizeWorkUnits sets (priority non-nil) or adjusts the priority
-	// of the named units in any state; unknown keys are ignored.
-	PrioritizeWorkUnits(ctx context.Context, spec string, keys []string, priority *float64, adjustment float64) error
+	// of the named units in any state; unknown keys are ignored. It
+	// returns how many units it changed (a unit named twice counts once).
+	PrioritizeWorkUnits(ctx context.Context, spec string, keys []string, priority *float64, adjustment float64) (int, error)
 	// DeleteWorkUnits deletes units and returns how many were deleted
 	// (including archived counts it reset).
 	DeleteWorkUnits(ctx context.Context, spec string, query DeleteQuery) (int, error)

@@ -258,8 +258,8 @@ func (js *JobServer) prioritizeWorkUnits(ctx context.Context, p []cbor.RawMessag
 		}
 	}
 	// With neither option this changes nothing but still reports an
-	// unknown spec.
-	err = js.ns.PrioritizeWorkUnits(ctx, name.Bytes, nameBytes(keys), priority, adjustment)
+	// unknown spec. Unknown keys are ignored, as Python did.
+	_, err = js.ns.PrioritizeWorkUnits(ctx, name.Bytes, nameBytes(keys), priority, adjustment)
 	if err != nil {
 		return js.specCallError("prioritize_work_units", name, false, err)
 	}

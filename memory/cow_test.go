@@ -268,7 +268,7 @@ func TestCaptureStreamsBoundaryValues(t *testing.T) {
 		}
 		if err == nil {
 			p := float64(added + 1)
-			err = ns.PrioritizeWorkUnits(ctx, "s", []string{fmt.Sprintf("u%09d", 4998-2*added)}, &p, 0)
+			_, err = ns.PrioritizeWorkUnits(ctx, "s", []string{fmt.Sprintf("u%09d", 4998-2*added)}, &p, 0)
 		}
 		if err == nil {
 			added++

@@ -178,7 +178,7 @@ func TestDeltaPolicy(t *testing.T) {
 		for i := range n {
 			keys = append(keys, fmt.Sprintf("u%09d", i))
 		}
-		if err := ns.PrioritizeWorkUnits(ctx, "s", keys, &p, 0); err != nil {
+		if _, err := ns.PrioritizeWorkUnits(ctx, "s", keys, &p, 0); err != nil {
 			t.Fatal(err)
 		}
 	}

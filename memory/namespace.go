@@ -359,13 +359,20 @@ func (ns *namespace) GetWorkUnits(ctx context.Context, specName string, keys []s
 	return out, nil
 }
 
-func (ns *namespace) PrioritizeWorkUnits(ctx context.Context, specName string, keys []string, priority *float64, adjustment float64) (err error) {
+func (ns *namespace) PrioritizeWorkUnits(ctx context.Context, specName string, keys []string, priority *float64, adjustment float64) (_ int, err error) {
 	if _, err := ns.begin(ctx); err != nil {
-		return err
+		return 0, err
 	}
 	defer ns.end(ctx, &err)
-	if _, err := ns.spec(specName); err != nil {
-		return err
+	sp, err := ns.spec(specName)
+	if err != nil {
+		return 0, err
+	}
+	found := make(map[string]bool, len(keys))
+	for _, k := range keys {
+		if sp.units[k] != nil {
+			found[k] = true
+		}
 	}
 	o := &opPrioritizeWorkUnits{Spec: specName, Keys: slices.Clone(keys), Adjustment: adjustment}
 	if priority != nil {
@@ -373,7 +380,7 @@ func (ns *namespace) PrioritizeWorkUnits(ctx context.Context, specName string, k
 		o.Priority = &p
 	}
 	ns.commit(o)
-	return nil
+	return len(found), nil
 }
 
 func (ns *namespace) DeleteWorkUnits(ctx context.Context, specName string, q coordinate.DeleteQuery) (_ int, err error) {

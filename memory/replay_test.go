@@ -189,9 +189,9 @@ func randomWorkload(t *testing.T, ns *namespace, clock *coordinate.FakeClock, r 
 			err = ns.UnregisterWorker(ctx, workers[r.IntN(len(workers))])
 		case x < 82:
 			p := float64(r.IntN(9))
-			err = ns.PrioritizeWorkUnits(ctx, pick(), []string{key(), key()}, &p, 0)
+			_, err = ns.PrioritizeWorkUnits(ctx, pick(), []string{key(), key()}, &p, 0)
 		case x < 84:
-			err = ns.PrioritizeWorkUnits(ctx, pick(), []string{key()}, nil, float64(r.IntN(5)-2))
+			_, err = ns.PrioritizeWorkUnits(ctx, pick(), []string{key()}, nil, float64(r.IntN(5)-2))
 		case x < 87:
 			q := coordinate.DeleteQuery{Keys: []string{key()}}
 			if r.IntN(3) == 0 {

@@ -637,7 +637,8 @@ func (r *diffRun) opPrioritize() diffOp {
 		adj = float64(r.rng.IntN(5) - 2)
 	}
 	return diffOp{fmt.Sprintf("prioritize %s %v set=%v adjust=%v", spec, keys, fmtPtr(prio), adj), func(s *diffSide) (any, error) {
-		return nil, s.ns.PrioritizeWorkUnits(s.ctx, spec, keys, prio, adj)
+		n, err := s.ns.PrioritizeWorkUnits(s.ctx, spec, keys, prio, adj)
+		return n, err
 	}}
 }
 

@@ -47,7 +47,7 @@ func TestPrioritizeRacesAdd(t *testing.T) {
 		defer wg.Done()
 		for i := range n {
 			p := float64(1 + i) // above every priority so far
-			if err := ns2.PrioritizeWorkUnits(ctx, "s", []string{"e"}, &p, 0); err != nil {
+			if _, err := ns2.PrioritizeWorkUnits(ctx, "s", []string{"e"}, &p, 0); err != nil {
 				errs <- fmt.Errorf("prioritize %d: %w", i, err)
 			}
 		}

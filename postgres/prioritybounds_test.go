@@ -51,7 +51,7 @@ func TestPriorityBoundsFollowEveryPath(t *testing.T) {
 		{"add", nil, func(e *fastEnv) { e.add("hi", high("x")) }, "x"},
 		{"re-add with a priority", nil, func(e *fastEnv) { e.add("hi", high("u00001")) }, "u00001"},
 		{"prioritize", nil, func(e *fastEnv) {
-			if err := e.ns.PrioritizeWorkUnits(e.t.Context(), "hi", []string{"u00002"}, &ten, 0); err != nil {
+			if _, err := e.ns.PrioritizeWorkUnits(e.t.Context(), "hi", []string{"u00002"}, &ten, 0); err != nil {
 				e.t.Fatal(err)
 			}
 		}, "u00002"},

@@ -367,11 +367,13 @@ func (s *stress) mixer(ctx context.Context, g int, r *rand.Rand) {
 			ok("retry", err)
 		case op < 72: // prioritize
 			keys := []string{anyKey(), anyKey()}
+			var err error
 			if r.Intn(2) == 0 {
-				ok("prioritize", ns.PrioritizeWorkUnits(ctx, pick(), keys, ptrTo(float64(r.Intn(5))), 0))
+				_, err = ns.PrioritizeWorkUnits(ctx, pick(), keys, ptrTo(float64(r.Intn(5))), 0)
 			} else {
-				ok("prioritize", ns.PrioritizeWorkUnits(ctx, pick(), keys, nil, float64(r.Intn(3)-1)))
+				_, err = ns.PrioritizeWorkUnits(ctx, pick(), keys, nil, float64(r.Intn(3)-1))
 			}
+			ok("prioritize", err)
 		case op < 76: // delete r-units
 			q := coordinate.DeleteQuery{Keys: []string{rKey(r.Intn(rN)), rKey(r.Intn(rN))}}
 			if r.Intn(2) == 0 {

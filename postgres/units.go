@@ -247,10 +247,10 @@ func (ns *namespace) GetWorkUnits(ctx context.Context, spec string, keys []strin
 	return out, nil
 }
 
-func (ns *namespace) PrioritizeWorkUnits(ctx context.Context, spec string, keys []string, priority *float64, adjustment float64) error {
+func (ns *namespace) PrioritizeWorkUnits(ctx context.Context, spec string, keys []string, priority *float64, adjustment float64) (int, error) {
 	id, err := ns.specID(ctx, ns.b.pool, spec)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	bk := make([][]byte, len(keys))
 	for i, k := range keys {
@@ -259,14 +259,14 @@ func (ns *namespace) PrioritizeWorkUnits(ctx context.Context, spec string, keys 
 	// A transaction of its own so a deadlock is rerun: the statement
 	// locks the units and then the spec's row (widening its priority
 	// bounds), an add_work_units that widens them the other way round.
+	var changed int64
 	err = ns.b.inTx(ctx, func(tx pgx.Tx) error {
-		_, err := tx.Exec(ctx, unitsPrioritizeSQL, id, bk, priority, adjustment)
-		return err
+		return tx.QueryRow(ctx, unitsPrioritizeSQL, id, bk, priority, adjustment).Scan(nil, &changed)
 	})
 	if err != nil {
-		return fmt.Errorf("postgres prioritize work units of %q: %w", spec, err)
+		return 0, fmt.Errorf("postgres prioritize work units of %q: %w", spec, err)
 	}
-	return nil
+	return int(changed), nil
 }
 
 func (ns *namespace) DeleteWorkUnits(ctx context.Context, spec string, query coordinate.DeleteQuery) (int, error) {

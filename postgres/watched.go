@@ -77,8 +77,8 @@ func (w *watchedNamespace) GetWorkUnits(ctx context.Context, spec string, keys [
 	return watched(w, ctx, func(ctx context.Context) ([]*coordinate.WorkUnit, error) { return w.ns.GetWorkUnits(ctx, spec, keys) })
 }
 
-func (w *watchedNamespace) PrioritizeWorkUnits(ctx context.Context, spec string, keys []string, priority *float64, adjustment float64) error {
-	return watchedErr(w, ctx, func(ctx context.Context) error {
+func (w *watchedNamespace) PrioritizeWorkUnits(ctx context.Context, spec string, keys []string, priority *float64, adjustment float64) (int, error) {
+	return watched(w, ctx, func(ctx context.Context) (int, error) {
 		return w.ns.PrioritizeWorkUnits(ctx, spec, keys, priority, adjustment)
 	})
 }

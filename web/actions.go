@@ -125,14 +125,11 @@ func (s *Server) act(ctx context.Context, action, spec, key, group, priority str
 		}
 		// PrioritizeWorkUnits ignores unknown keys: say so rather than
 		// report a priority set on nothing.
-		us, err := s.ns.GetWorkUnits(ctx, spec, []string{key})
-		if err != nil {
-			return "", err
+		n, err := s.ns.PrioritizeWorkUnits(ctx, spec, []string{key}, &p, 0)
+		if err == nil && n == 0 {
+			err = fmt.Errorf("work spec %q has no unit %q", spec, key)
 		}
-		if len(us) != 1 || us[0] == nil {
-			return "", fmt.Errorf("work spec %q has no unit %q", spec, key)
-		}
-		return "priority set", s.ns.PrioritizeWorkUnits(ctx, spec, []string{key}, &p, 0)
+		return "priority set", err
 	case "cancel":
 		n, err := s.ns.CancelGroup(ctx, group)
 		return fmt.Sprintf("%d units cancelled", n), err

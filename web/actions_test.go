@@ -198,4 +198,26 @@ func TestPrioritizeMissingUnit(t *testing.T) {
 	if code, body := f.post("/ui/action", form, nil); code != http.StatusBadRequest {
 		t.Errorf("prioritize of a missing unit: %d %s, want 400", code, body)
 	}
+	// Deleted between a read and the write: the answer comes from the
+	// write itself, so a read that still saw the unit cannot make it
+	// "priority set".
+	f.add("s", "gone")
+	f.web.ns = staleReads{f.ns, &coordinate.WorkUnit{Spec: coordinate.Name{Bytes: "s"}, Key: coordinate.Name{Bytes: "gone", Text: true}}}
+	if _, err := f.ns.DeleteWorkUnits(f.ctx, "s", coordinate.DeleteQuery{Keys: []string{"gone"}}); err != nil {
+		t.Fatal(err)
+	}
+	if code, body := f.post("/ui/action", form, nil); code != http.StatusBadRequest {
+		t.Errorf("prioritize of a unit deleted after it was read: %d %s, want 400", code, body)
+	}
+}
+
+// staleReads is a namespace whose GetWorkUnits still returns a unit that
+// has been deleted since.
+type staleReads struct {
+	coordinate.Namespace
+	unit *coordinate.WorkUnit
+}
+
+func (s staleReads) GetWorkUnits(context.Context, string, []string) ([]*coordinate.WorkUnit, error) {
+	return []*coordinate.WorkUnit{s.unit}, nil
 }

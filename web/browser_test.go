@@ -122,7 +122,8 @@ func (f *fixture) everyState() {
 		unit("waiting", "", "avail"),
 	}))
 	p := 5.0
-	must(ns.PrioritizeWorkUnits(ctx, "work", []string{"lease"}, &p, 0))
+	_, err := ns.PrioritizeWorkUnits(ctx, "work", []string{"lease"}, &p, 0)
+	must(err)
 	must(ns.WorkerHeartbeat(ctx, coordinate.Heartbeat{Worker: coordinate.Name{Bytes: "w1", Text: true}, Mode: coordinate.TextData("run"), Data: coordinate.EmptyMap, Expire: time.Hour}))
 	as, err := ns.GetWork(ctx, coordinate.WorkRequest{Worker: coordinate.Name{Bytes: "w1", Text: true}, LeaseTime: time.Hour, WorkSpecs: []string{"work"}})
 	if err != nil || len(as) != 1 || as[0].Key.Bytes != "lease" {

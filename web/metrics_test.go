@@ -85,7 +85,7 @@ func (f *fixture) knownSequence() {
 	f.spec(map[string]any{"name": "b", "continuous": true})
 	f.add("a", "1", "2", "3", "4", "5")
 	p := 10.0
-	if err := ns.PrioritizeWorkUnits(ctx, "a", []string{"1", "2"}, &p, 0); err != nil {
+	if _, err := ns.PrioritizeWorkUnits(ctx, "a", []string{"1", "2"}, &p, 0); err != nil {
 		f.t.Fatal(err)
 	}
 	as, err := ns.GetWork(ctx, coordinate.WorkRequest{Worker: coordinate.Name{Bytes: "w", Text: true}, LeaseTime: time.Minute, MaxJobs: 2, WorkSpecs: []string{"a"}})

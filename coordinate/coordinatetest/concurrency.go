@@ -293,7 +293,7 @@ func testConcurrentMixed(e *env) {
 		if _, err := e.ns.Workers(e.ctx); err != nil {
 			report(err)
 		}
-		if err := e.ns.PrioritizeWorkUnits(e.ctx, "s", []string{fmt.Sprintf("s%03d", i%units)}, nil, 1); err != nil {
+		if _, err := e.ns.PrioritizeWorkUnits(e.ctx, "s", []string{fmt.Sprintf("s%03d", i%units)}, nil, 1); err != nil {
 			report(err)
 		}
 	})

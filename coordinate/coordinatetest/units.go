@@ -336,13 +336,17 @@ func testUnitPrioritize(e *env) {
 		coordinate.WorkUnitInput{Key: text("c"), Data: enc(e.t, m{}), Priority: ptr(3.0)},
 	)
 	e.finish("s", "c", nil)
-	if err := e.ns.PrioritizeWorkUnits(e.ctx, "s", []string{"a", "c", "unknown"}, ptr(10.0), 0); err != nil {
-		e.t.Fatalf("PrioritizeWorkUnits set: %v", err)
+	// It reports the units it changed, not the keys it was given.
+	if n, err := e.ns.PrioritizeWorkUnits(e.ctx, "s", []string{"a", "c", "unknown"}, ptr(10.0), 0); err != nil || n != 2 {
+		e.t.Fatalf("PrioritizeWorkUnits set = %d, %v; want 2 units changed", n, err)
 	}
 	// A key named twice is adjusted twice, as Python's loop over the
-	// keys did.
-	if err := e.ns.PrioritizeWorkUnits(e.ctx, "s", []string{"b", "nope", "b"}, nil, -2.25); err != nil {
-		e.t.Fatalf("PrioritizeWorkUnits adjust: %v", err)
+	// keys did, and counted once.
+	if n, err := e.ns.PrioritizeWorkUnits(e.ctx, "s", []string{"b", "nope", "b"}, nil, -2.25); err != nil || n != 1 {
+		e.t.Fatalf("PrioritizeWorkUnits adjust = %d, %v; want 1 unit changed", n, err)
+	}
+	if n, err := e.ns.PrioritizeWorkUnits(e.ctx, "s", []string{"nope"}, ptr(1.0), 0); err != nil || n != 0 {
+		e.t.Fatalf("PrioritizeWorkUnits of an unknown key = %d, %v; want 0 and no error", n, err)
 	}
 	for k, want := range map[string]float64{"a": 10, "b": -2.5, "c": 10} {
 		if got := e.mustGet("s", k).Priority; got != want {
@@ -356,7 +360,7 @@ func testUnitPrioritize(e *env) {
 		e.t.Errorf("GetWork after prioritize = %q priority %v, want a at 10", a.Key.Bytes, a.Priority)
 	}
 	// Adjusting a pending unit takes effect when it comes back.
-	if err := e.ns.PrioritizeWorkUnits(e.ctx, "s", []string{"a"}, nil, -20); err != nil {
+	if _, err := e.ns.PrioritizeWorkUnits(e.ctx, "s", []string{"a"}, nil, -20); err != nil {
 		e.t.Fatalf("PrioritizeWorkUnits pending: %v", err)
 	}
 	e.update("s", "a", coordinate.WorkUnitUpdate{Status: coordinate.StatusAvailable})

@@ -35,7 +35,7 @@ SELECT status, sum(n)::bigint FROM (
 
 -- Sets ($3) or adjusts by $4 the priority of the units of spec $1 with
 -- keys in $2, and widens the spec's priority bounds (migration 0012) to
--- take them.
+-- take them; returns the void of the widening and how many units changed.
 -- name: units_prioritize
 WITH prioritized AS (
     -- A key named twice is adjusted twice, as Python's loop over the keys
@@ -45,7 +45,7 @@ WITH prioritized AS (
         WHERE u.spec_id = $1 AND u.key = k.key
         RETURNING u.priority
 )
-SELECT widen_priority_bounds($1, min(priority), max(priority), false) FROM prioritized
+SELECT widen_priority_bounds($1, min(priority), max(priority), false), count(*) FROM prioritized
 
 -- name: units_delete_all
 DELETE FROM work_unit WHERE spec_id = $1 RETURNING status, key
