@@ -55,6 +55,10 @@ func testWorkerExpireShown(t *testing.T, newServer serverFactory) {
 		{uint64(1 << 63), `128([true, 'huge expire time 9223372036854775808 defaulted to one hour'])`},
 		{new(big.Int).Exp(big.NewInt(10), big.NewInt(20), nil), `128([true, 'huge expire time 100000000000000000000 defaulted to one hour'])`},
 		{nil, `128([true, 'negative expire time None defaulted to 5 minutes'])`},
+		{-0.30000000000000004, `128([true, 'negative expire time -0.3 defaulted to 5 minutes'])`}, // str(), not repr()
+		{1e11, `128([true, 'huge expire time 1e+11 defaulted to one hour'])`},
+		{b("1e9"), `128([true, 'huge expire time 1e9 defaulted to one hour'])`}, // a numeric string as sent
+		{"-2.50", `128([true, 'negative expire time -2.50 defaulted to 5 minutes'])`},
 	} {
 		expect(t, "expire_seconds", call(t, js, "worker_heartbeat", b("w"), b("RUN"), tc.in, nil, nil), tc.want)
 	}
