@@ -18,6 +18,7 @@ var depTests = []test{
 	{"DependencyAddedLater", testDepAddedLater},
 	{"AlreadyFinished", testDepAlreadyFinished},
 	{"FailurePropagates", testDepFailurePropagates},
+	{"WideDeepCascade", testDepWideDeepCascade},
 	{"ExhaustedLeaseFailsDependents", testDepExhaustedLease},
 	{"BlockedLeasedByHandExpiresBlocked", testDepBlockedLeaseExpiry},
 	{"DeletingOtherUnitsKeepsWaiters", testDepDeleteOthers},
