@@ -103,98 +103,144 @@ func withDependents(ctx context.Context, tx dbtx, keys []unitKey) ([]unitKey, er
 // propagateFailures fails the unfinished dependents of the units in
 // failed (transitively), and blocks again the dep_failed dependents of the
 // units in unfailed (retried after failing) that have no other failed
-// dependency (transitively). Each step locks the dependents first, in a
-// statement of its own (lockDependents), before reading them.
+// dependency (transitively). It goes one level of the dependency graph at
+// a time, one round trip per level: each level locks the dependents of
+// the units reached (deps_lock_dependents, sql/deps.sql says why in a
+// statement of its own) before reading them in the next statement.
 func propagateFailures(ctx context.Context, tx dbtx, now time.Time, failed, unfailed []unitKey, d countDelta, g groupBumps) error {
+	if err := failDependents(ctx, tx, now, failed, d, g); err != nil {
+		return err
+	}
+	return unfailDependents(ctx, tx, now, unfailed, d, g)
+}
+
+// cascadeLevel is the units a failure cascade reached at one level, each
+// with the failed unit it started from (named in the tracebacks of the
+// units it reaches), and their failure, written by the batch that reads
+// their dependents (none on the first level, whose units failed before).
+type cascadeLevel struct {
+	units, roots []unitKey
+	fail         rowKeys
+	datas        [][]byte
+}
+
+// failDependents fails the unfinished dependents of failed, level by
+// level: one batch writes the failure of the level's units, then locks
+// and reads their dependents, the next level. A unit reached from two
+// units of a level names the root of the first.
+func failDependents(ctx context.Context, tx dbtx, now time.Time, failed []unitKey, d countDelta, g groupBumps) error {
 	seen := map[unitKey]bool{}
-	// Dependents failed transitively name the unit whose failure started it.
-	type failure struct{ unit, root unitKey }
-	var queue []failure
+	var level cascadeLevel
 	for _, f := range failed {
-		queue = append(queue, failure{f, f})
-	}
-	for len(queue) > 0 {
-		r, root := queue[0].unit, queue[0].root
-		queue = queue[1:]
-		if seen[r] {
-			continue
-		}
-		seen[r] = true
-		if err := lockDependents(ctx, tx, r); err != nil {
-			return err
-		}
-		rows, err := tx.Query(ctx, depsDependentsUnfinishedSQL, r.ns, bytesOf(r.spec), bytesOf(r.key))
-		if err != nil {
-			return err
-		}
-		var (
-			units     rowKeys
-			datas     [][]byte
-			spec      int64
-			name, key []byte
-			data, grp []byte
-			status    int16
-			traceback = coordinate.DependencyFailedTraceback(root.ref())
-		)
-		if _, err := pgx.ForEachRow(rows, []any{&spec, &name, &key, &data, &status, &grp}, func() error {
-			units.add(spec, key)
-			datas = append(datas, coordinate.WithTraceback(data, traceback))
-			d.move(spec, coordinate.Status(status), coordinate.StatusFailed)
-			g.bump(r.ns, grp, now)
-			queue = append(queue, failure{unitKey{r.ns, string(name), string(key)}, root})
-			return nil
-		}); err != nil {
-			return err
-		}
-		if units.len() == 0 {
-			continue
-		}
-		if _, err := tx.Exec(ctx, unitsFailDependentsSQL,
-			units.specs, units.keys, now.UnixNano(), datas); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, unlistSQL, units.specs, units.keys); err != nil {
-			return err
+		if !seen[f] {
+			seen[f] = true
+			level.units = append(level.units, f)
+			level.roots = append(level.roots, f)
 		}
 	}
-	clear(seen)
-	for len(unfailed) > 0 {
-		r := unfailed[0]
-		unfailed = unfailed[1:]
-		if seen[r] {
-			continue
-		}
-		seen[r] = true
-		// Dependents failed because of r, with no other failed dependency.
-		if err := lockDependents(ctx, tx, r); err != nil {
-			return err
-		}
-		rows, err := tx.Query(ctx, depsUnfailSQL, r.ns, bytesOf(r.spec), bytesOf(r.key))
-		if err != nil {
-			return err
-		}
+	for len(level.units) > 0 || level.fail.len() > 0 {
 		var (
-			spec      int64
-			name, key []byte
-			grp       []byte
+			b    pgx.Batch
+			next cascadeLevel
 		)
-		if _, err := pgx.ForEachRow(rows, []any{&spec, &name, &key, &grp}, func() error {
-			d.move(spec, coordinate.StatusFailed, coordinate.StatusBlocked)
-			g.bump(r.ns, grp, now)
-			unfailed = append(unfailed, unitKey{r.ns, string(name), string(key)})
-			return nil
-		}); err != nil {
+		if level.fail.len() > 0 {
+			b.Queue(unitsFailDependentsSQL, level.fail.specs, level.fail.keys, now.UnixNano(), level.datas)
+			b.Queue(unlistSQL, level.fail.specs, level.fail.keys)
+		}
+		if len(level.units) > 0 {
+			queueFailLevel(&b, level, &next, seen, now, d, g)
+		}
+		if err := sendLevel(ctx, tx, &b, "failing dependents of", level.units); err != nil {
 			return err
 		}
+		level = next
 	}
 	return nil
 }
 
-// lockDependents locks the units depending on r (sql/deps.sql says why it
-// is a statement of its own).
-func lockDependents(ctx context.Context, tx dbtx, r unitKey) error {
-	_, err := tx.Exec(ctx, depsLockDependentsSQL, r.ns, bytesOf(r.spec), bytesOf(r.key))
+// queueFailLevel queues the statements that lock and read the unfinished
+// dependents of level, and arranges for them to be noted in next (each
+// once: seen) and in d and g as they are read.
+func queueFailLevel(b *pgx.Batch, level cascadeLevel, next *cascadeLevel, seen map[unitKey]bool, now time.Time, d countDelta, g groupBumps) {
+	nss, specs, keys := unitKeyArrays(level.units)
+	b.Queue(depsLockDependentsSQL, nss, specs, keys)
+	b.Queue(depsDependentsUnfinishedSQL, nss, specs, keys).Query(func(rows pgx.Rows) error {
+		var (
+			spec, i   int64
+			name, key []byte
+			data, grp []byte
+			status    int16
+		)
+		_, err := pgx.ForEachRow(rows, []any{&spec, &name, &key, &data, &status, &grp, &i}, func() error {
+			from, root := level.units[i-1], level.roots[i-1]
+			next.fail.add(spec, key)
+			next.datas = append(next.datas, coordinate.WithTraceback(data, coordinate.DependencyFailedTraceback(root.ref())))
+			d.move(spec, coordinate.Status(status), coordinate.StatusFailed)
+			g.bump(from.ns, grp, now)
+			if u := (unitKey{from.ns, string(name), string(key)}); !seen[u] {
+				seen[u] = true
+				next.units = append(next.units, u)
+				next.roots = append(next.roots, root)
+			}
+			return nil
+		})
+		return err
+	})
+}
+
+// sendLevel sends the batch of one level of a cascade; an error names
+// what it did and the first unit of the level.
+func sendLevel(ctx context.Context, tx dbtx, b *pgx.Batch, what string, level []unitKey) error {
+	err := tx.SendBatch(ctx, b).Close()
+	if err != nil && len(level) > 0 {
+		err = fmt.Errorf("%s %q/%q and %d other units: %w", what, level[0].spec, level[0].key, len(level)-1, err)
+	}
 	return err
+}
+
+// unfailDependents blocks again the dependents failed because a unit of
+// unfailed failed, when no other dependency of theirs is FAILED, and
+// theirs in turn, level by level: one batch locks the level's dependents
+// and blocks again those it may.
+func unfailDependents(ctx context.Context, tx dbtx, now time.Time, unfailed []unitKey, d countDelta, g groupBumps) error {
+	seen := map[unitKey]bool{}
+	var level []unitKey
+	for _, u := range unfailed {
+		if !seen[u] {
+			seen[u] = true
+			level = append(level, u)
+		}
+	}
+	for len(level) > 0 {
+		var (
+			b    pgx.Batch
+			next []unitKey
+		)
+		nss, specs, keys := unitKeyArrays(level)
+		b.Queue(depsLockDependentsSQL, nss, specs, keys)
+		b.Queue(depsUnfailSQL, nss, specs, keys).Query(func(rows pgx.Rows) error {
+			var (
+				spec, ns  int64
+				name, key []byte
+				grp       []byte
+			)
+			_, err := pgx.ForEachRow(rows, []any{&spec, &ns, &name, &key, &grp}, func() error {
+				d.move(spec, coordinate.StatusFailed, coordinate.StatusBlocked)
+				g.bump(ns, grp, now)
+				if u := (unitKey{ns, string(name), string(key)}); !seen[u] {
+					seen[u] = true
+					next = append(next, u)
+				}
+				return nil
+			})
+			return err
+		})
+		if err := sendLevel(ctx, tx, &b, "blocking again dependents of", level); err != nil {
+			return err
+		}
+		level = next
+	}
+	return nil
 }
 
 // checkCycles fails with coordinate.ErrCycle when giving the units of
