@@ -14,7 +14,6 @@ import (
 
 // The statements, from sql/deps.sql.
 var (
-	depsPendingSQL              = namedSQL("deps_pending")
 	depsLockDependentsSQL       = namedSQL("deps_lock_dependents")
 	depsDependentsUnfinishedSQL = namedSQL("deps_dependents_unfinished")
 	unitsFailDependentsSQL      = namedSQL("units_fail_dependents")
@@ -78,26 +77,6 @@ func unitKeyArrays(keys []unitKey) (nss []int64, specs, ks []string) {
 		nss[i], specs[i], ks[i] = k.ns, k.spec, k.key
 	}
 	return nss, specs, ks
-}
-
-// withDependents returns the units of keys that some unit depends on, in
-// the order given, with one query.
-func withDependents(ctx context.Context, tx dbtx, keys []unitKey) ([]unitKey, error) {
-	if len(keys) == 0 {
-		return nil, nil
-	}
-	nss, specs, ks := unitKeyArrays(keys)
-	rows, err := tx.Query(ctx, depsPendingSQL, nss, specs, ks)
-	if err != nil {
-		return nil, err
-	}
-	var out []unitKey
-	var i int64
-	_, err = pgx.ForEachRow(rows, []any{&i}, func() error {
-		out = append(out, keys[i-1])
-		return nil
-	})
-	return out, err
 }
 
 // propagateFailures fails the unfinished dependents of the units in

@@ -192,11 +192,8 @@ func expireExhausted(ctx context.Context, tx pgx.Tx, now time.Time, d countDelta
 	if _, err := tx.Exec(ctx, unlistSQL, units.specs, units.keys); err != nil {
 		return err
 	}
-	// Whether some unit depends on them is read now that they are locked
-	// and written (update.go does the same).
-	if failed, err = withDependents(ctx, tx, failed); err != nil {
-		return err
-	}
+	// Their dependents are read now that they are locked and written
+	// (update.go does the same).
 	if err := propagateFailures(ctx, tx, now, failed, nil, d, g); err != nil {
 		return err
 	}

@@ -212,19 +212,11 @@ func (a *afterUpdates) empty() bool {
 func (a *afterUpdates) run(ctx context.Context, tx dbtx, tail *pgx.Batch) error {
 	d, g := newCountDelta(), groupBumps{}
 	d.events = a.events
-	failed, err := withDependents(ctx, tx, a.failed)
-	if err != nil {
-		return err
-	}
-	unfailed, err := withDependents(ctx, tx, a.unfailed)
-	if err != nil {
-		return err
-	}
 	f, u, err := runChains(ctx, tx, a.chains, d, g) // chains.go
 	if err != nil {
 		return err
 	}
-	failed, unfailed = append(failed, f...), append(unfailed, u...)
+	failed, unfailed := append(a.failed, f...), append(a.unfailed, u...)
 	if err := propagateFailures(ctx, tx, a.now, failed, unfailed, d, g); err != nil {
 		return err
 	}

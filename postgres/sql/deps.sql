@@ -1,12 +1,5 @@
 -- Dependencies between units (deps.go, docs/dependencies.md).
 
--- Which of the units (slot i: namespace $1, spec $2, key $3) some unit
--- depends on, by position.
--- name: deps_pending
-SELECT r.i FROM unnest($1::bigint[], $2::bytea[], $3::bytea[]) WITH ORDINALITY AS r (ns, spec, key, i)
-    WHERE EXISTS (SELECT 1 FROM unit_dep e WHERE e.namespace_id = r.ns AND e.dep_spec = r.spec AND e.dep_key = r.key)
-    ORDER BY r.i
-
 -- Locks the units depending on the units (slot i: namespace $1, spec $2,
 -- key $3), whatever their status, in the order resolve_finished_units
 -- locks them (migration 0014). A statement of its own: the statement after
