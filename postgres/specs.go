@@ -218,7 +218,7 @@ func (ns *namespace) DeleteWorkSpec(ctx context.Context, name string) error {
 		}
 		// Units of other specs waiting for the deleted units fail.
 		g := groupBumps{}
-		if err := ns.failDependentsOfDeleted(ctx, tx, name, waited, d, g); err != nil {
+		if err := ns.failDependentsOfDeleted(ctx, tx, ns.unitKeys(name, waited, nil), d, g); err != nil {
 			return fmt.Errorf("postgres delete work spec %q: %w", name, err)
 		}
 		if err := d.apply(ctx, tx); err != nil {

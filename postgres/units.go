@@ -24,7 +24,6 @@ var (
 	archivedDeleteSQL      = namedSQL("archived_delete")
 	unitsArchiveSQL        = namedSQL("units_archive")
 	archivedAddSQL         = namedSQL("archived_add")
-	depsOnDeletedSQL       = namedSQL("deps_on_deleted")
 )
 
 // unitRow is one work_unit row.
@@ -319,7 +318,7 @@ func (ns *namespace) DeleteWorkUnits(ctx context.Context, spec string, query coo
 		}
 		// Units waiting for a deleted unit fail.
 		g := groupBumps{}
-		if err := ns.failDependentsOfDeleted(ctx, tx, spec, keys, d, g); err != nil {
+		if err := ns.failDependentsOfDeleted(ctx, tx, ns.unitKeys(spec, keys, nil), d, g); err != nil {
 			return err
 		}
 		if err := g.apply(ctx, tx); err != nil {
@@ -381,24 +380,20 @@ func (ns *namespace) Archive(ctx context.Context, names []string, policy coordin
 		var n int64
 		var name []byte
 		var waited [][]byte
-		waitedBy := map[string][][]byte{} // spec name: archived keys units wait for
+		var deleted []unitKey // archived units some unit waits for
 		if _, err := pgx.ForEachRow(rows, []any{&spec, &status, &n, &name, &waited}, func() error {
 			d.cells[countKey{spec, coordinate.Status(status)}] -= n
 			specIDs = append(specIDs, spec)
 			statuses = append(statuses, status)
 			counts = append(counts, n)
-			if len(waited) > 0 {
-				waitedBy[string(name)] = append(waitedBy[string(name)], waited...)
-			}
+			deleted = ns.unitKeys(string(name), waited, deleted)
 			return nil
 		}); err != nil {
 			return err
 		}
 		g := groupBumps{}
-		for spec, keys := range waitedBy {
-			if err := ns.failDependentsOfDeleted(ctx, tx, spec, keys, d, g); err != nil {
-				return err
-			}
+		if err := ns.failDependentsOfDeleted(ctx, tx, deleted, d, g); err != nil {
+			return err
 		}
 		if err := g.apply(ctx, tx); err != nil {
 			return err
@@ -419,27 +414,18 @@ func (ns *namespace) Archive(ctx context.Context, names []string, policy coordin
 }
 
 // failDependentsOfDeleted fails the units that depended on the deleted
-// units of spec with keys: units that existed, so a unit waiting for a key
-// never added goes on waiting. No keys, nothing to do.
-func (ns *namespace) failDependentsOfDeleted(ctx context.Context, tx dbtx, spec string, keys [][]byte, d countDelta, g groupBumps) error {
-	if len(keys) == 0 {
-		return nil
+// units, transitively. Those must be units that existed, so a unit
+// waiting for a key never added goes on waiting: the callers take them
+// from the deletion, or, for a spec, read them before it. The cascade's
+// first round trip finds which of them some unit waited for.
+func (ns *namespace) failDependentsOfDeleted(ctx context.Context, tx dbtx, deleted []unitKey, d countDelta, g groupBumps) error {
+	return propagateFailures(ctx, tx, ns.now(), deleted, nil, d, g)
+}
+
+// unitKeys appends to into the units of spec with keys.
+func (ns *namespace) unitKeys(spec string, keys [][]byte, into []unitKey) []unitKey {
+	for _, k := range keys {
+		into = append(into, unitKey{ns.id, spec, string(k)})
 	}
-	rows, err := tx.Query(ctx, depsOnDeletedSQL,
-		ns.id, bytesOf(spec), keys)
-	if err != nil {
-		return err
-	}
-	var failed []unitKey
-	var key []byte
-	if _, err := pgx.ForEachRow(rows, []any{&key}, func() error {
-		failed = append(failed, unitKey{ns.id, spec, string(key)})
-		return nil
-	}); err != nil {
-		return err
-	}
-	if len(failed) == 0 {
-		return nil
-	}
-	return propagateFailures(ctx, tx, ns.now(), failed, nil, d, g)
+	return into
 }

@@ -155,3 +155,39 @@ func testDepWideDeepCascade(e *env) {
 	e.checkDeps("both", "root", "root2")
 	initial()
 }
+
+// Archiving failed units of two specs at once fails their waiters in
+// both, and the waiters' own dependents, here in a third spec.
+func testDepArchivedAcrossSpecs(e *env) {
+	for _, s := range []string{"s", "t", "u"} {
+		e.spec(m{"name": s})
+	}
+	on := func(key, spec, dep string) coordinate.WorkUnitInput {
+		in := e.unit(key, m{})
+		in.DependsOn = []coordinate.UnitRef{{Spec: spec, Key: dep}}
+		return in
+	}
+	e.add("s", e.unit("root", m{}), on("waits", "s", "root"))
+	e.add("t", e.unit("root", m{}), on("waits", "t", "root"))
+	e.add("u", on("s", "s", "waits"), on("t", "t", "waits"), e.unit("free", m{}))
+	e.fail("s", "root")
+	e.fail("t", "root")
+	e.checkStatus("u", coordinate.StatusFailed, "s", "t")
+	// Retried while their dependency is FAILED, the waiters wait for it
+	// again, and so do their own dependents.
+	for _, s := range []string{"s", "t"} {
+		e.update(s, "waits", coordinate.WorkUnitUpdate{Status: coordinate.StatusAvailable})
+		e.checkStatus(s, coordinate.StatusBlocked, "waits")
+	}
+	e.checkStatus("u", coordinate.StatusBlocked, "s", "t")
+	if err := e.ns.Archive(e.ctx, []string{"s", "t"}, coordinate.RetentionPolicy{MaxCount: 0}); err != nil {
+		e.t.Fatal(err)
+	}
+	e.checkStatus("s", coordinate.StatusFailed, "waits")
+	e.checkStatus("t", coordinate.StatusFailed, "waits")
+	e.checkUnits(map[string][]string{"u": {"s", "t"}}, coordinate.StatusFailed,
+		coordinate.DependencyFailedTraceback(coordinate.UnitRef{Spec: "s", Key: "root"}),
+		coordinate.DependencyFailedTraceback(coordinate.UnitRef{Spec: "t", Key: "root"}))
+	e.checkStatus("u", coordinate.StatusAvailable, "free")
+	e.checkRecount("u", map[coordinate.Status]int{coordinate.StatusFailed: 2, coordinate.StatusAvailable: 1})
+}

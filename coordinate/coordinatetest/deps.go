@@ -23,6 +23,7 @@ var depTests = []test{
 	{"BlockedLeasedByHandExpiresBlocked", testDepBlockedLeaseExpiry},
 	{"DeletingOtherUnitsKeepsWaiters", testDepDeleteOthers},
 	{"ArchivedDependencyFailsWaiters", testDepArchived},
+	{"ArchivedInTwoSpecsFailsWaitersTransitively", testDepArchivedAcrossSpecs},
 	{"RetryRoot", testDepRetryRoot},
 	{"FinishingFailedRootReleasesDependents", testDepFinishFailedRoot},
 	{"RetryDependent", testDepRetryDependent},

@@ -104,8 +104,3 @@ SELECT DISTINCT e.dep_key FROM unit_dep e
     JOIN work_spec s ON s.namespace_id = e.namespace_id AND s.name = e.dep_spec
     JOIN work_unit u ON u.spec_id = s.id AND u.key = e.dep_key
     WHERE e.namespace_id = $1 AND e.dep_spec = $2
-
--- Keys of spec $2 (namespace $1) that units depend on, among $3.
--- name: deps_on_deleted
-SELECT DISTINCT dep_key FROM unit_dep
-    WHERE namespace_id = $1 AND dep_spec = $2 AND dep_key = ANY($3)
