@@ -207,8 +207,9 @@ func (a *afterUpdates) empty() bool {
 }
 
 // run applies the leftover work inside the batch's transaction and
-// queues its last writes (counts, group progress) on tail, for the round
-// trip that commits.
+// queues its last writes (the refinished units' edges, counts, group
+// progress) on tail, for the round trip that commits; the caller reads
+// tail's results, which notes in a.ready what the resolution unblocked.
 func (a *afterUpdates) run(ctx context.Context, tx dbtx, tail *pgx.Batch) error {
 	d, g := newCountDelta(), groupBumps{}
 	d.events = a.events
@@ -220,14 +221,9 @@ func (a *afterUpdates) run(ctx context.Context, tx dbtx, tail *pgx.Batch) error 
 	if err := propagateFailures(ctx, tx, a.now, failed, unfailed, d, g); err != nil {
 		return err
 	}
-	if len(a.refinished) > 0 {
-		nss, specs, keys := unitKeyArrays(a.refinished)
-		ct, err := tx.Exec(ctx, resolveFinishedSQL, nss, specs, keys, a.now.UnixNano())
-		if err != nil {
-			return err
-		}
-		resolvedReady(ct, a.refinished, &a.ready)
-	}
+	// The refinished units' edges are resolved in tail, after their
+	// dependents were blocked again above.
+	onResolved(queueResolveFinished(tail, a.refinished, a.now.UnixNano()), a.refinished, &a.ready)
 	d.queue(tail)
 	g.queue(tail)
 	return nil
