@@ -44,6 +44,9 @@ type Options struct {
 	// does not answer (liveness.go); 0 = DefaultRequestTimeout, < 0 =
 	// wait forever.
 	RequestTimeout time.Duration
+	// tracer, set by tests, sees every statement of the pool's
+	// connections (pgx.ConnConfig.Tracer).
+	tracer pgx.QueryTracer
 }
 
 // Backend is a coordinate.Backend stored in PostgreSQL.
@@ -98,6 +101,9 @@ func New(ctx context.Context, url string, opts Options) (*Backend, error) {
 		cfg.MaxConns = opts.MaxConns
 	}
 	noJIT(cfg.ConnConfig)
+	if opts.tracer != nil {
+		cfg.ConnConfig.Tracer = opts.tracer
+	}
 	cfg.AfterConnect = func(_ context.Context, conn *pgx.Conn) error {
 		registerFastArrays(conn.TypeMap()) // pgarrays.go
 		return nil
