@@ -33,6 +33,10 @@ type namespace struct {
 	// appended (0: none), and the buffer records are encoded into.
 	ticket journalTicket
 	rec    recordEncoder
+	// appended is the ticket of the last record appended for ns by
+	// anyone (guarded by mu): a call that reports another call's change
+	// as its outcome waits for it (namespace.gone).
+	appended journalTicket
 
 	// betweenChunks, when set (tests), runs when a long call has just let
 	// go of mu between two chunks of its work (yieldLock); relocked, when
@@ -91,6 +95,7 @@ func (ns *namespace) commit(o op) {
 	}
 	if ns.wal != nil {
 		ns.ticket = ns.wal.append(&ns.rec, ns.name, o)
+		ns.appended = ns.ticket
 	}
 }
 
@@ -224,7 +229,7 @@ func (ns *namespace) DeleteWorkSpec(ctx context.Context, name string) (err error
 	for len(sp.units) > ns.deleteChunk && ns.st.deleteWalks(sp) {
 		// Its units first, a chunk per lock hold (unitdelete.go).
 		if err := ns.emptyInChunks(ctx, sp); err != nil {
-			return gone(err)
+			return ns.gone(err)
 		}
 		now = ns.expire()
 	}

@@ -121,7 +121,7 @@ func (ns *namespace) deleteInChunks(ctx context.Context, sp *spec, q coordinate.
 	}
 	vs, err := ns.collectVictims(ctx, sp, size, func(u *unit) bool { return want(u.status) }, byKey)
 	if err != nil {
-		return 0, gone(err)
+		return 0, ns.gone(err)
 	}
 	// A BLOCKED victim failed by the removal of its dependency (an
 	// earlier victim) goes, as in the one-shot op.
@@ -130,7 +130,7 @@ func (ns *namespace) deleteInChunks(ctx context.Context, sp *spec, q coordinate.
 		return want(st) || want(coordinate.StatusBlocked) && st == coordinate.StatusFailed && v.u.ext != nil && v.u.ext.depFailed
 	}
 	n, err := ns.dropVictims(ctx, sp, vs, still, false, forget)
-	return n, gone(err)
+	return n, ns.gone(err)
 }
 
 // archiveInChunks answers Archive for the specs names, which hold more
@@ -143,7 +143,7 @@ func (ns *namespace) archiveInChunks(ctx context.Context, names []string, policy
 		if sp == nil {
 			continue
 		}
-		if err := ns.archiveSpec(ctx, sp, policy, now); gone(err) != nil {
+		if err := ns.archiveSpec(ctx, sp, policy, now); ns.gone(err) != nil {
 			return err
 		}
 	}
@@ -186,9 +186,17 @@ func (ns *namespace) emptyInChunks(ctx context.Context, sp *spec) error {
 }
 
 // gone turns the error of a spec deleted meanwhile into nil: its units
-// are gone, which is what the call asked for.
-func gone(err error) error {
+// are gone, which is what the call asked for. The caller holds ns.mu.
+//
+// The call then reports another call's deletion as its own success, so it
+// must not be answered before that deletion is durable: its own records
+// may all be durable already (a crash after the answer would bring the
+// spec back). The deletion was appended under ns.mu before the lock came
+// back to this call, so the call now waits for every record of ns
+// appended so far (namespace.end).
+func (ns *namespace) gone(err error) error {
 	if errors.Is(err, coordinate.ErrNoSuchWorkSpec) {
+		ns.ticket = max(ns.ticket, ns.appended)
 		return nil
 	}
 	return err
