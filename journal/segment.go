@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"errors"
 	"fmt"
 	"os"
 )
@@ -181,7 +182,14 @@ func (s *segmentFile) startZeros(sync bool) {
 	f := s.f
 	go func() {
 		r := zeroResult{writeErr: writeZeros(f, from, end)}
-		if r.writeErr == nil && sync {
+		if wb := (*writebackError)(nil); errors.As(r.writeErr, &wb) {
+			// Waiting for the zeros' writeback reported a failed
+			// writeback of the file, which may be the records' or the
+			// mark's, and no later sync of f reports it again: the
+			// journal fails as on a failed sync.
+			r.writeErr, r.syncErr = nil, fmt.Errorf("journal: preallocating %s: %w", f.Name(), wb)
+		}
+		if r.writeErr == nil && r.syncErr == nil && sync {
 			if err := datasync(f); err != nil {
 				r.syncErr = fmt.Errorf("journal: fdatasync of %s: %w", f.Name(), err)
 			}

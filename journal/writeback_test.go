@@ -2,9 +2,14 @@ package journal
 
 import (
 	"bytes"
+	"context"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
+	"sync"
+	"syscall"
 	"testing"
 )
 
@@ -96,5 +101,87 @@ func TestRemoveFile(t *testing.T) {
 	}
 	if err := removeFile(sub); err == nil {
 		t.Errorf("removeFile of a non-empty directory reported no error")
+	}
+}
+
+// failWriteback makes waiting for a window's writeback report err, as
+// sync_file_range does after the kernel failed to write the window's
+// pages (and then no longer reports it to an fsync of that descriptor),
+// until the test ends.
+func failWriteback(t *testing.T, err error) {
+	t.Helper()
+	start, await := startWritebackFunc, awaitWritebackFunc
+	startWritebackFunc = func(*os.File, int64, int64) error { return nil }
+	awaitWritebackFunc = func(*os.File, int64, int64) error { return err }
+	t.Cleanup(func() { startWritebackFunc, awaitWritebackFunc = start, await })
+}
+
+// A failed writeback reported while a snapshot is paced fails the
+// snapshot: the fsync at its end would report success, so installing it
+// would delete the segments it replaces for a file whose pages never
+// reached the disk.
+func TestSnapshotWritebackFailureIsNotInstalled(t *testing.T) {
+	failWriteback(t, syscall.EIO)
+	dir := t.TempDir()
+	j, _ := mustOpen(t, testOptions(dir, nil))
+	recs := numbered("r", 0, 10)
+	appendWait(t, j, recs...)
+	var mu sync.Mutex
+	big := bytes.Repeat([]byte{1}, 3*writebackWindow)
+	err := j.Snapshot(context.Background(), &mu, func() func(io.Writer) error {
+		return func(w io.Writer) error {
+			_, err := w.Write(big)
+			return err
+		}
+	})
+	if !errors.Is(err, syscall.EIO) {
+		t.Fatalf("snapshot written while its writeback failed: err = %v, want EIO", err)
+	}
+	if l := listNames(t, dir); len(l.snapshots) != 0 || len(l.temps) != 0 || len(l.segments) == 0 || l.segments[0] != 1 {
+		t.Fatalf("after the failed snapshot the directory holds %+v; want the segments, no snapshot", l)
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, got := mustOpen(t, testOptions(dir, nil))
+	equalRecords(t, got.records, recs)
+}
+
+// A failed writeback reported while a preallocation step is paced fails
+// the journal, as a failed sync does: the error may be that of records
+// written through the same file, and no later sync reports it.
+func TestPreallocationWritebackFailureFailsTheJournal(t *testing.T) {
+	failWriteback(t, syscall.EIO)
+	s, err := createSegment(t.TempDir(), 1, 0, 64<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	s.step = 8 << 20 // the next step, 16 MiB, is paced
+	s.startZeros(false)
+	r, ended := s.takeZeros(true)
+	if !ended || !errors.Is(r.syncErr, syscall.EIO) {
+		t.Fatalf("preallocation step whose writeback failed ended with %+v (ended %v); want a sync error", r, ended)
+	}
+}
+
+// Where sync_file_range cannot be used at all, pacing stops and the
+// writes go on (the fsync at the end reports any failure).
+func TestPacedFileWithoutPacingWritesOn(t *testing.T) {
+	failWriteback(t, syscall.EINVAL)
+	f, err := os.Create(filepath.Join(t.TempDir(), "paced"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	p := newPacedFile(f, 0)
+	b := bytes.Repeat([]byte{7}, writebackWindow+1)
+	for range 3 {
+		if n, err := p.Write(b); err != nil || n != len(b) {
+			t.Fatalf("Write = %d, %v", n, err)
+		}
+	}
+	if !p.plain {
+		t.Error("pacing did not fall back to plain writes")
 	}
 }
