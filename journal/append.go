@@ -165,6 +165,22 @@ func (j *Journal) Check(t Ticket) error {
 	return err
 }
 
+// Fail stops the journal as a failed write does, with err: records not
+// yet durable are never written, every Wait and Check for one returns
+// err, and no snapshot is written from then on. For a caller that changed
+// its state but cannot journal the change (a record it cannot encode):
+// what follows that change must not reach the disk without it, and a
+// snapshot would hold a change its client was told failed. A restart
+// recovers what is on disk. Only the first failure is kept.
+func (j *Journal) Fail(err error) {
+	j.mu.Lock()
+	if j.failed == nil {
+		j.failed = err
+	}
+	j.mu.Unlock()
+	j.wake() // its round publishes the failure to the sleeping Waits
+}
+
 // Flush waits until everything appended so far is durable.
 func (j *Journal) Flush(ctx context.Context) error {
 	j.mu.Lock()

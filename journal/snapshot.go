@@ -77,10 +77,16 @@ func (j *Journal) writeSnapshot(ctx context.Context, b Boundary, delta bool, wri
 	j.snapMu.Lock()
 	defer j.snapMu.Unlock()
 	j.mu.Lock()
-	closed := j.closed
+	closed, failed := j.closed, j.failed
 	j.mu.Unlock()
 	if closed {
 		return ErrClosed
+	}
+	if failed != nil {
+		// It could never be installed (the records before it are not
+		// all durable, or the caller's state holds a change the journal
+		// lacks): do not write it for nothing.
+		return fmt.Errorf("journal: no snapshot after the journal failed: %w", failed)
 	}
 	if b.Seq <= j.lastSnap {
 		return ErrSnapshotSuperseded

@@ -88,6 +88,7 @@ func (w *wal) append(enc *recordEncoder, ns string, o op) journalTicket {
 		err = fmt.Errorf("memory: change not journaled, restart the daemon: %w", err)
 		w.failed.CompareAndSwap(nil, &err)
 		w.log.Error("journal record could not be written", "err", err)
+		w.j.Fail(err) // nothing after it is written, no snapshot holds it
 		w.fail()
 		return failedTicket
 	}
