@@ -80,7 +80,12 @@ func BenchmarkSnapshotPause(b *testing.B) {
 	ns := nsi.(*namespace)
 	defineSpec(b, ctx, ns, "s")
 	fill(b, ns, ctx, "q", units)
-	// Lease a tenth so the snapshot holds pending units too.
+	// Lease a tenth, to a registered worker, so the snapshot holds pending
+	// units and the worker's list of them too.
+	if err := ns.WorkerHeartbeat(ctx, coordinate.Heartbeat{Worker: coordinate.Name{Bytes: "w"},
+		Mode: coordinate.Data{0x43, 0x52, 0x55, 0x4e}, Data: coordinate.EmptyMap, Expire: time.Hour}); err != nil {
+		b.Fatal(err)
+	}
 	if _, err := ns.GetWork(ctx, coordinate.WorkRequest{Worker: coordinate.Name{Bytes: "w"}, LeaseTime: time.Hour, MaxJobs: units / 10}); err != nil {
 		b.Fatal(err)
 	}
@@ -99,6 +104,7 @@ func BenchmarkSnapshotPause(b *testing.B) {
 			b.Fatal(err)
 		}
 		recover = time.Since(start)
+		be.wal.maxDeltas = 0 // a full snapshot (nothing changed: a delta would capture nothing)
 		if st, err = be.Snapshot(ctx); err != nil {
 			b.Fatal(err)
 		}

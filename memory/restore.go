@@ -323,6 +323,7 @@ func (s *state) restoreWorkersAndGroups(workers []capturedWorker, groups []captu
 	reg := &s.workers
 	for i := range workers {
 		cw := &workers[i]
+		cw.resolve() // a capture restored without a file between (tests)
 		w := &worker{
 			id: cw.id, mode: cw.mode, data: cw.data, parent: cw.parent,
 			lastHeard: cw.lastHeard, expires: cw.expires, heapIdx: i,

@@ -85,6 +85,32 @@ type capturedWorker struct {
 	// lapsed maps outstanding units to the expiry of the worker's lease
 	// on them that lapsed (workerRegistry.lapse); nil when none did.
 	lapsed map[coordinate.UnitRef]int64
+	// set is, in a capture, the worker's outstanding map itself, shared
+	// with the state until the state next changes it (worker.own copies it
+	// first): the writer turns it into outstanding and lapsed (resolve),
+	// out of the lock.
+	set map[*unit]int64
+}
+
+// resolve fills outstanding, sorted, and lapsed from set: in the writer,
+// out of the lock, since set is not changed once captured. Units' keys
+// and specs never change, so reading them there is safe.
+func (cw *capturedWorker) resolve() {
+	if cw.set == nil {
+		return
+	}
+	cw.outstanding = make([]coordinate.UnitRef, 0, len(cw.set))
+	for u, lapsed := range cw.set {
+		cw.outstanding = append(cw.outstanding, u.ref())
+		if lapsed != 0 {
+			if cw.lapsed == nil {
+				cw.lapsed = make(map[coordinate.UnitRef]int64)
+			}
+			cw.lapsed[u.ref()] = lapsed
+		}
+	}
+	slices.SortFunc(cw.outstanding, compareRefs)
+	cw.set = nil
 }
 
 type capturedGroup struct {
@@ -93,7 +119,10 @@ type capturedGroup struct {
 }
 
 // captureWorkersAndGroups copies s's workers and groups; the caller holds
-// the namespace lock.
+// the namespace lock. A worker's outstanding units are not copied: the
+// capture shares its map (copied on the state's next change to it,
+// worker.own) and the writer lists and sorts them (namespaceTail), so the
+// pause does not grow with the leased units.
 func captureWorkersAndGroups(s *state) (workers []capturedWorker, groups []capturedGroup) {
 	for _, w := range s.workers.byExpiry {
 		cw := capturedWorker{id: w.id, mode: w.mode, data: w.data, lastHeard: w.lastHeard, expires: w.expires}
@@ -101,22 +130,13 @@ func captureWorkersAndGroups(s *state) (workers []capturedWorker, groups []captu
 			p := *w.parent
 			cw.parent = &p
 		}
-		for u, lapsed := range w.outstanding {
-			cw.outstanding = append(cw.outstanding, u.ref())
-			if lapsed != 0 {
-				if cw.lapsed == nil {
-					cw.lapsed = make(map[coordinate.UnitRef]int64)
-				}
-				cw.lapsed[u.ref()] = lapsed
-			}
-		}
-		slices.SortFunc(cw.outstanding, compareRefs)
+		cw.set = w.outstanding
+		w.shared = true
 		workers = append(workers, cw)
 	}
 	for g, gr := range s.groups {
 		groups = append(groups, capturedGroup{name: g, lastProgress: gr.lastProgress})
 	}
-	slices.SortFunc(groups, func(a, b capturedGroup) int { return compareStrings(a.name, b.name) })
 	return workers, groups
 }
 
@@ -219,11 +239,14 @@ func (e *snapWriter) specSettings(sp *capturedSpec) {
 	}
 }
 
-// namespaceTail writes what comes after a namespace's last unit.
+// namespaceTail writes what comes after a namespace's last unit: its
+// workers, each with its outstanding units sorted, and its groups sorted.
 func (e *snapWriter) namespaceTail(c *capturedNamespace) {
+	slices.SortFunc(c.groups, func(a, b capturedGroup) int { return compareStrings(a.name, b.name) })
 	e.uint(uint64(len(c.workers)))
 	for i := range c.workers {
 		w := &c.workers[i]
+		w.resolve()
 		e.name(w.id)
 		e.bytes(w.mode)
 		e.bytes(w.data)

@@ -1,6 +1,8 @@
 package memory
 
 import (
+	"maps"
+
 	"github.com/coordinated/coordinated/coordinate"
 )
 
@@ -17,6 +19,21 @@ type worker struct {
 	// FINISHED or FAILED (nor deleted), each with the expiry of the last
 	// lease of this worker on it that lapsed (0: none; see lapse).
 	outstanding map[*unit]int64
+	// shared says a snapshot's capture holds outstanding too: it is
+	// copied before it next changes (own).
+	shared bool
+}
+
+// own returns outstanding for changing it, copied first when a capture
+// shares it (captureWorkersAndGroups): at most one copy per worker per
+// snapshot, on the first change after it, instead of a copy of every
+// worker's units in the snapshot's pause.
+func (w *worker) own() map[*unit]int64 {
+	if w.shared {
+		w.outstanding = maps.Clone(w.outstanding)
+		w.shared = false
+	}
+	return w.outstanding
 }
 
 // workerRegistry holds the live workers, their expiry order, the
@@ -139,7 +156,7 @@ func (r *workerRegistry) handOut(id string, u *unit) {
 	if !ok {
 		return
 	}
-	w.outstanding[u] = 0 // a new lease: none of its has lapsed
+	w.own()[u] = 0 // a new lease: none of its has lapsed
 	hs := r.holders[u]
 	if hs == nil {
 		hs = make(map[*worker]struct{}, 1)
@@ -166,7 +183,7 @@ func (r *workerRegistry) lapseAt(u *unit, t int64) {
 	}
 	if w := r.byID[u.worker]; w != nil {
 		if _, ok := w.outstanding[u]; ok {
-			w.outstanding[u] = t
+			w.own()[u] = t
 		}
 	}
 }
@@ -178,7 +195,7 @@ func (r *workerRegistry) dropUnit(u *unit) {
 		return
 	}
 	for w := range hs {
-		delete(w.outstanding, u)
+		delete(w.own(), u)
 	}
 	delete(r.holders, u)
 }
@@ -186,7 +203,11 @@ func (r *workerRegistry) dropUnit(u *unit) {
 // clearUnits empties every outstanding set (all units are going away).
 func (r *workerRegistry) clearUnits() {
 	for _, w := range r.byID {
-		clear(w.outstanding)
+		if w.shared {
+			w.outstanding, w.shared = make(map[*unit]int64), false
+		} else {
+			clear(w.outstanding)
+		}
 	}
 	clear(r.holders)
 }
