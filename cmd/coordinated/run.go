@@ -60,6 +60,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready cha
 		defer remove()
 	}
 
+	// The port first: a port still held (the Python daemon not stopped
+	// yet) must fail the start before the backend is opened, so that the
+	// Python daemon's snapshots are not taken over from a daemon that is
+	// still changing its queue.
+	ln, err := net.Listen("tcp", opts.listen)
+	if err != nil {
+		return fmt.Errorf("-listen: %w", err)
+	}
+	defer ln.Close()
 	backend, err := openBackendTakingOver(ctx, opts, cfg.Clock, log)
 	if err != nil {
 		return err
@@ -74,16 +83,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready cha
 		return fmt.Errorf("opening the default namespace: %w", err)
 	}
 
-	ln, err := net.Listen("tcp", opts.listen)
-	if err != nil {
-		return fmt.Errorf("-listen: %w", err)
-	}
 	js := jobserver.New(ns, cfg)
 	var handler cborrpc.Handler = loggingHandler{h: js, log: log}
 	lln := &loggingListener{Listener: ln, log: log}
 	hs, err := startHTTPD(ctx, opts, backend, ns, lln.open.Load, log)
 	if err != nil {
-		ln.Close()
 		return err
 	}
 	defer hs.shutdown(log)

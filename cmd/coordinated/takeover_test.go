@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -300,5 +301,28 @@ func TestImportPythonChecksMD5(t *testing.T) {
 	}
 	if fresh, _ := dirIsNew(data); !fresh {
 		t.Error("the refused import wrote to the data directory")
+	}
+}
+
+// TestTakeOverPortTaken: while the port is still held (the Python daemon
+// not stopped yet) the start fails before anything is imported, so the
+// next start, once the port is free, takes over the Python daemon's
+// snapshots as they are then.
+func TestTakeOverPortTaken(t *testing.T) {
+	held, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	dir := pyDir(t)
+	var stderr bytes.Buffer
+	err = run(context.Background(), []string{"-listen", held.Addr().String(), "--snapshot-dir", dir}, io.Discard, &stderr, nil)
+	if err == nil || !strings.Contains(err.Error(), "address already in use") {
+		t.Fatalf("run on a taken port = %v, want address already in use\n%s", err, stderr.String())
+	}
+	for _, d := range []string{"coordinated", "coordinated.importing"} {
+		if _, err := os.Stat(filepath.Join(dir, d)); !os.IsNotExist(err) {
+			t.Errorf("%s made by a start that could not listen (%v):\n%s", d, err, stderr.String())
+		}
 	}
 }
