@@ -51,14 +51,25 @@ func array(v item) ([]item, bool) {
 	return out, true
 }
 
-// stringMap decodes a map keyed by byte or text strings.
+// stringMap decodes a map's entries keyed by byte or text strings. Other
+// keys (a Python dictionary may have integer keys: set_work_spec stores
+// any) are left out, as a lookup by string never finds them.
 func stringMap(v item) (map[string]item, bool) {
 	if major(v) != 5 {
 		return nil, false
 	}
-	var out map[string]item
-	if decMode.Unmarshal(v, &out) != nil {
+	var raw map[any]item
+	if decMode.Unmarshal(v, &raw) != nil {
 		return nil, false
+	}
+	out := make(map[string]item, len(raw))
+	for k, val := range raw {
+		switch k := k.(type) {
+		case string:
+			out[k] = val
+		case cbor.ByteString:
+			out[string(k)] = val
+		}
 	}
 	return out, true
 }

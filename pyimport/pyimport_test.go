@@ -530,3 +530,44 @@ func TestControlValuesAsPythonStoredThem(t *testing.T) {
 		t.Errorf("priority %v, want 5", p)
 	}
 }
+
+// TestOddButValidPythonState: testdata/odd was written by the real Python
+// daemon (gen.py, odd_state) holding what its clients could store and
+// our daemon accepts too: a definition with a non-string key (set_work_spec
+// takes any dictionary) and a spec whose `continuous` control_work_spec set
+// to None (Python's truth value: not continuous). Both are imported, not
+// refused.
+func TestOddButValidPythonState(t *testing.T) {
+	st := readSnap(t, "testdata/odd/snapshot_20250101_000001.000")
+	if got := st.SpecNames(); !reflect.DeepEqual(got, []string{"cont", "intkey"}) {
+		t.Fatalf("specs = %q", got)
+	}
+	if st.Specs["cont"].Continuous {
+		t.Error("cont: continuous None read as true")
+	}
+	ik := st.Specs["intkey"]
+	if len(ik.Units) != 1 || ik.Units["a"] == nil {
+		t.Errorf("intkey units = %v", ik.Units)
+	}
+	ctx := context.Background()
+	b := memory.New(memory.Options{})
+	defer b.Close()
+	ns, err := b.Namespace(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(ctx, ns, st, false); err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	ws, err := ns.WorkSpec(ctx, "intkey")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var def map[any]any
+	if err := cbor.Unmarshal(ws.Definition, &def); err != nil {
+		t.Fatal(err)
+	}
+	if def[uint64(5)] == nil {
+		t.Errorf("the definition lost its integer key: %v", def)
+	}
+}

@@ -86,9 +86,9 @@ func parseSpec(v item) (*Spec, string) {
 		return nil, in(fmt.Sprintf("status must be 1 (runnable) or 2 (paused), got %s", describe(f[2])))
 	}
 	sp.Paused = status == 2
-	if sp.Continuous, ok = boolean(f[3]); !ok {
-		return nil, in(fmt.Sprintf("continuous must be a boolean, got %s", describe(f[3])))
-	}
+	// control_work_spec stored `continuous` as sent (None included): it
+	// counts by Python's truth value, as our daemon reads it.
+	sp.Continuous = truthy(f[3])
 	pairs, ok := array(f[4])
 	if !ok {
 		return nil, in(fmt.Sprintf("the work units must be an array of [key, unit] pairs, got %s", describe(f[4])))

@@ -16,6 +16,8 @@ to fixed timestamps so that tests can name them:
   gz/snapshot_20250101_000001.000.gz(.md5)  state A written gzip-compressed
   compressed/snapshot_20250101_000001.000.{bz2,xz}  state A compressed by the
       bzip2 and xz tools (the Python 2.7 venv has no lzma to write .xz)
+  odd/snapshot_20250101_000001.000(.md5)  odd but valid state: a definition
+      with an integer key, `continuous` set to None by control_work_spec
 """
 from __future__ import print_function
 
@@ -104,6 +106,15 @@ def log_actions(tm):
     tm._rpc('snapshot', ())
 
 
+def odd_state(tm):
+    tm.set_work_spec({'name': 'intkey', 'min_gb': 1, 5: 'five',
+                      'config': {7: 'seven'}})
+    tm.add_work_units('intkey', [('a', {1: 2})])
+    tm.set_work_spec({'name': 'cont', 'min_gb': 1, 'continuous': True})
+    tm._rpc('control_work_spec', ('cont', {'continuous': None}))
+    tm._rpc('snapshot', ())
+
+
 def rename(d, prefix, names):
     paths = sorted(glob.glob(os.path.join(d, prefix + '_????????_??????.???*')))
     paths = [p for p in paths if not p.endswith('.md5')]
@@ -147,6 +158,19 @@ def main():
         os.mkdir(gz)
     for n in ('snapshot_20250101_000001.000.gz', 'snapshot_20250101_000001.000.gz.md5'):
         shutil.copy(os.path.join(d, n), os.path.join(gz, n))
+    shutil.rmtree(d)
+
+    d = tempfile.mkdtemp(prefix='pyimport-gen-odd-')
+    pd, tm = start(d)
+    try:
+        odd_state(tm)
+    finally:
+        pd.stop(signal.SIGINT)
+        pd.cleanup()
+    odd = os.path.join(HERE, 'odd')
+    if not os.path.isdir(odd):
+        os.mkdir(odd)
+    rename(d, 'snapshot', [os.path.join('odd', 'snapshot_20250101_000001.000')])
     shutil.rmtree(d)
 
     comp = os.path.join(HERE, 'compressed')
