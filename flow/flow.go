@@ -62,6 +62,7 @@ func ParseFlow(file string, text []byte, base map[any]any) ([]Spec, error) {
 	if err := yaml.Unmarshal(text, &doc); err != nil {
 		return nil, &Error{File: file, Msg: "not valid YAML: " + err.Error()}
 	}
+	pyvalue.ResolveYAML11(&doc) // read as the Python CLI's PyYAML read it
 	root := documentRoot(&doc)
 	if root == nil || root.Kind != yaml.MappingNode {
 		return nil, &Error{File: file, Line: lineOf(root), Msg: "a flow file is a mapping with a `flows:` key"}

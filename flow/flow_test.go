@@ -82,3 +82,27 @@ func TestOverlay(t *testing.T) {
 		t.Errorf("Overlay = %v, want %v", got, want)
 	}
 }
+
+// TestParseFlowYAML11: the Python CLI read flow files with PyYAML
+// (YAML 1.1): `disabled: off` is False and `continuous: yes` True there,
+// not the strings "off" (true, so the spec would load paused) and "yes";
+// `1e3` (no dot) is a string, `1:30` the integer 90, `0755` octal 493.
+// Quoted values stay strings.
+func TestParseFlowYAML11(t *testing.T) {
+	text := "flows:\n  a:\n    min_gb: 1\n    disabled: off\n    continuous: yes\n    then_preempts: No\n" +
+		"    e: 1e3\n    sexa: 1:30\n    oct: 0755\n    f: 1_000.5\n    q: 'off'\n"
+	specs, err := ParseFlow("f.yaml", []byte(text), map[any]any{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	def := specs[0].Def
+	want := map[string]any{
+		"disabled": false, "continuous": true, "then_preempts": false,
+		"e": []byte("1e3"), "sexa": 90, "oct": 493, "f": 1000.5, "q": []byte("off"),
+	}
+	for k, w := range want {
+		if got := def[bs(k)]; !reflect.DeepEqual(got, w) {
+			t.Errorf("%s = %#v, want %#v", k, got, w)
+		}
+	}
+}

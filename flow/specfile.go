@@ -22,6 +22,7 @@ func ReadSpecFile(path string) (map[any]any, error) {
 	if err := yaml.Unmarshal(text, &doc); err != nil {
 		return nil, &Error{File: path, Msg: "not valid YAML or JSON: " + err.Error()}
 	}
+	pyvalue.ResolveYAML11(&doc) // read as the Python CLI's PyYAML read it
 	root := documentRoot(&doc)
 	if root == nil || root.Kind != yaml.MappingNode {
 		return nil, &Error{File: path, Line: lineOf(root), Msg: "a work spec file holds one mapping"}
