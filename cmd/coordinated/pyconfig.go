@@ -11,6 +11,8 @@ import (
 	"strconv"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/coordinated/coordinated/pyvalue"
 )
 
 // pyConfig is the Python daemon's yakonfig YAML file. get_config serves
@@ -26,8 +28,14 @@ func readPyConfig(path string) (*pyConfig, error) {
 	if err != nil {
 		return nil, err
 	}
+	// As yakonfig read it: PyYAML, YAML 1.1 (`do_recover: no` is False).
+	var node yaml.Node
+	if err := yaml.Unmarshal(text, &node); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	pyvalue.ResolveYAML11(&node)
 	var doc any
-	if err := yaml.Unmarshal(text, &doc); err != nil {
+	if err := node.Decode(&doc); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	c := &pyConfig{text: text}

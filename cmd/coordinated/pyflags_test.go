@@ -183,3 +183,22 @@ func TestPIDFile(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// TestPythonConfigYAML11: yakonfig read the config file with PyYAML
+// (YAML 1.1), where `do_recover: no` or `off` is False: the take-over
+// stays off, as it would for `false`, not on for a non-empty string. And
+// `port: 0x172c` is 5932 there.
+func TestPythonConfigYAML11(t *testing.T) {
+	for _, v := range []string{"no", "off", "No", "OFF"} {
+		cfg := writeConfig(t, "coordinate:\n  job_queue:\n    do_recover: "+v+"\n")
+		o, err := parseOptions([]string{"-c", cfg, "--snapshot-dir", t.TempDir()}, io.Discard)
+		if err != nil || o.py.snapshotFormat != "" {
+			t.Errorf("do_recover: %s with --snapshot-dir: snapshots %q, %v; want no take-over", v, o.py.snapshotFormat, err)
+		}
+	}
+	cfg := writeConfig(t, "coordinate:\n  server:\n    port: 0x172c\n  job_queue:\n    snapshot_path_format: /s/s_{timestamp}\n    do_recover: yes\n")
+	o, err := parseOptions([]string{"-c", cfg}, io.Discard)
+	if err != nil || o.py.snapshotFormat != "/s/s_{timestamp}" || o.listen != "127.0.0.1:5932" {
+		t.Errorf("do_recover: yes, port 0x172c: snapshots %q, listen %q, %v", o.py.snapshotFormat, o.listen, err)
+	}
+}
