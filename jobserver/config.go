@@ -31,8 +31,14 @@ func (js *JobServer) now(context.Context, []cbor.RawMessage) (any, error) {
 // and the archive retention policy from coordinate.job_queue's
 // limit_completed_count and limit_completed_age (nil when neither is set).
 func LoadYAMLConfig(text []byte) (coordinate.Data, *coordinate.RetentionPolicy, error) {
+	// As yakonfig read it: PyYAML, YAML 1.1 (`off` is False, `1e3` a string).
+	var node yaml.Node
+	if err := yaml.Unmarshal(text, &node); err != nil {
+		return nil, nil, fmt.Errorf("config: %w", err)
+	}
+	pyvalue.ResolveYAML11(&node)
 	var doc any
-	if err := yaml.Unmarshal(text, &doc); err != nil {
+	if err := node.Decode(&doc); err != nil {
 		return nil, nil, fmt.Errorf("config: %w", err)
 	}
 	if doc == nil {
