@@ -17,18 +17,25 @@ type Source struct {
 // ReadReport says what Read read.
 type ReadReport struct {
 	Records int // log records replayed
-	// TornTail is set when the last log ended inside a record (see
-	// ReadLog); the partial record was not applied. TornAt is its offset.
-	TornTail bool
-	TornAt   int64
+	// Torn lists the logs that ended inside a record (see ReadLog), in
+	// replay order; the partial record was not applied.
+	Torn []TornLog
+}
+
+// TornLog is a log that ends inside a record: File, and the Offset of
+// that record.
+type TornLog struct {
+	File   string
+	Offset int64
 }
 
 // Read parses the snapshot and the logs and replays the logs over it at
 // time now. All files are read before anything is replayed, so bad input
-// fails with a *FormatError naming the file and offset. Only the last log
-// may end inside a record (a Python daemon that was stopped leaves its
-// newest log so, its last writes never flushed); any other truncation is
-// an error.
+// fails with a *FormatError naming the file and offset. A log may end
+// inside a record: a Python daemon that was stopped leaves the log it had
+// open so, its last buffered writes never flushed, and one restarted
+// without a snapshot in between leaves such a log before the next run's.
+// The complete records are replayed and the cut ones reported.
 func Read(src Source, now time.Time) (*State, *ReadReport, error) {
 	st := &State{Specs: make(map[string]*Spec)}
 	if src.Snapshot != "" {
@@ -44,17 +51,13 @@ func Read(src Source, now time.Time) (*State, *ReadReport, error) {
 	}
 	rep := &ReadReport{}
 	var actions []Action
-	for i, path := range src.Logs {
+	for _, path := range src.Logs {
 		res, err := readLogFile(path)
 		if err != nil {
 			return nil, nil, err
 		}
 		if res.Truncated {
-			if i != len(src.Logs)-1 {
-				return nil, nil, &FormatError{File: path, Offset: res.TruncatedAt,
-					Msg: "the file ends inside a record (truncated), and it is not the newest log"}
-			}
-			rep.TornTail, rep.TornAt = true, res.TruncatedAt
+			rep.Torn = append(rep.Torn, TornLog{File: path, Offset: res.TruncatedAt})
 		}
 		actions = append(actions, res.Actions...)
 	}

@@ -129,9 +129,9 @@ func importPython(ctx context.Context, ns coordinate.Namespace, src pyimport.Sou
 	if err != nil {
 		return nil, err
 	}
-	if rep.TornTail {
-		log.Warn("the newest action log ends inside a record, as a stopped Python daemon leaves it; that last change was never completely written and is not applied",
-			"file", src.Logs[len(src.Logs)-1], "offset", rep.TornAt)
+	for _, torn := range rep.Torn {
+		log.Warn("an action log ends inside a record, as a stopped Python daemon leaves the log it had open; that last change was never completely written and is not applied",
+			"file", torn.File, "offset", torn.Offset)
 	}
 	sum, err := pyimport.Load(ctx, ns, st, replace)
 	if err != nil {

@@ -18,6 +18,12 @@ to fixed timestamps so that tests can name them:
       bzip2 and xz tools (the Python 2.7 venv has no lzma to write .xz)
   odd/snapshot_20250101_000001.000(.md5)  odd but valid state: a definition
       with an integer key, `continuous` set to None by control_work_spec
+  restart/  a daemon stopped (SIGTERM) twice with no snapshot in between:
+      snapshot_20250101_000001.000(.md5), the log before it
+      (log_20250101_000000.000) and one log per run after it, each cut
+      inside a record (log_20250101_000002.000, log_20250101_000003.000)
+
+`gen.py restart` writes only restart/.
 """
 from __future__ import print_function
 
@@ -115,6 +121,41 @@ def odd_state(tm):
     tm._rpc('snapshot', ())
 
 
+def restart_state():
+    """Two runs of the daemon after one snapshot, each stopped by SIGTERM
+    (as systemd stops it) before any other snapshot: each run's log ends
+    inside a record, its last 4 KiB buffer never written."""
+    d = tempfile.mkdtemp(prefix='pyimport-gen-restart-')
+    cfg = os.path.join(d, 'cfg.yaml')
+    with open(cfg, 'w') as f:
+        f.write('coordinate:\n  job_queue:\n    do_recover: true\n'
+                '    log_path_format: %s/log_{timestamp}\n' % d)
+    for run, first in (('a', True), ('b', False)):
+        pd = PythonDaemon(['--snapshot-dir', d, '-c', cfg]).start()
+        host, port = pd.address.split(':')
+        tm = TaskMaster({'address': [host, int(port)]})
+        try:
+            if first:
+                tm.set_work_spec({'name': 'ws', 'min_gb': 1})
+                tm._rpc('snapshot', ())
+            for i in range(150):
+                tm.add_work_units('ws', [('%s%03d' % (run, i),
+                                          {'payload': 'x' * 20})])
+        finally:
+            pd.stop(signal.SIGTERM)
+            pd.cleanup()
+    out = os.path.join(HERE, 'restart')
+    if not os.path.isdir(out):
+        os.mkdir(out)
+    logs = sorted(glob.glob(os.path.join(d, 'log_*')))
+    assert len(logs) == 3, logs
+    for p, n in zip(logs, ['log_20250101_000000.000', 'log_20250101_000002.000',
+                           'log_20250101_000003.000']):
+        shutil.copy(p, os.path.join(out, n))
+    rename(d, 'snapshot', [os.path.join('restart', 'snapshot_20250101_000001.000')])
+    shutil.rmtree(d)
+
+
 def rename(d, prefix, names):
     paths = sorted(glob.glob(os.path.join(d, prefix + '_????????_??????.???*')))
     paths = [p for p in paths if not p.endswith('.md5')]
@@ -186,4 +227,8 @@ def main():
 
 
 if __name__ == '__main__':
-    main()
+    if sys.argv[1:] == ['restart']:
+        restart_state()
+    else:
+        main()
+        restart_state()
