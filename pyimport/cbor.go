@@ -176,3 +176,22 @@ func pyFloat(v item) (float64, bool) {
 	}
 	return f, true
 }
+
+// describeStatus names a unit status item for error messages: the number
+// with Python's name for it, else describeInteger.
+func describeStatus(v item) string {
+	n, ok := integer(v)
+	names := map[int64]string{1: "AVAILABLE", 2: "BLOCKED", 3: "PENDING", 4: "FINISHED", 5: "FAILED"}
+	if name, known := names[n]; ok && known {
+		return fmt.Sprintf("%d (%s)", n, name)
+	}
+	return describeInteger(v)
+}
+
+// describeInteger is the integer itself, or describe of anything else.
+func describeInteger(v item) string {
+	if n, ok := integer(v); ok {
+		return fmt.Sprint(n)
+	}
+	return describe(v)
+}

@@ -606,3 +606,20 @@ func TestRestartedPythonDaemon(t *testing.T) {
 		t.Errorf("%d records replayed, %d units", rep.Records, len(units))
 	}
 }
+
+// TestBlockedUnitRefusedByValue: the Python daemon let update_work_unit
+// set a unit BLOCKED (2), which neither our daemon nor the import takes;
+// the refusal names the unit and the status it has, not only "an integer".
+func TestBlockedUnitRefusedByValue(t *testing.T) {
+	unit := map[string]any{"data": map[string]any{}, "status": 2, "priority": 0, "lease_time": nil, "worker_id": nil}
+	spec := []any{map[string]any{"name": []byte("s"), "min_gb": 1}, 20, 1, false,
+		[]any{[]any{[]byte("u1"), unit}}, map[int]int{}, nil, 0, nil}
+	b, err := cbor.Marshal(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = ReadSnapshot("snap", bytes.NewReader(b))
+	if err == nil || !strings.Contains(err.Error(), `unit "u1": status must be 1, 3, 4 or 5, got 2 (BLOCKED)`) {
+		t.Errorf("ReadSnapshot = %v, want the unit and its status 2 named", err)
+	}
+}

@@ -137,7 +137,7 @@ func (st *State) updateWorkUnit(a *Action, now time.Time) error {
 	if v, ok := opts["status"]; ok && !isNull(v) {
 		s, ok := integer(v)
 		if !ok || !coordinate.Status(s).Valid() || coordinate.Status(s) == coordinate.StatusBlocked {
-			return a.errorf("unit %q: status must be 1, 3, 4 or 5, got %s", key.Bytes, describe(v))
+			return a.errorf("unit %q: status must be 1, 3, 4 or 5, got %s", key.Bytes, describeStatus(v))
 		}
 		upd.Status = coordinate.Status(s)
 	}

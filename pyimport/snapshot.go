@@ -83,7 +83,7 @@ func parseSpec(v item) (*Spec, string) {
 	sp.Weight = int(weight)
 	status, ok := integer(f[2])
 	if !ok || (status != 1 && status != 2) {
-		return nil, in(fmt.Sprintf("status must be 1 (runnable) or 2 (paused), got %s", describe(f[2])))
+		return nil, in(fmt.Sprintf("status must be 1 (runnable) or 2 (paused), got %s", describeInteger(f[2])))
 	}
 	sp.Paused = status == 2
 	// control_work_spec stored `continuous` as sent (None included): it
@@ -178,7 +178,7 @@ func parseUnit(v item) (*Unit, string) {
 	u := &Unit{Key: key, Data: coordinate.Data(d["data"])}
 	status, ok := integer(d["status"])
 	if !ok || !coordinate.Status(status).Valid() || coordinate.Status(status) == coordinate.StatusBlocked {
-		return nil, fmt.Sprintf("unit %q: status must be 1, 3, 4 or 5, got %s", key.Bytes, describe(d["status"]))
+		return nil, fmt.Sprintf("unit %q: status must be 1, 3, 4 or 5, got %s", key.Bytes, describeStatus(d["status"]))
 	}
 	u.Status = coordinate.Status(status)
 	if u.Priority, ok = pyFloat(d["priority"]); !ok {
