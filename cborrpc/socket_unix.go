@@ -17,10 +17,8 @@ func peerClosed(nc net.Conn) error {
 		return nil
 	}
 	var closed bool
-	var buf [1]byte
 	raw.Read(func(fd uintptr) bool { //nolint:errcheck // only the callback's findings matter
-		n, _, err := syscall.Recvfrom(int(fd), buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
-		closed = (n == 0 && err == nil) || errors.Is(err, syscall.ECONNRESET)
+		closed, _ = peek(fd)
 		return true // never wait for readiness
 	})
 	if closed {
@@ -83,14 +81,10 @@ func awaitPeerClosed(nc net.Conn) error {
 		return errCannotWatch
 	}
 	var closed bool
-	var buf [1]byte
 	err := raw.Read(func(fd uintptr) bool {
-		n, _, err := syscall.Recvfrom(int(fd), buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
-		if err == syscall.EAGAIN || err == syscall.EINTR {
-			return false // nothing yet: wait for readiness
-		}
-		closed = (n == 0 && err == nil) || errors.Is(err, syscall.ECONNRESET)
-		return true
+		var again bool
+		closed, again = peek(fd)
+		return !again // nothing yet: wait for readiness
 	})
 	switch {
 	case closed:
@@ -99,4 +93,16 @@ func awaitPeerClosed(nc net.Conn) error {
 		return err
 	}
 	return nil
+}
+
+// peek looks at the socket fd without reading or blocking: closed when
+// the client's stream has ended (or was reset), again when nothing has
+// arrived yet.
+func peek(fd uintptr) (closed, again bool) {
+	var buf [1]byte
+	n, _, err := syscall.Recvfrom(int(fd), buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+	if err == syscall.EAGAIN || err == syscall.EINTR {
+		return false, true
+	}
+	return (n == 0 && err == nil) || errors.Is(err, syscall.ECONNRESET), false
 }

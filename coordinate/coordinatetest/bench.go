@@ -53,13 +53,7 @@ func BenchmarkChain(b *testing.B, ns coordinate.Namespace, n int) {
 		b.StopTimer()
 		spec := fmt.Sprintf("chain-%d", i)
 		benchSpec(b, ns, spec)
-		units := make([]coordinate.WorkUnitInput, n)
-		for j := range units {
-			units[j] = coordinate.WorkUnitInput{Key: bin(fmt.Sprintf("step%07d", j)), Data: coordinate.EmptyMap}
-			if j > 0 {
-				units[j].DependsOn = []coordinate.UnitRef{{Spec: spec, Key: fmt.Sprintf("step%07d", j-1)}}
-			}
-		}
+		units := chainOf(spec, n)
 		benchAdd(b, ns, spec, units)
 		req := coordinate.WorkRequest{Worker: bin("bench"), LeaseTime: time.Hour, MaxJobs: 1, WorkSpecs: []string{spec}}
 		b.StartTimer()
@@ -109,13 +103,7 @@ func BenchmarkAddDAG(b *testing.B, ns coordinate.Namespace, n int) {
 		b.StopTimer()
 		spec := fmt.Sprintf("dag-%d", i)
 		benchSpec(b, ns, spec)
-		units := make([]coordinate.WorkUnitInput, n)
-		for j := range units {
-			units[j] = coordinate.WorkUnitInput{Key: bin(fmt.Sprintf("step%07d", j)), Data: coordinate.EmptyMap}
-			if j > 0 {
-				units[j].DependsOn = []coordinate.UnitRef{{Spec: spec, Key: fmt.Sprintf("step%07d", j-1)}}
-			}
-		}
+		units := chainOf(spec, n)
 		b.StartTimer()
 		for range 2 {
 			if err := ns.AddWorkUnits(ctx, spec, units); err != nil {
@@ -132,4 +120,17 @@ func BenchmarkAddDAG(b *testing.B, ns coordinate.Namespace, n int) {
 		}
 	}
 	b.ReportMetric(float64(2*n*b.N)/b.Elapsed().Seconds(), "units/s")
+}
+
+// chainOf is n units of spec, step0000000 to step<n-1>, each depending on
+// the one before.
+func chainOf(spec string, n int) []coordinate.WorkUnitInput {
+	units := make([]coordinate.WorkUnitInput, n)
+	for j := range units {
+		units[j] = coordinate.WorkUnitInput{Key: bin(fmt.Sprintf("step%07d", j)), Data: coordinate.EmptyMap}
+		if j > 0 {
+			units[j].DependsOn = []coordinate.UnitRef{{Spec: spec, Key: fmt.Sprintf("step%07d", j-1)}}
+		}
+	}
+	return units
 }
