@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestRoundTripManyRecords(t *testing.T) {
@@ -202,7 +203,17 @@ func TestCloseAfterFailureLeavesTheSegment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The flusher marks "ok" acknowledged just after releasing its
+	// waiter: wait for that mark, so that the one compared below is the
+	// last the journal wrote before failing.
+	okEnd := int64(headerSize + frameHeaderSize + len("ok"))
 	markBefore := readMark(t, seg, 1)
+	for deadline := time.Now().Add(10 * time.Second); markBefore.end != okEnd; markBefore = readMark(t, seg, 1) {
+		if time.Now().After(deadline) {
+			t.Fatalf("mark %+v, never covering the acknowledged record (end %d)", markBefore, okEnd)
+		}
+		time.Sleep(time.Millisecond)
+	}
 	j.seg.dsync.Close() // the flusher is idle: its next write fails
 	if err := j.Wait(context.Background(), j.Append([]byte("lost"))); err == nil {
 		t.Fatal("Wait after the failed write succeeded")
