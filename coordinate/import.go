@@ -30,8 +30,13 @@ type ImportedWorkSpec struct {
 // spec by spec (pyimport.Load) uses it when the namespace offers it.
 type BulkImporter interface {
 	// ImportWorkSpecs is ImportWorkSpec for every spec of specs, as one
-	// change: on an error nothing is stored.
-	ImportWorkSpecs(ctx context.Context, specs []*ImportedWorkSpec) error
+	// change: on an error nothing is stored and nothing is deleted.
+	// Without replace, a spec of one of the names that exists already
+	// fails it with ErrWorkSpecExists. With replace, such a spec is
+	// deleted first, as DeleteWorkSpec would (the units waiting for its
+	// units fail), in the same change, so the old spec stays as it was
+	// if the import fails.
+	ImportWorkSpecs(ctx context.Context, specs []*ImportedWorkSpec, replace bool) error
 }
 
 // ImportedWorkUnit is one unit of an ImportedWorkSpec.

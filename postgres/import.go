@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
@@ -22,14 +23,16 @@ const importBatch = 10000
 // ImportWorkSpec creates a spec and its units exactly as given
 // (coordinate.ImportedWorkSpec), in one transaction.
 func (ns *namespace) ImportWorkSpec(ctx context.Context, in *coordinate.ImportedWorkSpec) error {
-	return ns.ImportWorkSpecs(ctx, []*coordinate.ImportedWorkSpec{in})
+	return ns.ImportWorkSpecs(ctx, []*coordinate.ImportedWorkSpec{in}, false)
 }
 
 // ImportWorkSpecs creates every spec of specs with its units in one
 // transaction (coordinate.BulkImporter): an import the process does not
 // finish leaves nothing behind, so the next start can tell it never
-// happened and do it again.
-func (ns *namespace) ImportWorkSpecs(ctx context.Context, specs []*coordinate.ImportedWorkSpec) error {
+// happened and do it again. With replace, the existing specs of those
+// names are deleted in that transaction first (deleteSpec, as
+// DeleteWorkSpec), so a failed import leaves them as they were.
+func (ns *namespace) ImportWorkSpecs(ctx context.Context, specs []*coordinate.ImportedWorkSpec, replace bool) error {
 	names := make([]coordinate.Name, len(specs))
 	metas := make([]coordinate.WorkSpecMeta, len(specs))
 	for i, in := range specs {
@@ -40,6 +43,15 @@ func (ns *namespace) ImportWorkSpecs(ctx context.Context, specs []*coordinate.Im
 	}
 	ids := make([]int64, len(specs))
 	err := ns.b.inTxCounted(ctx, func(tx pgx.Tx, d countDelta) error {
+		g := groupBumps{}
+		if replace {
+			for _, name := range names {
+				err := ns.deleteSpec(ctx, tx, d, g, name.Bytes)
+				if err != nil && !errors.Is(err, coordinate.ErrNoSuchWorkSpec) {
+					return fmt.Errorf("replacing: %w", err)
+				}
+			}
+		}
 		for i, in := range specs {
 			id, err := ns.importSpec(ctx, tx, d, in, names[i], &metas[i])
 			if err != nil {
@@ -47,7 +59,10 @@ func (ns *namespace) ImportWorkSpecs(ctx context.Context, specs []*coordinate.Im
 			}
 			ids[i] = id
 		}
-		return d.apply(ctx, tx)
+		if err := d.apply(ctx, tx); err != nil {
+			return err
+		}
+		return g.apply(ctx, tx)
 	})
 	if err == nil {
 		for i, in := range specs {

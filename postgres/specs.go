@@ -199,33 +199,44 @@ func (ns *namespace) ControlWorkSpec(ctx context.Context, name string, control c
 
 func (ns *namespace) DeleteWorkSpec(ctx context.Context, name string) error {
 	return ns.b.inTxCounted(ctx, func(tx pgx.Tx, d countDelta) error {
-		// The units other specs wait for, read before they go: only their
-		// waiters fail (one waiting for a key never added keeps waiting).
-		rows, err := tx.Query(ctx, depsOnSpecUnitsSQL, ns.id, bytesOf(name))
-		if err != nil {
-			return fmt.Errorf("postgres delete work spec %q: %w", name, err)
-		}
-		waited, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
-		if err != nil {
-			return fmt.Errorf("postgres delete work spec %q: %w", name, err)
-		}
-		tag, err := tx.Exec(ctx, specDeleteSQL, ns.id, bytesOf(name))
-		if err != nil {
-			return fmt.Errorf("postgres delete work spec %q: %w", name, err)
-		}
-		if tag.RowsAffected() == 0 {
-			return fmt.Errorf("%w %q", coordinate.ErrNoSuchWorkSpec, name)
-		}
-		// Units of other specs waiting for the deleted units fail.
 		g := groupBumps{}
-		if err := ns.failDependentsOfDeleted(ctx, tx, ns.unitKeys(name, waited, nil), d, g); err != nil {
-			return fmt.Errorf("postgres delete work spec %q: %w", name, err)
+		if err := ns.deleteSpec(ctx, tx, d, g, name); err != nil {
+			return err
 		}
 		if err := d.apply(ctx, tx); err != nil {
 			return err
 		}
 		return g.apply(ctx, tx)
 	})
+}
+
+// deleteSpec deletes spec name in tx with its units, and fails the units
+// of other specs that waited for them, counting in d and g, which the
+// caller applies. It fails with coordinate.ErrNoSuchWorkSpec when there is
+// no such spec.
+func (ns *namespace) deleteSpec(ctx context.Context, tx pgx.Tx, d countDelta, g groupBumps, name string) error {
+	// The units other specs wait for, read before they go: only their
+	// waiters fail (one waiting for a key never added keeps waiting).
+	rows, err := tx.Query(ctx, depsOnSpecUnitsSQL, ns.id, bytesOf(name))
+	if err != nil {
+		return fmt.Errorf("postgres delete work spec %q: %w", name, err)
+	}
+	waited, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
+	if err != nil {
+		return fmt.Errorf("postgres delete work spec %q: %w", name, err)
+	}
+	tag, err := tx.Exec(ctx, specDeleteSQL, ns.id, bytesOf(name))
+	if err != nil {
+		return fmt.Errorf("postgres delete work spec %q: %w", name, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("%w %q", coordinate.ErrNoSuchWorkSpec, name)
+	}
+	// Units of other specs waiting for the deleted units fail.
+	if err := ns.failDependentsOfDeleted(ctx, tx, ns.unitKeys(name, waited, nil), d, g); err != nil {
+		return fmt.Errorf("postgres delete work spec %q: %w", name, err)
+	}
+	return nil
 }
 
 func (ns *namespace) Clear(ctx context.Context) (int, error) {

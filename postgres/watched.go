@@ -198,8 +198,8 @@ func (w *watchedNamespace) ImportWorkSpec(ctx context.Context, spec *coordinate.
 	return watchedErr(w, ctx, func(ctx context.Context) error { return w.ns.ImportWorkSpec(ctx, spec) })
 }
 
-func (w *watchedNamespace) ImportWorkSpecs(ctx context.Context, specs []*coordinate.ImportedWorkSpec) error {
-	return watchedErr(w, ctx, func(ctx context.Context) error { return w.ns.ImportWorkSpecs(ctx, specs) })
+func (w *watchedNamespace) ImportWorkSpecs(ctx context.Context, specs []*coordinate.ImportedWorkSpec, replace bool) error {
+	return watchedErr(w, ctx, func(ctx context.Context) error { return w.ns.ImportWorkSpecs(ctx, specs, replace) })
 }
 
 var _ coordinate.BulkImporter = (*watchedNamespace)(nil)

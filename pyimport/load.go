@@ -64,11 +64,13 @@ func (s *Summary) WriteTable(w io.Writer) error {
 // Load stores every spec of st in ns with Namespace.ImportWorkSpec. Every
 // spec is checked first (coordinate.ResolveImport) and nothing is stored
 // if one is refused. If ns already holds specs of those names, Load fails
-// with ErrSpecsExist naming them, unless replace, which deletes them
-// first. A namespace that imports atomically (coordinate.BulkImporter)
-// stores them all in one change; otherwise, if storing fails part-way,
-// the specs already stored are deleted again (best effort) before the
-// error is returned.
+// with ErrSpecsExist naming them, unless replace, which replaces them.
+// A namespace that imports atomically (coordinate.BulkImporter) deletes
+// the specs it replaces and stores the new ones in one change, so a
+// failure leaves the old specs as they were. Otherwise Load deletes the
+// specs it replaces first, then stores the new ones spec by spec; if
+// storing fails part-way, the specs already stored are deleted again
+// (best effort) before the error is returned.
 func Load(ctx context.Context, ns coordinate.Namespace, st *State, replace bool) (*Summary, error) {
 	names := st.SpecNames()
 	imports := make([]*coordinate.ImportedWorkSpec, len(names))
@@ -91,22 +93,23 @@ func Load(ctx context.Context, ns coordinate.Namespace, st *State, replace bool)
 	if len(existing) > 0 && !replace {
 		return nil, fmt.Errorf("%w: %s", ErrSpecsExist, quoteList(existing))
 	}
+	sum := &Summary{}
+	for _, n := range names {
+		sum.Specs = append(sum.Specs, SpecSummary{Name: n, Counts: st.Specs[n].Counts()})
+	}
+	sort.Slice(sum.Specs, func(i, j int) bool { return sum.Specs[i].Name < sum.Specs[j].Name })
+	if bi, ok := ns.(coordinate.BulkImporter); ok {
+		// All or nothing, the replaced specs' deletion included, even if
+		// this process dies part way.
+		if err := bi.ImportWorkSpecs(ctx, imports, replace); err != nil {
+			return nil, fmt.Errorf("importing %d work specs: %w", len(imports), err)
+		}
+		return sum, nil
+	}
 	for _, n := range existing {
 		if err := ns.DeleteWorkSpec(ctx, n); err != nil && !errors.Is(err, coordinate.ErrNoSuchWorkSpec) {
 			return nil, fmt.Errorf("replacing work spec %q: %w", n, err)
 		}
-	}
-	sum := &Summary{}
-	if bi, ok := ns.(coordinate.BulkImporter); ok {
-		// All or nothing, even if this process dies part way.
-		if err := bi.ImportWorkSpecs(ctx, imports); err != nil {
-			return nil, fmt.Errorf("importing %d work specs: %w", len(imports), err)
-		}
-		for _, n := range names {
-			sum.Specs = append(sum.Specs, SpecSummary{Name: n, Counts: st.Specs[n].Counts()})
-		}
-		sort.Slice(sum.Specs, func(i, j int) bool { return sum.Specs[i].Name < sum.Specs[j].Name })
-		return sum, nil
 	}
 	for i, n := range names {
 		if err := ns.ImportWorkSpec(ctx, imports[i]); err != nil {
@@ -118,9 +121,7 @@ func Load(ctx context.Context, ns coordinate.Namespace, st *State, replace bool)
 			}
 			return nil, err
 		}
-		sum.Specs = append(sum.Specs, SpecSummary{Name: n, Counts: st.Specs[n].Counts()})
 	}
-	sort.Slice(sum.Specs, func(i, j int) bool { return sum.Specs[i].Name < sum.Specs[j].Name })
 	return sum, nil
 }
 

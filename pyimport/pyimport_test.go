@@ -428,6 +428,8 @@ func TestLoadFailureUndoes(t *testing.T) {
 	}
 }
 
+var _ coordinate.BulkImporter = (*bulkNS)(nil)
+
 // bulkNS imports in bulk and counts how it was asked to import.
 type bulkNS struct {
 	coordinate.Namespace
@@ -439,8 +441,11 @@ func (b *bulkNS) ImportWorkSpec(ctx context.Context, in *coordinate.ImportedWork
 	return b.Namespace.ImportWorkSpec(ctx, in)
 }
 
-func (b *bulkNS) ImportWorkSpecs(ctx context.Context, specs []*coordinate.ImportedWorkSpec) error {
+func (b *bulkNS) ImportWorkSpecs(ctx context.Context, specs []*coordinate.ImportedWorkSpec, replace bool) error {
 	b.bulk++
+	if replace {
+		return errors.New("bulkNS does not replace")
+	}
 	for _, in := range specs {
 		if err := b.Namespace.ImportWorkSpec(ctx, in); err != nil {
 			return err

@@ -14,8 +14,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/coordinated/coordinated/cborrpc"
+	"github.com/coordinated/coordinated/coordinate"
 	"github.com/coordinated/coordinated/internal/pgtest"
+	"github.com/coordinated/coordinated/postgres"
 )
 
 // The Python daemon's files written by pyimport/testdata/gen.py: snapshot
@@ -324,5 +328,77 @@ func TestTakeOverPortTaken(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, d)); !os.IsNotExist(err) {
 			t.Errorf("%s made by a start that could not listen (%v):\n%s", d, err, stderr.String())
 		}
+	}
+}
+
+// TestImportPythonReplaceFailsWhole: import-python -replace on PostgreSQL
+// that fails in the database after deleting the specs it replaces (here a
+// trigger refusing every new unit) leaves those specs and their units as
+// they were. It used to delete them first, each in its own transaction.
+func TestImportPythonReplaceFailsWhole(t *testing.T) {
+	ctx := t.Context()
+	dbURL, _ := pgtest.FreshSchema(t, "import_replace")
+	importPy := func(args ...string) (string, error) {
+		var out bytes.Buffer
+		err := run(context.Background(), append([]string{"import-python", "-backend", dbURL}, args...), &out, &out, nil)
+		return out.String(), err
+	}
+	if out, err := importPy(pySnapA); err != nil {
+		t.Fatalf("import-python: %v\n%s", err, out)
+	}
+	b, err := postgres.New(ctx, dbURL, postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ns, err := b.Namespace(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := func() string {
+		specs, _, err := ns.ListWorkSpecs(ctx, "", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out strings.Builder
+		for _, sp := range specs {
+			c, err := ns.CountWorkUnits(ctx, sp.Name.Bytes)
+			if err != nil {
+				t.Fatal(err)
+			}
+			us, err := ns.ListWorkUnits(ctx, sp.Name.Bytes, coordinate.WorkUnitQuery{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprintf(&out, "%q %v:", sp.Name.Bytes, c)
+			for _, u := range us {
+				fmt.Fprintf(&out, " %q=%v", u.Key.Bytes, u.Status)
+			}
+			out.WriteString("\n")
+		}
+		return out.String()
+	}
+	if err := ns.UpdateWorkUnit(ctx, "flow", "f1", coordinate.WorkUnitUpdate{Status: coordinate.StatusFinished}); err != nil {
+		t.Fatal(err)
+	}
+	before := state()
+	if !strings.Contains(before, `"flow"`) {
+		t.Fatalf("after the import:\n%s", before)
+	}
+	conn, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `CREATE FUNCTION refuse_unit() RETURNS trigger LANGUAGE plpgsql AS
+		$$ BEGIN RAISE EXCEPTION 'test refuses every unit'; END $$;
+		CREATE TRIGGER refuse_unit BEFORE INSERT ON work_unit FOR EACH ROW EXECUTE FUNCTION refuse_unit()`); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := importPy("-replace", pySnapB); err == nil || !strings.Contains(err.Error(), "test refuses every unit") {
+		t.Fatalf("import-python -replace refused by the database: %v, want the trigger's error\n%s", err, out)
+	}
+	if after := state(); after != before {
+		t.Errorf("a failed import-python -replace changed the backend:\nbefore:\n%s\nafter:\n%s", before, after)
 	}
 }
