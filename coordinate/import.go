@@ -39,6 +39,20 @@ type BulkImporter interface {
 	ImportWorkSpecs(ctx context.Context, specs []*ImportedWorkSpec, replace bool) error
 }
 
+// ImportChecker is implemented by a Namespace whose ImportWorkSpec may
+// refuse, for reasons of the input alone, a spec that ResolveImport
+// accepts (the memory backend with a data directory: a spec too large
+// for one journal record). An importer that must delete specs before
+// storing their replacements one by one (pyimport.Load with replace)
+// checks every spec with it first, so input the namespace would refuse
+// deletes nothing.
+type ImportChecker interface {
+	// CheckImport returns the error ImportWorkSpec would return for in
+	// because of in itself (ResolveImport's included), or nil. It changes
+	// nothing and does not look at what the namespace holds.
+	CheckImport(in *ImportedWorkSpec) error
+}
+
 // ImportedWorkUnit is one unit of an ImportedWorkSpec.
 type ImportedWorkUnit struct {
 	Key      Name

@@ -14,10 +14,43 @@ import (
 // journal.MaxRecordSize (the encoding adds a few bytes per field).
 const maxImportRecord = journal.MaxRecordSize / 2
 
+var _ coordinate.ImportChecker = (*namespace)(nil)
+
+// CheckImport returns the error ImportWorkSpec would return for in
+// because of in itself (coordinate.ImportChecker), or nil.
+func (ns *namespace) CheckImport(in *coordinate.ImportedWorkSpec) error {
+	_, _, err := ns.checkImport(in)
+	return err
+}
+
+// checkImport is every check of ImportWorkSpec that depends on the input
+// alone: coordinate.ResolveImport's, and, with a journal, that the spec
+// fits in one record. It returns what ResolveImport does.
+func (ns *namespace) checkImport(in *coordinate.ImportedWorkSpec) (coordinate.Name, coordinate.WorkSpecMeta, error) {
+	name, meta, err := coordinate.ResolveImport(in)
+	if err != nil {
+		return coordinate.Name{}, coordinate.WorkSpecMeta{}, err
+	}
+	if ns.wal == nil {
+		return name, meta, nil
+	}
+	size := len(in.Definition)
+	for _, u := range in.Units {
+		size += len(u.Key.Bytes) + len(u.Data) + 64
+		if u.Worker != nil {
+			size += len(u.Worker.Bytes)
+		}
+	}
+	if size > maxImportRecord {
+		return coordinate.Name{}, coordinate.WorkSpecMeta{}, fmt.Errorf("work spec %q: about %d bytes of units is more than one journal record holds (%d); import it into PostgreSQL", name.Bytes, size, maxImportRecord)
+	}
+	return name, meta, nil
+}
+
 // ImportWorkSpec creates a spec and its units exactly as given
 // (coordinate.ImportedWorkSpec), as one op and so one journal record.
 func (ns *namespace) ImportWorkSpec(ctx context.Context, in *coordinate.ImportedWorkSpec) (err error) {
-	name, meta, err := coordinate.ResolveImport(in)
+	name, meta, err := ns.checkImport(in)
 	if err != nil {
 		return err
 	}
@@ -32,16 +65,6 @@ func (ns *namespace) ImportWorkSpec(ctx context.Context, in *coordinate.Imported
 		Finished:   int64(in.Archived[coordinate.StatusFinished]),
 		Failed:     int64(in.Archived[coordinate.StatusFailed]),
 		Units:      make([]importedUnit, len(in.Units)),
-	}
-	size := len(in.Definition)
-	for _, u := range in.Units {
-		size += len(u.Key.Bytes) + len(u.Data) + 64
-		if u.Worker != nil {
-			size += len(u.Worker.Bytes)
-		}
-	}
-	if ns.wal != nil && size > maxImportRecord {
-		return fmt.Errorf("work spec %q: about %d bytes of units is more than one journal record holds (%d); import it into PostgreSQL", name.Bytes, size, maxImportRecord)
 	}
 	for i, u := range in.Units {
 		iu := importedUnit{

@@ -1,11 +1,17 @@
 package memory
 
 import (
+	"context"
+	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"os"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/coordinated/coordinated/coordinate"
 )
 
 // goldenImport is an import record's op: a spec with one unit of each kind
@@ -56,5 +62,53 @@ func TestImportRecordGolden(t *testing.T) {
 		if d.namespace != "ns" || !reflect.DeepEqual(d.op, goldenImport) {
 			t.Errorf("golden record decodes to %q %+v in format %d", d.namespace, d.op, format)
 		}
+	}
+}
+
+// CheckImport refuses what ImportWorkSpec refuses for the input alone,
+// with the same error, and changes nothing: a spec larger than one
+// journal record with a data directory, and nothing more without one.
+func TestCheckImport(t *testing.T) {
+	ctx := context.Background()
+	n := maxImportRecord + 1
+	data := make([]byte, n) // only its head is written: the pages stay untouched
+	data[0] = 0x5a          // byte string, 4-byte length
+	binary.BigEndian.PutUint32(data[1:5], uint32(n-5))
+	in := &coordinate.ImportedWorkSpec{
+		Definition: []byte{0xa1, 0x44, 'n', 'a', 'm', 'e', 0x41, 's'}, // {b"name": b"s"}
+		Units:      []coordinate.ImportedWorkUnit{{Key: coordinate.Name{Bytes: "big"}, Data: data, Status: coordinate.StatusAvailable}},
+	}
+	b, err := Open(ctx, Options{Clock: coordinate.NewFakeClock(time.Unix(1e9, 0)), DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ns, err := b.Namespace(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkErr := ns.(coordinate.ImportChecker).CheckImport(in)
+	if checkErr == nil || !strings.Contains(checkErr.Error(), "journal record") {
+		t.Fatalf("CheckImport of a spec too large: %v", checkErr)
+	}
+	if err := ns.ImportWorkSpec(ctx, in); err == nil || err.Error() != checkErr.Error() {
+		t.Errorf("ImportWorkSpec: %v\nCheckImport: %v", err, checkErr)
+	}
+	bad := &coordinate.ImportedWorkSpec{Definition: coordinate.Null}
+	if err := ns.(coordinate.ImportChecker).CheckImport(bad); !errors.Is(err, coordinate.ErrInvalidWorkSpec) {
+		t.Errorf("CheckImport of a bad definition: %v, want ErrInvalidWorkSpec", err)
+	}
+	if specs, _, _ := ns.ListWorkSpecs(ctx, "", 0); len(specs) != 0 {
+		t.Errorf("%d specs after refused imports", len(specs))
+	}
+	// Without a journal there is no record to fit in.
+	vol := New(Options{Clock: coordinate.NewFakeClock(time.Unix(1e9, 0))})
+	defer vol.Close()
+	vns, err := vol.Namespace(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := vns.(coordinate.ImportChecker).CheckImport(in); err != nil {
+		t.Errorf("CheckImport without a data directory: %v", err)
 	}
 }

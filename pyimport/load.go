@@ -61,23 +61,36 @@ func (s *Summary) WriteTable(w io.Writer) error {
 	return tw.Flush()
 }
 
-// Load stores every spec of st in ns with Namespace.ImportWorkSpec. Every
-// spec is checked first (coordinate.ResolveImport) and nothing is stored
-// if one is refused. If ns already holds specs of those names, Load fails
-// with ErrSpecsExist naming them, unless replace, which replaces them.
-// A namespace that imports atomically (coordinate.BulkImporter) deletes
-// the specs it replaces and stores the new ones in one change, so a
-// failure leaves the old specs as they were. Otherwise Load deletes the
-// specs it replaces first, then stores the new ones spec by spec; if
-// storing fails part-way, the specs already stored are deleted again
-// (best effort) before the error is returned.
+// Load stores every spec of st in ns with Namespace.ImportWorkSpec. If ns
+// already holds specs of those names, Load fails with ErrSpecsExist
+// naming them, unless replace, which replaces them. Bad input changes
+// nothing: every spec is checked before anything is deleted or stored
+// (coordinate.ResolveImport, and coordinate.ImportChecker when ns is
+// one: the memory backend's limit on the size of a spec).
+//
+// A namespace that imports atomically (coordinate.BulkImporter, the
+// PostgreSQL backend) deletes the specs it replaces and stores the new
+// ones in one change, so a failure of any kind, or a process that dies
+// part way, leaves the old specs as they were. Otherwise (the memory
+// backend) Load deletes the specs it replaces and then stores the new
+// ones spec by spec; if storing fails part-way, the specs already stored
+// are deleted again (best effort) before the error is returned. Only
+// failures that do not come from the input get there (a journal that
+// cannot be written, a cancelled ctx): then the specs being replaced are
+// gone already, and the error says so.
 func Load(ctx context.Context, ns coordinate.Namespace, st *State, replace bool) (*Summary, error) {
 	names := st.SpecNames()
 	imports := make([]*coordinate.ImportedWorkSpec, len(names))
+	checker, _ := ns.(coordinate.ImportChecker)
 	for i, n := range names {
 		imports[i] = st.Specs[n].Imported()
 		if _, _, err := coordinate.ResolveImport(imports[i]); err != nil {
 			return nil, fmt.Errorf("work spec %q: %w", n, err)
+		}
+		if checker != nil {
+			if err := checker.CheckImport(imports[i]); err != nil {
+				return nil, fmt.Errorf("work spec %q: %w", n, err)
+			}
 		}
 	}
 	var existing []string
@@ -106,6 +119,9 @@ func Load(ctx context.Context, ns coordinate.Namespace, st *State, replace bool)
 		}
 		return sum, nil
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	for _, n := range existing {
 		if err := ns.DeleteWorkSpec(ctx, n); err != nil && !errors.Is(err, coordinate.ErrNoSuchWorkSpec) {
 			return nil, fmt.Errorf("replacing work spec %q: %w", n, err)
@@ -118,6 +134,9 @@ func Load(ctx context.Context, ns coordinate.Namespace, st *State, replace bool)
 				if derr := ns.DeleteWorkSpec(context.WithoutCancel(ctx), done); derr != nil {
 					err = fmt.Errorf("%w; and undoing the import of %q failed: %v", err, done, derr)
 				}
+			}
+			if len(existing) > 0 {
+				err = fmt.Errorf("%w; the work specs it was to replace were deleted before: %s", err, quoteList(existing))
 			}
 			return nil, err
 		}

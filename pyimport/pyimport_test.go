@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -16,6 +17,7 @@ import (
 	"github.com/fxamacker/cbor/v2"
 
 	"github.com/coordinated/coordinated/coordinate"
+	"github.com/coordinated/coordinated/journal"
 	"github.com/coordinated/coordinated/memory"
 )
 
@@ -626,5 +628,105 @@ func TestBlockedUnitRefusedByValue(t *testing.T) {
 	_, err = ReadSnapshot("snap", bytes.NewReader(b))
 	if err == nil || !strings.Contains(err.Error(), `unit "u1": status must be 1, 3, 4 or 5, got 2 (BLOCKED)`) {
 		t.Errorf("ReadSnapshot = %v, want the unit and its status 2 named", err)
+	}
+}
+
+// tooBigState is snapshot B with one more unit in spec "flow" whose data
+// is more than the memory backend puts in one import record
+// (journal.MaxRecordSize/2): a persistent memory backend refuses that
+// spec. The data is one CBOR byte string; only its head is ever written,
+// so the pages behind it are never touched.
+func tooBigState(t *testing.T) *State {
+	t.Helper()
+	st := readSnap(t, snapB)
+	n := journal.MaxRecordSize/2 + 1
+	data := make([]byte, n)
+	data[0] = 0x5a // byte string, 4-byte length
+	binary.BigEndian.PutUint32(data[1:5], uint32(n-5))
+	key := coordinate.Name{Bytes: "huge", Text: true}
+	st.Specs["flow"].Units[key.Bytes] = &Unit{Key: key, Data: data, Status: coordinate.StatusAvailable}
+	return st
+}
+
+// snapshotOf is every spec of ns with every unit (key, status, data,
+// priority, worker) and its counts, to compare before and after.
+func snapshotOf(t *testing.T, ns coordinate.Namespace) string {
+	t.Helper()
+	ctx := context.Background()
+	specs, _, err := ns.ListWorkSpecs(ctx, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	for _, sp := range specs {
+		c, err := ns.CountWorkUnits(ctx, sp.Name.Bytes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&out, "spec %q %v %+v\n", sp.Name.Bytes, c, sp.Meta)
+		us, err := ns.ListWorkUnits(ctx, sp.Name.Bytes, coordinate.WorkUnitQuery{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, u := range us {
+			fmt.Fprintf(&out, "  %q %v %x %v %v\n", u.Key.Bytes, u.Status, []byte(u.Data), u.Priority, u.Worker)
+		}
+	}
+	return out.String()
+}
+
+// TestLoadReplaceRefusedChangesNothing: import-python -replace with a
+// state holding one spec the backend refuses fails and leaves the specs
+// it was to replace as they were. (Load deleted them first, then the
+// import failed: the operator lost the queue they meant to replace.)
+func TestLoadReplaceRefusedChangesNothing(t *testing.T) {
+	ctx := context.Background()
+	b, err := memory.Open(ctx, memory.Options{Clock: coordinate.NewFakeClock(time.Unix(1e9, 0)), DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ns, err := b.Namespace(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(ctx, ns, readSnap(t, snapA), false); err != nil {
+		t.Fatal(err)
+	}
+	// Work done since the first import, which the failed replace must keep.
+	if err := ns.UpdateWorkUnit(ctx, "flow", "f1", coordinate.WorkUnitUpdate{Status: coordinate.StatusFinished}); err != nil {
+		t.Fatal(err)
+	}
+	before := snapshotOf(t, ns)
+	_, err = Load(ctx, ns, tooBigState(t), true)
+	if err == nil || !strings.Contains(err.Error(), `"flow"`) || !strings.Contains(err.Error(), "journal record") {
+		t.Fatalf("Load -replace with a spec too large: %v, want a refusal naming spec flow", err)
+	}
+	if after := snapshotOf(t, ns); after != before {
+		t.Errorf("a refused Load -replace changed the backend:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+}
+
+// A namespace that neither imports in bulk nor checks imports gets the
+// specs it replaces deleted before the import; if the import then fails
+// for a reason no check could see, the error says they are gone.
+func TestLoadReplaceFailingImportSaysWhatWasDeleted(t *testing.T) {
+	ctx := context.Background()
+	b := memory.New(memory.Options{Clock: coordinate.NewFakeClock(time.Unix(1e9, 0))})
+	defer b.Close()
+	ns, err := b.Namespace(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(ctx, ns, readSnap(t, snapA), false); err != nil {
+		t.Fatal(err)
+	}
+	fns := failingNS{ns, "tick"}
+	if _, ok := coordinate.Namespace(fns).(coordinate.ImportChecker); ok {
+		t.Fatal("failingNS checks imports")
+	}
+	_, err = Load(ctx, fns, readSnap(t, snapB), true)
+	if err == nil || !strings.Contains(err.Error(), "disk full") || !strings.Contains(err.Error(), `were deleted before: "flow", "paused"`) {
+		t.Fatalf("Load -replace failing part way: %v, want the failure and the deleted specs", err)
 	}
 }
