@@ -93,19 +93,29 @@ func setAside(path string) (string, error) {
 	return dst, nil
 }
 
-// syncDir fsyncs a directory so that creations, renames and removals in it
-// are durable.
-func syncDir(dir string) error {
+// SyncDir fsyncs directory dir, so that the creations, renames and
+// removals of entries in it are durable. A rename is durable once the
+// directory it is in is synced (both directories when it moves an entry
+// from one to another).
+func SyncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
-		return fmt.Errorf("journal: opening directory %s for fsync: %w", dir, err)
+		return fmt.Errorf("opening directory %s for fsync: %w", dir, err)
 	}
 	err = d.Sync()
 	if cerr := d.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return fmt.Errorf("journal: fsync of directory %s: %w", dir, err)
+		return fmt.Errorf("fsync of directory %s: %w", dir, err)
+	}
+	return nil
+}
+
+// syncDir is SyncDir with the journal's prefix on its errors.
+func syncDir(dir string) error {
+	if err := SyncDir(dir); err != nil {
+		return fmt.Errorf("journal: %w", err)
 	}
 	return nil
 }

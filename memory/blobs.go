@@ -11,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/coordinated/coordinated/journal"
 )
 
 // The blob store (docs/persistence.md, "Blobs"): unit data of at least
@@ -220,13 +222,7 @@ func (s *blobStore) collect(refs map[dataKey]blobHash) {
 // syncDirs fsyncs directories, so new entries in them are durable.
 func syncDirs(dirs ...string) error {
 	for _, dir := range dirs {
-		f, err := os.Open(dir)
-		if err != nil {
-			return err
-		}
-		err = f.Sync()
-		f.Close()
-		if err != nil {
+		if err := journal.SyncDir(dir); err != nil {
 			return err
 		}
 	}

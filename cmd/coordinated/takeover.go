@@ -7,9 +7,11 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/coordinated/coordinated/coordinate"
+	"github.com/coordinated/coordinated/journal"
 	"github.com/coordinated/coordinated/pyimport"
 )
 
@@ -78,8 +80,18 @@ func openBackendTakingOver(ctx context.Context, opts *options, clock coordinate.
 		os.RemoveAll(staging)
 		return nil, fmt.Errorf("importing the Python daemon's state: %w", err)
 	}
+	// The rename is durable only once the directory holding it is synced:
+	// lost to a power cut after the daemon ran, the next start would find
+	// no data directory and import the snapshots again over that work.
+	// The imported state in place is whole, so it stays if this fails.
+	if err := syncDir(filepath.Dir(filepath.Clean(opts.dataDir))); err != nil {
+		return nil, fmt.Errorf("importing the Python daemon's state: making its rename into %s durable: %w", opts.dataDir, err)
+	}
 	return openBackend(ctx, opts, clock, log)
 }
+
+// syncDir is journal.SyncDir; a variable so a test can make it fail.
+var syncDir = journal.SyncDir
 
 // locatePython finds the files to import and logs what it found; ok is
 // false when there is nothing to import.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/md5"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -19,6 +20,7 @@ import (
 	"github.com/coordinated/coordinated/cborrpc"
 	"github.com/coordinated/coordinated/coordinate"
 	"github.com/coordinated/coordinated/internal/pgtest"
+	"github.com/coordinated/coordinated/journal"
 	"github.com/coordinated/coordinated/postgres"
 )
 
@@ -400,5 +402,50 @@ func TestImportPythonReplaceFailsWhole(t *testing.T) {
 	}
 	if after := state(); after != before {
 		t.Errorf("a failed import-python -replace changed the backend:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+}
+
+// TestTakeOverSyncsRename: the take-over syncs the directory holding the
+// data directory once the staging directory is renamed into place (else a
+// power cut could undo the rename after the daemon ran, and the next start
+// import again), and a failed sync stops the start with its error.
+func TestTakeOverSyncsRename(t *testing.T) {
+	dir := pyDir(t)
+	var synced []string
+	syncDir = func(d string) error {
+		_, errData := os.Stat(filepath.Join(dir, "coordinated"))
+		_, errStaging := os.Stat(filepath.Join(dir, "coordinated.importing"))
+		if errData != nil || !os.IsNotExist(errStaging) {
+			t.Errorf("directory %s synced before the rename (data directory: %v, staging: %v)", d, errData, errStaging)
+		}
+		synced = append(synced, d)
+		return errors.New("test: fsync failed")
+	}
+	t.Cleanup(func() { syncDir = journal.SyncDir })
+	// Run as a daemon: if it starts serving (ready), the failure was
+	// ignored; it is stopped and the test fails.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ready := make(chan net.Addr, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"-listen", "127.0.0.1:0", "--snapshot-dir", dir}, io.Discard, io.Discard, ready)
+	}()
+	var err error
+	select {
+	case err = <-done:
+	case <-ready:
+		cancel()
+		<-done
+		t.Fatalf("the daemon started serving after the directory fsync failed (synced %q)", synced)
+	}
+	if err == nil || !strings.Contains(err.Error(), "test: fsync failed") || !strings.Contains(err.Error(), "durable") {
+		t.Fatalf("run with a failing directory fsync = %v, want that error", err)
+	}
+	if len(synced) != 1 || filepath.Clean(synced[0]) != filepath.Clean(dir) {
+		t.Errorf("synced %q, want the directory holding the data directory, %s", synced, dir)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "coordinated.importing")); !os.IsNotExist(err) {
+		t.Errorf("staging directory left behind (%v)", err)
 	}
 }
