@@ -129,6 +129,10 @@ func (p *parser) walk(m *yaml.Node, prefix, path string) error {
 // spec builds one definition: name from its path, config from the base.
 func (p *parser) spec(n *yaml.Node, name, field string) (*Spec, error) {
 	def, err := decodeMapping(n)
+	var te *tagError
+	if errors.As(err, &te) {
+		return nil, &Error{File: p.file, Line: te.line, Field: field + te.path, Msg: te.msg}
+	}
 	if err != nil {
 		return nil, &Error{File: p.file, Line: n.Line, Field: field, Msg: err.Error()}
 	}
@@ -256,13 +260,10 @@ func lookup(m map[any]any, key string) (any, bool) {
 
 func configKey(m map[any]any) any { return findKey(m, cbor.ByteString("config")) }
 
-// decodeMapping decodes a YAML mapping into Python 2 typed values.
+// decodeMapping decodes a YAML mapping into Python 2 typed values, with
+// PyYAML's python/ tags (decodeValue).
 func decodeMapping(n *yaml.Node) (map[any]any, error) {
-	var raw any
-	if err := n.Decode(&raw); err != nil {
-		return nil, err
-	}
-	v, err := pyvalue.FromYAML(raw)
+	v, err := decodeValue(n, "")
 	if err != nil {
 		return nil, err
 	}

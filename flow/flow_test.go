@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/fxamacker/cbor/v2"
+
+	"github.com/coordinated/coordinated/cborrpc"
 )
 
 func bs(s string) cbor.ByteString { return cbor.ByteString(s) }
@@ -103,6 +105,76 @@ func TestParseFlowYAML11(t *testing.T) {
 	for k, w := range want {
 		if got := def[bs(k)]; !reflect.DeepEqual(got, w) {
 			t.Errorf("%s = %#v, want %#v", k, got, w)
+		}
+	}
+}
+
+// The Python CLI read flow files with PyYAML's yaml.load (FullLoader in
+// the PyYAML 5.4 it ran with), which builds Python objects for the
+// python/ tags: a tuple, sent as CBOR tag 128; unicode, sent as text even
+// when ASCII; str, sent as bytes even when not ASCII. Tags it builds
+// something unsendable for, or refuses, are refused here with the field.
+func TestParseFlowPythonTags(t *testing.T) {
+	text := `defaults: &d
+  pair: !!python/tuple [x, 1]
+flows:
+  s:
+    min_gb: 1
+    tags: !!python/tuple [a, !!python/tuple [b], [c]]
+    empty: !!python/tuple []
+    label: !!python/unicode "abc"
+    plain: !!python/unicode abc
+    bytes: !!python/str "été"
+    list: !!python/list [a]
+    dict: !!python/dict {k: v}
+    config:
+      <<: *d
+      own: !!python/unicode o
+`
+	specs, err := ParseFlow("f.yaml", []byte(text), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	def := specs[0].Def
+	want := map[any]any{
+		bs("tags"):  cborrpc.Tuple{[]byte("a"), cborrpc.Tuple{[]byte("b")}, []any{[]byte("c")}},
+		bs("empty"): cborrpc.Tuple{},
+		bs("label"): "abc",
+		bs("plain"): "abc",
+		bs("bytes"): []byte("été"),
+		bs("list"):  []any{[]byte("a")},
+		bs("dict"):  map[any]any{bs("k"): []byte("v")},
+		bs("config"): map[any]any{
+			bs("pair"): cborrpc.Tuple{[]byte("x"), 1},
+			bs("own"):  "o",
+		},
+	}
+	for k, w := range want {
+		if got := def[k]; !reflect.DeepEqual(got, w) {
+			t.Errorf("%s = %#v, want %#v", k, got, w)
+		}
+	}
+	// On the wire: tag 128 and a text string, as the Python CLI sent them.
+	enc, err := cborrpc.EncMode().Marshal(def[bs("tags")])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if enc[0] != 0xd8 || enc[1] != 128 {
+		t.Errorf("tags encode as %x, want tag 128", enc)
+	}
+	if enc, _ := cborrpc.EncMode().Marshal(def[bs("label")]); enc[0]>>5 != 3 {
+		t.Errorf("label encodes as %x, want a text string", enc)
+	}
+
+	for _, c := range []struct{ value, want string }{
+		{"!!python/tuple {a: 1}", "f.yaml:4: flows.s.bad: !!python/tuple needs a sequence"},
+		{"!!python/unicode [a]", "f.yaml:4: flows.s.bad: !!python/unicode needs a scalar"},
+		{"!!python/name:os.path.join ''", "f.yaml:4: flows.s.bad: !!python/name:os.path.join"},
+		{"!!python/complex 1+2j", "f.yaml:4: flows.s.bad: !!python/complex"},
+	} {
+		_, err := ParseFlow("f.yaml", []byte("flows:\n  s:\n    min_gb: 1\n    bad: "+c.value+"\n"), nil)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.value, err, c.want)
 		}
 	}
 }
