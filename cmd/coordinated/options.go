@@ -30,6 +30,9 @@ const defaultListen = "127.0.0.1:5932"
 // options are the daemon's settings from the command line and, for the
 // Python daemon's keys, its config file (pyflags.go, pyconfig.go).
 type options struct {
+	// syncDir syncs a directory (nil: journal.SyncDir); tests replace it.
+	syncDir func(dir string) error
+
 	listen         string
 	listenSet      bool // -listen was given
 	configFile     string

@@ -55,7 +55,7 @@ func openBackendTakingOver(ctx context.Context, opts *options, clock coordinate.
 		return b, nil
 	}
 
-	staging := opts.dataDir + ".importing"
+	staging := filepath.Clean(opts.dataDir) + ".importing" // beside it, even for "dir/"
 	if err := os.RemoveAll(staging); err != nil {
 		return nil, fmt.Errorf("removing an unfinished import: %w", err)
 	}
@@ -84,14 +84,15 @@ func openBackendTakingOver(ctx context.Context, opts *options, clock coordinate.
 	// lost to a power cut after the daemon ran, the next start would find
 	// no data directory and import the snapshots again over that work.
 	// The imported state in place is whole, so it stays if this fails.
-	if err := syncDir(filepath.Dir(filepath.Clean(opts.dataDir))); err != nil {
+	sync := opts.syncDir
+	if sync == nil {
+		sync = journal.SyncDir
+	}
+	if err := sync(filepath.Dir(filepath.Clean(opts.dataDir))); err != nil {
 		return nil, fmt.Errorf("importing the Python daemon's state: making its rename into %s durable: %w", opts.dataDir, err)
 	}
 	return openBackend(ctx, opts, clock, log)
 }
-
-// syncDir is journal.SyncDir; a variable so a test can make it fail.
-var syncDir = journal.SyncDir
 
 // locatePython finds the files to import and logs what it found; ok is
 // false when there is nothing to import.

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -20,7 +21,6 @@ import (
 	"github.com/coordinated/coordinated/cborrpc"
 	"github.com/coordinated/coordinated/coordinate"
 	"github.com/coordinated/coordinated/internal/pgtest"
-	"github.com/coordinated/coordinated/journal"
 	"github.com/coordinated/coordinated/postgres"
 )
 
@@ -412,7 +412,7 @@ func TestImportPythonReplaceFailsWhole(t *testing.T) {
 func TestTakeOverSyncsRename(t *testing.T) {
 	dir := pyDir(t)
 	var synced []string
-	syncDir = func(d string) error {
+	syncDir := func(d string) error {
 		_, errData := os.Stat(filepath.Join(dir, "coordinated"))
 		_, errStaging := os.Stat(filepath.Join(dir, "coordinated.importing"))
 		if errData != nil || !os.IsNotExist(errStaging) {
@@ -421,31 +421,45 @@ func TestTakeOverSyncsRename(t *testing.T) {
 		synced = append(synced, d)
 		return errors.New("test: fsync failed")
 	}
-	t.Cleanup(func() { syncDir = journal.SyncDir })
-	// Run as a daemon: if it starts serving (ready), the failure was
-	// ignored; it is stopped and the test fails.
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	ready := make(chan net.Addr, 1)
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, []string{"-listen", "127.0.0.1:0", "--snapshot-dir", dir}, io.Discard, io.Discard, ready)
-	}()
-	var err error
-	select {
-	case err = <-done:
-	case <-ready:
-		cancel()
-		<-done
-		t.Fatalf("the daemon started serving after the directory fsync failed (synced %q)", synced)
+	opts, err := parseOptions([]string{"-listen", "127.0.0.1:0", "--snapshot-dir", dir}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if err == nil || !strings.Contains(err.Error(), "test: fsync failed") || !strings.Contains(err.Error(), "durable") {
-		t.Fatalf("run with a failing directory fsync = %v, want that error", err)
+	opts.syncDir = syncDir
+	b, err := openBackendTakingOver(context.Background(), opts, coordinate.SystemClock{}, slog.New(slog.DiscardHandler))
+	if err == nil {
+		b.Close()
+		t.Fatalf("the backend opened after the directory fsync failed (synced %q)", synced)
+	}
+	if !strings.Contains(err.Error(), "test: fsync failed") || !strings.Contains(err.Error(), "durable") {
+		t.Fatalf("opening with a failing directory fsync = %v, want that error", err)
 	}
 	if len(synced) != 1 || filepath.Clean(synced[0]) != filepath.Clean(dir) {
 		t.Errorf("synced %q, want the directory holding the data directory, %s", synced, dir)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "coordinated.importing")); !os.IsNotExist(err) {
 		t.Errorf("staging directory left behind (%v)", err)
+	}
+}
+
+// A -data-dir given with a trailing slash is built aside, not inside
+// itself, and renamed into place.
+func TestTakeOverDataDirWithSlash(t *testing.T) {
+	dir := pyDir(t)
+	data := filepath.Join(t.TempDir(), "data")
+	opts, err := parseOptions([]string{"-listen", "127.0.0.1:0", "--snapshot-dir", dir, "-data-dir", data + "/"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := openBackendTakingOver(context.Background(), opts, coordinate.SystemClock{}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatalf("take-over into %s/: %v", data, err)
+	}
+	b.Close()
+	if segs, _ := filepath.Glob(filepath.Join(data, "journal-*.log")); len(segs) == 0 {
+		t.Errorf("no journal segment in %s", data)
+	}
+	if _, err := os.Stat(filepath.Join(data, ".importing")); !os.IsNotExist(err) {
+		t.Errorf("a staging directory inside the data directory (%v)", err)
 	}
 }
