@@ -124,8 +124,6 @@ type diffRun struct {
 	log   []string
 	// logical attempts: what each was (for descriptions).
 	attempts []string
-	// groupTaint: groups a delete took a member from (compareStates).
-	groupTaint map[string]bool
 	// rootTaint: units whose tracebacks name different roots (maskRoot).
 	rootTaint map[coordinate.UnitRef][2]string
 	prev      *diffState
@@ -152,12 +150,11 @@ func runDiff(t *testing.T, url string, seed uint64, nops int) {
 		t.Fatal(err)
 	}
 	r := &diffRun{
-		t:          t,
-		seed:       seed,
-		rng:        rand.New(rand.NewPCG(seed, 0x636f6f7264)),
-		sides:      [2]*diffSide{{name: "memory", ctx: ctx, clock: mc, ns: mns}, {name: "postgres", ctx: ctx, clock: pc, ns: pns}},
-		groupTaint: map[string]bool{},
-		rootTaint:  map[coordinate.UnitRef][2]string{},
+		t:         t,
+		seed:      seed,
+		rng:       rand.New(rand.NewPCG(seed, 0x636f6f7264)),
+		sides:     [2]*diffSide{{name: "memory", ctx: ctx, clock: mc, ns: mns}, {name: "postgres", ctx: ctx, clock: pc, ns: pns}},
+		rootTaint: map[coordinate.UnitRef][2]string{},
 	}
 	r.prev = r.state(r.sides[0])
 	for step := range nops {
@@ -847,45 +844,10 @@ func (r *diffRun) compareStates() {
 		}
 	}
 
-	// docs/postgres.md, "Where it still differs from the memory backend":
-	// "*Group progress* is also recorded by the memory backend when a
-	// member is deleted or archived, and an emptied group reports no last
-	// progress there, the old time here." A group a delete took a member
-	// from is masked in its LastProgress and what derives from it
-	// (Stalled) until the two agree again.
-	for spec, us := range r.prev.Units {
-		for _, u := range us {
-			if u.Group != "" && !slices.ContainsFunc(m.Units[spec], func(v coordinate.WorkUnit) bool { return v.Key.Bytes == u.Key.Bytes }) {
-				r.groupTaint[u.Group] = true
-			}
-		}
-	}
 	for _, g := range diffGroups {
-		mg, pg := m.Groups[g], p.Groups[g]
-		if len(mg.Counts) == 0 && len(pg.Counts) == 0 {
-			// "an emptied group reports no last progress there, the
-			// old time here", whatever emptied it (a delete, or a
-			// re-add that moved its last unit to another group).
-			mg.LastProgress, pg.LastProgress = time.Time{}, time.Time{}
-		}
-		if r.groupTaint[g] {
-			if mg.LastProgress.Equal(pg.LastProgress) {
-				delete(r.groupTaint, g)
-			} else {
-				mg.LastProgress, pg.LastProgress = time.Time{}, time.Time{}
-				mg.Stalled, pg.Stalled = false, false
-			}
-		}
-		differ("group "+g, mg, pg)
+		differ("group "+g, m.Groups[g], p.Groups[g])
 	}
-	untainted := func(gs []coordinate.GroupStatus) []coordinate.GroupStatus {
-		out := slices.DeleteFunc(slices.Clone(gs), func(g coordinate.GroupStatus) bool { return r.groupTaint[g.Group] })
-		if len(out) == 0 {
-			return nil
-		}
-		return out
-	}
-	differ("stalled groups", untainted(m.Stalled), untainted(p.Stalled))
+	differ("stalled groups", m.Stalled, p.Stalled)
 
 	differ("workers", m.Workers, p.Workers)
 	differ("child work units", m.Children, p.Children)

@@ -108,16 +108,19 @@ func (ns *namespace) GroupStatus(ctx context.Context, group string) (*coordinate
 	}); err != nil {
 		return nil, fmt.Errorf("postgres group status %q: %w", group, err)
 	}
-	var last int64
-	err = ns.b.pool.QueryRow(ctx, groupLastProgressSQL,
-		ns.id, bytesOf(group)).Scan(&last)
-	switch {
-	case errNotFound(err):
-	case err != nil:
-		return nil, fmt.Errorf("postgres group status %q: %w", group, err)
-	default:
-		// A delay that ended is progress as of its end.
-		gs.LastProgress = time.Unix(0, max(last, lastDelayEnded)).UTC()
+	// An emptied group reports no last progress: the memory backend
+	// drops it with its last member.
+	if len(gs.Counts) > 0 {
+		var last int64
+		err = ns.b.pool.QueryRow(ctx, groupLastProgressSQL, ns.id, bytesOf(group)).Scan(&last)
+		switch {
+		case errNotFound(err):
+		case err != nil:
+			return nil, fmt.Errorf("postgres group status %q: %w", group, err)
+		default:
+			// A delay that ended is progress as of its end.
+			gs.LastProgress = time.Unix(0, max(last, lastDelayEnded)).UTC()
+		}
 	}
 	unfinished := gs.Counts[coordinate.StatusAvailable] + gs.Counts[coordinate.StatusBlocked] + gs.Counts[coordinate.StatusPending]
 	gs.Complete = unfinished == 0

@@ -19,6 +19,7 @@ var (
 	specIDSQL           = namedSQL("spec_id")
 	specControlSQL      = namedSQL("spec_control")
 	specDeleteSQL       = namedSQL("spec_delete")
+	specUnitGroupsSQL   = namedSQL("spec_unit_groups")
 	depsOnSpecUnitsSQL  = namedSQL("deps_on_spec_units")
 	specsClearSQL       = namedSQL("specs_clear")
 )
@@ -224,6 +225,18 @@ func (ns *namespace) deleteSpec(ctx context.Context, tx pgx.Tx, d countDelta, g 
 	waited, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
 	if err != nil {
 		return fmt.Errorf("postgres delete work spec %q: %w", name, err)
+	}
+	rows, err = tx.Query(ctx, specUnitGroupsSQL, ns.id, bytesOf(name))
+	if err != nil {
+		return fmt.Errorf("postgres delete work spec %q: %w", name, err)
+	}
+	groups, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
+	if err != nil {
+		return fmt.Errorf("postgres delete work spec %q: %w", name, err)
+	}
+	now := ns.now()
+	for _, grp := range groups {
+		g.bump(ns.id, grp, now)
 	}
 	tag, err := tx.Exec(ctx, specDeleteSQL, ns.id, bytesOf(name))
 	if err != nil {

@@ -275,7 +275,8 @@ func (ns *namespace) DeleteWorkUnits(ctx context.Context, spec string, query coo
 		_, err := ns.specID(ctx, ns.b.pool, spec)
 		return 0, err
 	}
-	if err := ns.b.expireLeases(ctx, ns.now()); err != nil {
+	now := ns.now()
+	if err := ns.b.expireLeases(ctx, now); err != nil {
 		return 0, err
 	}
 	var deleted int
@@ -306,18 +307,19 @@ func (ns *namespace) DeleteWorkUnits(ctx context.Context, spec string, query coo
 			return err
 		}
 		var status int16
-		var key []byte
+		var key, grp []byte
 		var keys [][]byte
-		if _, err := pgx.ForEachRow(rows, []any{&status, &key}, func() error {
+		g := groupBumps{}
+		if _, err := pgx.ForEachRow(rows, []any{&status, &key, &grp}, func() error {
 			d.move(id, coordinate.Status(status), 0)
 			keys = append(keys, key)
+			g.bump(ns.id, grp, now) // a member deleted is its group's progress
 			deleted++
 			return nil
 		}); err != nil {
 			return err
 		}
 		// Units waiting for a deleted unit fail.
-		g := groupBumps{}
 		if err := ns.failDependentsOfDeleted(ctx, tx, ns.unitKeys(spec, keys, nil), d, g); err != nil {
 			return err
 		}
@@ -379,19 +381,22 @@ func (ns *namespace) Archive(ctx context.Context, names []string, policy coordin
 		var status int16
 		var n int64
 		var name []byte
-		var waited [][]byte
+		var waited, groups [][]byte
 		var deleted []unitKey // archived units some unit waits for
-		if _, err := pgx.ForEachRow(rows, []any{&spec, &status, &n, &name, &waited}, func() error {
+		g := groupBumps{}
+		if _, err := pgx.ForEachRow(rows, []any{&spec, &status, &n, &name, &waited, &groups}, func() error {
 			d.cells[countKey{spec, coordinate.Status(status)}] -= n
 			specIDs = append(specIDs, spec)
 			statuses = append(statuses, status)
 			counts = append(counts, n)
 			deleted = ns.unitKeys(string(name), waited, deleted)
+			for _, grp := range groups {
+				g.bump(ns.id, grp, now) // a member archived is its group's progress
+			}
 			return nil
 		}); err != nil {
 			return err
 		}
-		g := groupBumps{}
 		if err := ns.failDependentsOfDeleted(ctx, tx, deleted, d, g); err != nil {
 			return err
 		}

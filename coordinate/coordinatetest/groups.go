@@ -16,6 +16,58 @@ var groupTests = []test{
 	{"EndedDelayStaysProgress", testGroupEndedDelayStaysProgress},
 	{"ReAddKeepsGroup", testGroupReAdd},
 	{"ExpiryIsProgress", testGroupExpiryProgress},
+	{"RemovalIsProgress", testGroupRemovalProgress},
+}
+
+// A member deleted, archived or gone with its spec is progress of its
+// group, dated when it goes; a group left with no member reports no last
+// progress (and is not stalled).
+func testGroupRemovalProgress(e *env) {
+	e.spec(m{"name": "s"})
+	e.spec(m{"name": "t"})
+	e.add("s", e.grouped("a", "g"), e.grouped("b", "g"), e.grouped("c", "g"), e.grouped("d", "g"))
+	e.add("t", e.grouped("x", "g"), e.grouped("y", "h"))
+	step := func(what string, remove func()) {
+		e.t.Helper()
+		e.clock.Add(time.Hour) // past the stall timeout: without progress, g stalls
+		now := e.clock.Now()
+		remove()
+		gs := e.groupStatus("g")
+		e.checkTime("last progress after "+what, gs.LastProgress, now)
+		if gs.Stalled {
+			e.t.Errorf("group stalled right after %s: %+v", what, gs)
+		}
+	}
+	step("a delete by key", func() {
+		if _, err := e.ns.DeleteWorkUnits(e.ctx, "s", coordinate.DeleteQuery{Keys: []string{"a"}}); err != nil {
+			e.t.Fatal(err)
+		}
+	})
+	e.finish("s", "b", nil)
+	step("an archive", func() {
+		if err := e.ns.Archive(e.ctx, []string{"s"}, coordinate.RetentionPolicy{MaxCount: 0}); err != nil {
+			e.t.Fatal(err)
+		}
+	})
+	step("a delete by status", func() {
+		if _, err := e.ns.DeleteWorkUnits(e.ctx, "s", coordinate.DeleteQuery{Statuses: []coordinate.Status{coordinate.StatusAvailable}}); err != nil {
+			e.t.Fatal(err)
+		}
+	})
+	e.add("s", e.grouped("e", "g"))
+	step("a spec's deletion", func() {
+		if err := e.ns.DeleteWorkSpec(e.ctx, "s"); err != nil {
+			e.t.Fatal(err)
+		}
+	})
+	if _, err := e.ns.DeleteWorkUnits(e.ctx, "t", coordinate.DeleteQuery{All: true}); err != nil {
+		e.t.Fatal(err)
+	}
+	for _, g := range []string{"g", "h"} {
+		if gs := e.groupStatus(g); len(gs.Counts) != 0 || !gs.LastProgress.IsZero() || gs.Stalled {
+			e.t.Errorf("group %s with no member left: %+v, want no counts and no last progress", g, gs)
+		}
+	}
 }
 
 // A lease lapsing changes its unit's status: progress for the unit's

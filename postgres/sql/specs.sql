@@ -64,6 +64,12 @@ JOIN unnest($1::bigint[], $2::bytea[]) AS t (namespace_id, name)
 UPDATE work_spec SET paused = $2, continuous = $3, interval_ns = $4,
     max_running = $5, weight = $6, controlled = $7 WHERE id = $1
 
+-- The groups of the units of spec $2 (namespace $1): deleting the spec
+-- is progress of each, as in the memory backend.
+-- name: spec_unit_groups
+SELECT DISTINCT u.grp FROM work_unit u JOIN work_spec s ON s.id = u.spec_id
+    WHERE s.namespace_id = $1 AND s.name = $2 AND u.grp IS NOT NULL
+
 -- name: spec_delete
 DELETE FROM work_spec WHERE namespace_id = $1 AND name = $2
 

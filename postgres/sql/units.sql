@@ -47,17 +47,19 @@ WITH prioritized AS (
 )
 SELECT widen_priority_bounds($1, min(priority), max(priority), false), count(*) FROM prioritized
 
+-- Deletes return each unit's status, key and group (a member deleted is
+-- progress of its group, as in the memory backend).
 -- name: units_delete_all
-DELETE FROM work_unit WHERE spec_id = $1 RETURNING status, key
+DELETE FROM work_unit WHERE spec_id = $1 RETURNING status, key, grp
 
 -- The units of spec $1 with keys in $2 and, unless $3 is empty, a status
 -- in $3.
 -- name: units_delete_keys
 DELETE FROM work_unit WHERE spec_id = $1 AND key = ANY($2)
-    AND (cardinality($3::smallint[]) = 0 OR status = ANY($3)) RETURNING status, key
+    AND (cardinality($3::smallint[]) = 0 OR status = ANY($3)) RETURNING status, key, grp
 
 -- name: units_delete_statuses
-DELETE FROM work_unit WHERE spec_id = $1 AND status = ANY($2) RETURNING status, key
+DELETE FROM work_unit WHERE spec_id = $1 AND status = ANY($2) RETURNING status, key, grp
 
 -- Drops the archived counts of spec $1 (all when $2, else of the statuses
 -- $3) and returns their sum.
@@ -68,8 +70,8 @@ WITH del AS (
 
 -- Archives the FINISHED and FAILED units of namespace $1 (specs named in
 -- $2, all when empty) past the newest $3 per spec and status or completed
--- before $4 (ns); counts them by spec and status, with the spec's name and
--- the archived keys units still depend on.
+-- before $4 (ns); counts them by spec and status, with the spec's name,
+-- the archived keys units still depend on and the groups they were in.
 -- name: units_archive
 WITH ranked AS (
         SELECT u.spec_id, u.key, u.status, u.expires,
@@ -80,14 +82,17 @@ WITH ranked AS (
     ), del AS (
         DELETE FROM work_unit u USING ranked r
         WHERE u.spec_id = r.spec_id AND u.key = r.key AND (r.rn > $3 OR r.expires < $4)
-        RETURNING u.spec_id, u.status, u.key
+        RETURNING u.spec_id, u.status, u.key, u.grp
     )
     -- An archived unit is deleted (SEMANTICS §12): the FAILED ones some
     -- unit still waits for (retried while they were FAILED) are listed so
     -- their waiters fail, as for any deleted unit.
+    -- The groups they leave are listed too: a member archived is progress
+    -- of its group, as in the memory backend.
     SELECT d.spec_id, d.status, count(*), s.name,
         array_agg(d.key) FILTER (WHERE d.status = 5 AND EXISTS (
-            SELECT 1 FROM unit_dep e WHERE e.namespace_id = $1 AND e.dep_spec = s.name AND e.dep_key = d.key))
+            SELECT 1 FROM unit_dep e WHERE e.namespace_id = $1 AND e.dep_spec = s.name AND e.dep_key = d.key)),
+        array_agg(DISTINCT d.grp) FILTER (WHERE d.grp IS NOT NULL)
     FROM del d JOIN work_spec s ON s.id = d.spec_id
     GROUP BY d.spec_id, d.status, s.name
 
