@@ -17,11 +17,14 @@ test-go:
 bench:
 	go test -run '^$$' -bench . -benchmem ./...
 
-# The PostgreSQL backend's randomized tests, longer than the test command
-# runs them: the differential test against the memory backend over
-# SOAK_SEEDS seeds (200, about 5 minutes) and the three-daemon stress test
-# for SOAK_SECONDS (120); a throwaway PostgreSQL unless
-# COORDINATE_TEST_POSTGRES names one. A failure prints the seed to replay.
+# The randomized tests, longer than the test command runs them: the
+# PostgreSQL backend's differential test against the memory backend over
+# SOAK_SEEDS seeds (200, about 5 minutes), the three-daemon stress test
+# for SOAK_SECONDS (120), and the random calls compared with the real
+# Python daemon over SOAK_COMPARE_SEEDS seeds (100) of SOAK_COMPARE_OPS
+# calls (400) on the memory and PostgreSQL backends (about 6 and 9
+# minutes); a throwaway PostgreSQL unless COORDINATE_TEST_POSTGRES names one.
+# A failure prints the seed to replay.
 soak:
 	scripts/test.sh soak
 

@@ -8,11 +8,16 @@
 #
 #   scripts/test.sh        everything (the README's `make test`, and CI)
 #   scripts/test.sh go     the Go checks and tests only (`make test-go`)
-#   scripts/test.sh soak   the PostgreSQL backend's randomized tests, long
-#                          (`make soak`): the differential test against the
-#                          memory backend over SOAK_SEEDS seeds (default
-#                          200) and the three-daemon stress test for
-#                          SOAK_SECONDS (default 120)
+#   scripts/test.sh soak   the randomized tests, long (`make soak`): the
+#                          PostgreSQL backend's differential test against
+#                          the memory backend over SOAK_SEEDS seeds (default
+#                          200), the three-daemon stress test for
+#                          SOAK_SECONDS (default 120), and the random calls
+#                          compared with the real Python daemon
+#                          (pythontest/compare/test_random_ops.py) over
+#                          SOAK_COMPARE_SEEDS seeds (default 100) of
+#                          SOAK_COMPARE_OPS calls (default 400) on both
+#                          backends
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -49,6 +54,17 @@ if [ "$what" = soak ]; then
   COORDINATE_DIFF_SEEDS=${SOAK_SEEDS:-200} go test -count=1 -timeout 0 -run '^TestDifferentialMemoryPostgres$' ./postgres
   echo "== three-daemon stress test, ${SOAK_SECONDS:-120} s"
   COORDINATE_STRESS_SECONDS=${SOAK_SECONDS:-120} go test -count=1 -timeout 0 -run '^TestStressDaemons$' ./postgres
+  echo "== random calls compared with the Python daemon, ${SOAK_COMPARE_SEEDS:-100} seeds"
+  scripts/pythontest.sh --setup-only
+  soakbin=$(mktemp -d)
+  go build -o "$soakbin/coordinated" ./cmd/coordinated
+  for backend in memory "$COORDINATE_TEST_POSTGRES"; do
+    COORDINATED_BIN=$soakbin/coordinated COORDINATED_BACKEND=$backend \
+      COMPARE_RANDOM_SEEDS=${SOAK_COMPARE_SEEDS:-100} COMPARE_RANDOM_OPS=${SOAK_COMPARE_OPS:-400} \
+      .venv-py27/bin/python -m pytest -p no:cacheprovider -q --rootdir=. \
+      pythontest/compare/test_random_ops.py
+  done
+  rm -rf "$soakbin"
   exit 0
 fi
 
