@@ -132,6 +132,9 @@ class MirrorSpec(object):
         self.next_continuous = 0
         self.last_synthetic = 0
         self.units = {}  # key -> (status, worker_id), as Python reports
+        # Python's queue of AVAILABLE units may be out of order (see
+        # Run.note_heap): get_work from it is not sent while so.
+        self.heap_suspect = False
         self.set_definition(definition)
 
     def set_definition(self, definition):
@@ -456,6 +459,8 @@ class Run(object):
         if py_choice != our_choice:
             raise Skip('Python scheduler quirk: %s vs %s'
                        % (py_choice, our_choice))
+        if our_choice is not None and self.specs[our_choice].heap_suspect:
+            raise Skip('Python heap out of order')
         max_jobs = self.rng.choice([None, 1, 1, 2, 3, 5])
         if our_choice is not None:
             s = self.specs[our_choice]
@@ -760,6 +765,7 @@ class Run(object):
                     break
             if op is Run.op_clear.__func__ and done < n * 0.8:
                 continue  # late: the Python daemon schedules nothing after
+            available = self.available()
             try:
                 op(self)
             except Skip as ex:
@@ -768,9 +774,36 @@ class Run(object):
                 continue
             done += 1
             self.refresh()
+            self.note_heap(available, op is Run.op_get_work.__func__)
             if done % STATE_EVERY == 0:
                 self.state()
         self.state()
+
+    def available(self):
+        """The keys of each spec's AVAILABLE units, as Python reports."""
+        return dict((name, set(k for k, (st, _) in spec.units.items()
+                               if st == AVAILABLE))
+                    for name, spec in self.specs.items())
+
+    def note_heap(self, before, was_get_work):
+        """Marks the specs whose queue Python may have put out of order.
+
+        Python takes an AVAILABLE unit out of the middle of its queue (an
+        update or delete by key, coordinate/work_spec.py
+        _available_queue_remove) with an indexed heappop that only sifts
+        the moved entry down (coordinate/heapq.py), so the heap can go out
+        of order and a later get_work hand out a lower-priority unit, or a
+        higher key, first (compat.md section 15 #40; seed 46 of 400 calls
+        found it). get_work takes units from the top, which keeps the
+        order; a queue of at most one unit is in order.
+        """
+        for name, spec in self.specs.items():
+            now = set(k for k, (st, _) in spec.units.items()
+                      if st == AVAILABLE)
+            if len(now) <= 1:
+                spec.heap_suspect = False
+            elif not was_get_work and before.get(name, set()) - now:
+                spec.heap_suspect = True
 
     def close(self):
         self.py.close()
