@@ -185,7 +185,9 @@ class Run(object):
         self.log = []
         self.specs = {}  # name -> MirrorSpec (the Python daemon's specs)
         self.mirror = WorkSpecScheduler(self.specs)
-        self.alias = {}  # Python's synthetic key -> ours
+        # (spec, Python's synthetic key) -> ours: Python's keys are times
+        # to 10 ms, so two specs' synthetic units can share one
+        self.alias = {}
         self.synthetic = set()  # (spec, Python key)
         self.registered = {}  # worker id -> parent
         # Python's record of what each registered child works on: the
@@ -203,9 +205,13 @@ class Run(object):
     # --- sending -----------------------------------------------------------
 
     def ours_params(self, params):
+        # every call naming units names their spec first
+        spec = params[0] if params and isinstance(params[0], basestring) \
+            else None
+
         def sub(v):
-            if isinstance(v, basestring) and v in self.alias:
-                return self.alias[v]
+            if isinstance(v, basestring) and (spec, v) in self.alias:
+                return self.alias[(spec, v)]
             if isinstance(v, list):
                 return [sub(x) for x in v]
             if isinstance(v, tuple):
@@ -235,7 +241,7 @@ class Run(object):
         # Our synthetic units have priority 0, Python's -1 (SEMANTICS
         # section 9): a listing by priority places them elsewhere. Only
         # their place may differ: both lists get them moved to the end.
-        ours_keys = set(self.alias[k] for s, k in self.synthetic
+        ours_keys = set(self.alias[(s, k)] for s, k in self.synthetic
                         if s == spec)
         if not ours_keys:
             return
@@ -498,7 +504,7 @@ class Run(object):
         for x, y in zip(got_a, got_b):
             if x[1] is not None and TIME_STRING.match(x[1]) and \
                     TIME_STRING.match(y[1]):
-                self.alias[x[1]] = y[1]
+                self.alias[(x[0], x[1])] = y[1]
                 self.synthetic.add((x[0], x[1]))
                 s = self.specs[x[0]]
                 s.last_synthetic = time.time()
