@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/coordinated/coordinated/coordinate"
 )
@@ -216,34 +217,37 @@ func (ns *namespace) DeleteWorkSpec(ctx context.Context, name string) error {
 // caller applies. It fails with coordinate.ErrNoSuchWorkSpec when there is
 // no such spec.
 func (ns *namespace) deleteSpec(ctx context.Context, tx pgx.Tx, d countDelta, g groupBumps, name string) error {
-	// The units other specs wait for, read before they go: only their
-	// waiters fail (one waiting for a key never added keeps waiting).
-	rows, err := tx.Query(ctx, depsOnSpecUnitsSQL, ns.id, bytesOf(name))
-	if err != nil {
+	// Read before they go, in the round trip that deletes them: the units
+	// other specs wait for (only their waiters fail; one waiting for a key
+	// never added keeps waiting), and the groups of the spec's units (its
+	// deletion is their progress).
+	var (
+		b              pgx.Batch
+		waited, groups [][]byte
+		deleted        int64
+	)
+	collect := func(into *[][]byte) func(pgx.Rows) error {
+		return func(rows pgx.Rows) error {
+			var err error
+			*into, err = pgx.CollectRows(rows, pgx.RowTo[[]byte])
+			return err
+		}
+	}
+	b.Queue(depsOnSpecUnitsSQL, ns.id, bytesOf(name)).Query(collect(&waited))
+	b.Queue(specUnitGroupsSQL, ns.id, bytesOf(name)).Query(collect(&groups))
+	b.Queue(specDeleteSQL, ns.id, bytesOf(name)).Exec(func(tag pgconn.CommandTag) error {
+		deleted = tag.RowsAffected()
+		return nil
+	})
+	if err := tx.SendBatch(ctx, &b).Close(); err != nil {
 		return fmt.Errorf("postgres delete work spec %q: %w", name, err)
 	}
-	waited, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
-	if err != nil {
-		return fmt.Errorf("postgres delete work spec %q: %w", name, err)
-	}
-	rows, err = tx.Query(ctx, specUnitGroupsSQL, ns.id, bytesOf(name))
-	if err != nil {
-		return fmt.Errorf("postgres delete work spec %q: %w", name, err)
-	}
-	groups, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
-	if err != nil {
-		return fmt.Errorf("postgres delete work spec %q: %w", name, err)
+	if deleted == 0 {
+		return fmt.Errorf("%w %q", coordinate.ErrNoSuchWorkSpec, name)
 	}
 	now := ns.now()
 	for _, grp := range groups {
 		g.bump(ns.id, grp, now)
-	}
-	tag, err := tx.Exec(ctx, specDeleteSQL, ns.id, bytesOf(name))
-	if err != nil {
-		return fmt.Errorf("postgres delete work spec %q: %w", name, err)
-	}
-	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("%w %q", coordinate.ErrNoSuchWorkSpec, name)
 	}
 	// Units of other specs waiting for the deleted units fail.
 	if err := ns.failDependentsOfDeleted(ctx, tx, ns.unitKeys(name, waited, nil), d, g); err != nil {

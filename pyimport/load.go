@@ -81,16 +81,17 @@ func (s *Summary) WriteTable(w io.Writer) error {
 func Load(ctx context.Context, ns coordinate.Namespace, st *State, replace bool) (*Summary, error) {
 	names := st.SpecNames()
 	imports := make([]*coordinate.ImportedWorkSpec, len(names))
-	checker, _ := ns.(coordinate.ImportChecker)
+	check := func(in *coordinate.ImportedWorkSpec) error {
+		_, _, err := coordinate.ResolveImport(in)
+		return err
+	}
+	if c, ok := ns.(coordinate.ImportChecker); ok {
+		check = c.CheckImport // ResolveImport's checks and the namespace's
+	}
 	for i, n := range names {
 		imports[i] = st.Specs[n].Imported()
-		if _, _, err := coordinate.ResolveImport(imports[i]); err != nil {
+		if err := check(imports[i]); err != nil {
 			return nil, fmt.Errorf("work spec %q: %w", n, err)
-		}
-		if checker != nil {
-			if err := checker.CheckImport(imports[i]); err != nil {
-				return nil, fmt.Errorf("work spec %q: %w", n, err)
-			}
 		}
 	}
 	var existing []string

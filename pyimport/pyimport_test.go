@@ -17,6 +17,7 @@ import (
 	"github.com/fxamacker/cbor/v2"
 
 	"github.com/coordinated/coordinated/coordinate"
+	"github.com/coordinated/coordinated/coordinate/coordinatetest"
 	"github.com/coordinated/coordinated/journal"
 	"github.com/coordinated/coordinated/memory"
 )
@@ -648,33 +649,6 @@ func tooBigState(t *testing.T) *State {
 	return st
 }
 
-// snapshotOf is every spec of ns with every unit (key, status, data,
-// priority, worker) and its counts, to compare before and after.
-func snapshotOf(t *testing.T, ns coordinate.Namespace) string {
-	t.Helper()
-	ctx := context.Background()
-	specs, _, err := ns.ListWorkSpecs(ctx, "", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out strings.Builder
-	for _, sp := range specs {
-		c, err := ns.CountWorkUnits(ctx, sp.Name.Bytes)
-		if err != nil {
-			t.Fatal(err)
-		}
-		fmt.Fprintf(&out, "spec %q %v %+v\n", sp.Name.Bytes, c, sp.Meta)
-		us, err := ns.ListWorkUnits(ctx, sp.Name.Bytes, coordinate.WorkUnitQuery{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, u := range us {
-			fmt.Fprintf(&out, "  %q %v %x %v %v\n", u.Key.Bytes, u.Status, []byte(u.Data), u.Priority, u.Worker)
-		}
-	}
-	return out.String()
-}
-
 // TestLoadReplaceRefusedChangesNothing: import-python -replace with a
 // state holding one spec the backend refuses fails and leaves the specs
 // it was to replace as they were. (Load deleted them first, then the
@@ -697,12 +671,12 @@ func TestLoadReplaceRefusedChangesNothing(t *testing.T) {
 	if err := ns.UpdateWorkUnit(ctx, "flow", "f1", coordinate.WorkUnitUpdate{Status: coordinate.StatusFinished}); err != nil {
 		t.Fatal(err)
 	}
-	before := snapshotOf(t, ns)
+	before := coordinatetest.Render(t, ns)
 	_, err = Load(ctx, ns, tooBigState(t), true)
 	if err == nil || !strings.Contains(err.Error(), `"flow"`) || !strings.Contains(err.Error(), "journal record") {
 		t.Fatalf("Load -replace with a spec too large: %v, want a refusal naming spec flow", err)
 	}
-	if after := snapshotOf(t, ns); after != before {
+	if after := coordinatetest.Render(t, ns); after != before {
 		t.Errorf("a refused Load -replace changed the backend:\nbefore:\n%s\nafter:\n%s", before, after)
 	}
 }

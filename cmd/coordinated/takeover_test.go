@@ -20,6 +20,7 @@ import (
 
 	"github.com/coordinated/coordinated/cborrpc"
 	"github.com/coordinated/coordinated/coordinate"
+	"github.com/coordinated/coordinated/coordinate/coordinatetest"
 	"github.com/coordinated/coordinated/internal/pgtest"
 	"github.com/coordinated/coordinated/postgres"
 )
@@ -357,29 +358,7 @@ func TestImportPythonReplaceFailsWhole(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	state := func() string {
-		specs, _, err := ns.ListWorkSpecs(ctx, "", 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out strings.Builder
-		for _, sp := range specs {
-			c, err := ns.CountWorkUnits(ctx, sp.Name.Bytes)
-			if err != nil {
-				t.Fatal(err)
-			}
-			us, err := ns.ListWorkUnits(ctx, sp.Name.Bytes, coordinate.WorkUnitQuery{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			fmt.Fprintf(&out, "%q %v:", sp.Name.Bytes, c)
-			for _, u := range us {
-				fmt.Fprintf(&out, " %q=%v", u.Key.Bytes, u.Status)
-			}
-			out.WriteString("\n")
-		}
-		return out.String()
-	}
+	state := func() string { return coordinatetest.Render(t, ns) }
 	if err := ns.UpdateWorkUnit(ctx, "flow", "f1", coordinate.WorkUnitUpdate{Status: coordinate.StatusFinished}); err != nil {
 		t.Fatal(err)
 	}
